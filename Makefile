@@ -1,0 +1,69 @@
+# Cairn: the two commands a newcomer needs are `make run` and `make test`.
+# Both create .venv on first use with a Python >= 3.12 found on this machine.
+
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat requirements/*.txt | cksum | cut -d' ' -f1)
+
+# Find an interpreter >= 3.12: $PYTHON wins, then python3.13/python3.12/python3 on PATH
+# (pyenv shims that fail count as missing), then any 3.12/3.13 installed under pyenv.
+define FIND_PYTHON
+ok() { "$$1" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; }; \
+if [ -n "$$PYTHON" ]; then \
+  ok "$$PYTHON" && { echo "$$PYTHON"; exit 0; }; \
+  echo "PYTHON=$$PYTHON is not a working Python 3.12 or newer." >&2; exit 1; \
+fi; \
+for c in python3.13 python3.12 python3; do \
+  p=$$(command -v $$c 2>/dev/null) && ok "$$p" && { echo "$$p"; exit 0; }; \
+done; \
+root=$$(pyenv root 2>/dev/null || echo "$$HOME/.pyenv"); \
+for p in $$(ls -d "$$root"/versions/3.13*/bin/python3 "$$root"/versions/3.12*/bin/python3 2>/dev/null); do \
+  ok "$$p" && { echo "$$p"; exit 0; }; \
+done; \
+echo "Cairn needs Python 3.12 or newer and found none (tried PYTHON, python3.13, python3.12, python3, pyenv)." >&2; \
+echo "Install one (e.g. 'pyenv install 3.13' or your OS package python3.13), or run: make PYTHON=/path/to/python3.13 ..." >&2; \
+exit 1
+endef
+export FIND_PYTHON
+
+.PHONY: run test lint format check pytest bench clean-var venv
+
+venv: $(STAMP)
+
+$(STAMP): requirements/base.txt requirements/dev.txt
+	@if [ ! -x $(VPY) ]; then \
+	  py=$$(sh -c "$$FIND_PYTHON") || exit 1; \
+	  echo "Creating $(VENV) with $$py ($$($$py --version))"; \
+	  "$$py" -m venv $(VENV) || exit 1; \
+	fi
+	$(VPY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
+	@rm -f $(VENV)/.installed-*; touch $@
+
+## run: set up and start Cairn (embedded Postgres + broker, web on :8000, Celery worker)
+run: $(STAMP)
+	$(VPY) manage.py migrate --no-input
+	$(VPY) manage.py serve $(ARGS)
+
+## test: lint, migration check and the whole test suite against embedded Postgres
+test: $(STAMP)
+	$(VPY) -m ruff check .
+	$(VPY) -m ruff format --check .
+	$(VPY) manage.py makemigrations --check --dry-run
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VPY) -m ruff check .
+
+format: $(STAMP)
+	$(VPY) -m ruff format .
+	$(VPY) -m ruff check --fix .
+
+## bench: the benchmarks (not part of the tests)
+bench: $(STAMP)
+	$(VPY) bench/write_path.py
+
+## clean-var: stop embedded servers and remove local data (asks nothing: careful)
+clean-var:
+	-$(VPY) manage.py embedded stop
+	rm -rf var/

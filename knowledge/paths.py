@@ -1,0 +1,50 @@
+"""Subtopic paths: liberal in what we accept, strict in what we store.
+
+`"Customer X / 2026-08 / Incident"`, `"customer-x > 2026-08 > incident"` and
+`"customer-x/2026-08/incident/"` all become `customer-x/2026-08/incident`.
+"""
+
+import re
+
+from django.utils.text import slugify
+
+from knowledge.errors import ValidationFailed
+
+MAX_DEPTH = 8
+_SEPARATORS = re.compile(r"\s*(?:/|>|\\|::)\s*")
+
+
+def split_path(raw: str | None) -> list[tuple[str, str]]:
+    """Return [(slug, display name), …] for each segment; [] for the project root."""
+    if raw is None:
+        return []
+    text = raw.strip().strip("/").strip()
+    if not text:
+        return []
+    segments = []
+    for part in _SEPARATORS.split(text):
+        name = " ".join(part.split())
+        if not name:
+            continue
+        slug = slugify(name)[:80].strip("-")
+        if not slug:
+            raise ValidationFailed(
+                f"Subtopic segment {name!r} has no letters or digits. "
+                "Use names like 'customer-x/2026-08/incident'.",
+                field="subtopic",
+            )
+        segments.append((slug, name[:200]))
+    if len(segments) > MAX_DEPTH:
+        raise ValidationFailed(
+            f"Subtopic {raw!r} is {len(segments)} levels deep; the limit is {MAX_DEPTH}.",
+            field="subtopic",
+        )
+    return segments
+
+
+def normalize_path(raw: str | None) -> str:
+    return "/".join(slug for slug, _ in split_path(raw))
+
+
+def entry_slug(title: str) -> str:
+    return slugify(title, allow_unicode=True)[:120].strip("-") or "untitled"

@@ -1,0 +1,178 @@
+"""Every read, scoped by the actor. Selectors never write.
+
+`visible_projects` is the one place that decides what an actor may see; every other selector
+(and search) starts from it, so access rules change here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db.models import Count, F, Q, QuerySet
+
+from knowledge.actors import Actor
+from knowledge.errors import Forbidden, NotFound
+from knowledge.models import Entry, EntryStatus, Project, Source, Subtopic
+from knowledge.paths import normalize_path
+
+
+def visible_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects this actor may read. For now every active user sees every project."""
+    user = actor.user
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Project.objects.none()
+    projects = Project.objects.all()
+    if actor.project_ids is not None:
+        projects = projects.filter(pk__in=actor.project_ids)
+    return projects
+
+
+def writable_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects this actor may write to."""
+    if not actor.can_write:
+        return Project.objects.none()
+    return visible_projects(actor)
+
+
+def visible_entries(actor: Actor) -> QuerySet[Entry]:
+    return Entry.objects.filter(project__in=visible_projects(actor))
+
+
+def project_get(actor: Actor, ref: str | int, *, for_write: bool = False) -> Project:
+    """A project by id, slug or name (case-insensitive). NotFound names close matches."""
+    projects = writable_projects(actor) if for_write else visible_projects(actor)
+    text = str(ref).strip()
+    lookup = Q(slug__iexact=text) | Q(name__iexact=text)
+    if text.isdigit():
+        lookup |= Q(pk=int(text))
+    project = projects.filter(lookup).first()
+    if project is not None:
+        return project
+    if for_write and visible_projects(actor).filter(lookup).exists():
+        raise Forbidden(
+            f"You may read project {text!r} but not write to it. "
+            "Ask a maintainer for the editor role, or use a token with the write scope.",
+            project=text,
+        )
+    slugs = list(visible_projects(actor).values_list("slug", flat=True)[:500])
+    close = difflib.get_close_matches(text.lower(), slugs, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise NotFound(
+        f"No project {text!r}.{hint} List projects with browse(), or create one with "
+        "create_project(slug, name).",
+        project=text,
+        suggestions=close,
+    )
+
+
+def entry_get(actor: Actor, ref: str | int) -> Entry:
+    """An entry by numeric id, short id, or `project/subtopic/path/title-or-slug`."""
+    entries = visible_entries(actor).select_related("project", "subtopic")
+    text = str(ref).strip()
+    entry = None
+    if text.isdigit():
+        entry = entries.filter(pk=int(text)).first()
+    if entry is None and "/" not in text:
+        entry = entries.filter(short_id=text.lower()).first()
+    if entry is None and "/" in text:
+        project_slug, _, rest = text.strip("/").partition("/")
+        sub_path, _, name = rest.rpartition("/")
+        candidates = entries.filter(project__slug__iexact=project_slug)
+        candidates = (
+            candidates.filter(subtopic__path=normalize_path(sub_path))
+            if sub_path
+            else candidates.filter(subtopic__isnull=True)
+        )
+        entry = candidates.filter(Q(title__iexact=name) | Q(slug=name.lower())).first()
+    if entry is None:
+        raise NotFound(
+            f"No entry {text!r} that you can see. Find it with search(query), "
+            "or list a project's entries with browse(project).",
+            entry=text,
+            suggestions=_close_titles(actor, text),
+        )
+    return entry
+
+
+def _close_titles(actor: Actor, text: str) -> list[str]:
+    name = text.rsplit("/", 1)[-1]
+    if not name or name.isdigit():
+        return []
+    titles = list(
+        visible_entries(actor)
+        .filter(title__icontains=name[:3])
+        .values_list("title", flat=True)[:200]
+    )
+    return difflib.get_close_matches(name, titles, n=3, cutoff=0.4)
+
+
+def entry_list(
+    actor: Actor,
+    *,
+    project: str | int | None = None,
+    subtopic: str | None = None,
+    kinds: list[str] | None = None,
+    status: list[str] | None = None,
+    include_history: bool = False,
+) -> QuerySet[Entry]:
+    entries = visible_entries(actor).select_related("project", "subtopic")
+    if project is not None:
+        entries = entries.filter(project=project_get(actor, project))
+    if subtopic:
+        path = normalize_path(subtopic)
+        entries = entries.filter(Q(subtopic__path=path) | Q(subtopic__path__startswith=f"{path}/"))
+    if kinds:
+        entries = entries.filter(kind__in=kinds)
+    if status:
+        entries = entries.filter(status__in=status)
+    elif not include_history:
+        entries = entries.exclude(status=EntryStatus.SUPERSEDED)
+    return entries
+
+
+def subtopic_tree(actor: Actor, project: str | int) -> list[dict]:
+    """A project's subtopics in path order with their depth and direct entry counts."""
+    proj = project_get(actor, project)
+    return [
+        {"path": s.path, "name": s.name, "depth": s.depth, "entries": s.n}
+        for s in Subtopic.objects.filter(project=proj).annotate(n=Count("entries")).order_by("path")
+    ]
+
+
+def project_overview(actor: Actor) -> QuerySet[Project]:
+    return visible_projects(actor).annotate(entry_count=Count("entries")).order_by("slug")
+
+
+def entry_revisions(actor: Actor, ref: str | int, *, limit: int = 50):
+    """The revisions of an entry the actor can see, newest first."""
+    entry = entry_get(actor, ref)
+    return entry.history.select_related("history_user").order_by("-history_id")[:limit]
+
+
+def sources_check(actor: Actor, project: str | int, items: list[dict]) -> list[dict]:
+    """For each {kind, external_id}: whether it is already logged, and by which entries."""
+    proj = project_get(actor, project)
+    found = {
+        (s.kind, s.external_id): s
+        for s in Source.objects.filter(
+            project=proj, external_id__in=[str(i.get("external_id", "")) for i in items]
+        ).prefetch_related("entries")
+    }
+    answer = []
+    for item in items:
+        source = found.get((str(item.get("kind", "")).lower(), str(item.get("external_id", ""))))
+        entries = list(source.entries.all()) if source else []
+        answer.append({**item, "logged": bool(entries), "entries": [e.short_id for e in entries]})
+    return answer
+
+
+def text_search(
+    actor: Actor, query: str, *, project: str | int | None = None, limit: int = 10
+) -> QuerySet[Entry]:
+    """Plain full-text search (websearch syntax); knowledge.search builds the hybrid one."""
+    from django.conf import settings
+
+    q = SearchQuery(query, search_type="websearch", config=settings.CAIRN_SEARCH_CONFIG)
+    entries = entry_list(actor, project=project).filter(searchable=True, search_vector=q)
+    return entries.annotate(rank=SearchRank(F("search_vector"), q)).order_by("-rank")[:limit]

