@@ -7,6 +7,7 @@ the worker and the test suite share them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -148,10 +149,8 @@ def stop_broker() -> None:
         sock.settimeout(5.0)
         sock.connect(str(BROKER_SOCKET))
         sock.sendall(b"SHUTDOWN\r\n")
-        try:
+        with contextlib.suppress(OSError):
             sock.recv(16)
-        except OSError:
-            pass
     deadline = time.monotonic() + 10
     while broker_running() and time.monotonic() < deadline:
         time.sleep(0.05)

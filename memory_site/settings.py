@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "pgvector.django",
     "simple_history",
+    "ninja",
     "knowledge",
     "history",
     "mcp_api",
@@ -121,6 +122,18 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # --- Cairn ------------------------------------------------------------------------------------
 # Text search configuration for the full-text index ("english"; "simple" for mixed languages).
 CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
+
+# --- Search: full text + local embeddings (knowledge/search.py) --------------------------------
+# (search settings go here)
+
+# --- Agents and programs: MCP endpoint and REST API (mcp_api/, knowledge/api.py) --------------
+# (MCP and REST settings go here)
+
+# --- History: the git mirror (history/) --------------------------------------------------------
+# (mirror settings go here)
+
+# --- Team sign-in: OpenID Connect and access control -------------------------------------------
+# (SSO settings go here)
 
 LOGGING = {
     "version": 1,

@@ -10,3 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]
+
+# REST API (knowledge/api.py) is mounted below.
+
+# Sign-in (allauth) URLs are mounted below.

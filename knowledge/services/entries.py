@@ -16,6 +16,7 @@ from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, 
 from knowledge.models import Entry, EntryStatus, Project, Source, Subtopic, content_hash
 from knowledge.paths import entry_slug
 from knowledge.selectors import entry_get, project_get, writable_projects
+from knowledge.services._background import entry_written
 from knowledge.services._common import clean, record, require_write
 from knowledge.services.subtopics import ensure_path
 
@@ -143,6 +144,7 @@ def _save(entry: Entry, actor: Actor, reason: str) -> None:
             title=entry.title,
         ) from exc
     _index_text(entry)
+    entry_written(entry.pk)
 
 
 @transaction.atomic
@@ -203,7 +205,8 @@ def entry_upsert(
     entry = _entry_for_write(actor, existing.pk)
     _check_version(entry, expected_version)
     new_values = {
-        "title": title,
+        # Identity matched case-insensitively: keep the stored title's spelling.
+        "title": entry.title,
         "body": body or "",
         "kind": kind or entry.kind,
         "tags": tags if tags is not None else entry.tags,
@@ -212,6 +215,8 @@ def entry_upsert(
         "metadata": metadata if metadata is not None else entry.metadata,
     }
     changed = {k for k, v in new_values.items() if getattr(entry, k) != v}
+    if content_hash(new_values["kind"], new_values["body"]) == entry.content_hash:
+        changed -= {"body"}  # only whitespace or line endings differ
     new_links = _link_sources(entry, sources)
     if not changed and not new_links:
         return UpsertResult(entry, "unchanged")
@@ -330,7 +335,9 @@ def entry_delete(*, actor: Actor, entry_id: int | str, reason: str) -> None:
         raise ValidationFailed("Say why the entry is deleted (reason).", field="reason")
     entry = _entry_for_write(actor, entry_id)
     record(entry, actor, reason)
+    entry_id = entry.pk
     entry.delete()
+    entry_written(entry_id)
 
 
 __all__ = [

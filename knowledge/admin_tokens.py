@@ -1,0 +1,1 @@
+"""Admin for personal API tokens (imported by knowledge/admin.py)."""
