@@ -43,6 +43,7 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 ## run: set up and start Cairn (embedded Postgres + broker, web on :8000, Celery worker)
 run: $(STAMP)
 	$(VPY) manage.py migrate --no-input
+	$(VPY) manage.py seed_demo --if-empty
 	$(VPY) manage.py serve $(ARGS)
 
 ## test: lint, migration check and the whole test suite against embedded Postgres

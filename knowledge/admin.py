@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.urls import path
 from django.utils.html import format_html
@@ -59,6 +60,19 @@ class ScopedAdminMixin:
     def get_queryset(self, request):
         qs = super().get_queryset(request)
         return qs.filter(**{f"{self.project_field}__in": visible_projects(actor_for(request))})
+
+    def get_history_queryset(self, request, history_manager, pk_name, object_id):
+        # History outlives deletions, so scope it by the project recorded on each revision.
+        qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
+        field = "id" if self.project_field == "pk" else f"{self.project_field}_id"
+        return qs.filter(**{f"{field}__in": visible_projects(actor_for(request)).values("pk")})
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        history = self.model.history
+        revisions = self.get_history_queryset(request, history, "id", unquote(object_id))
+        if not revisions.filter(history_id=version_id).exists():
+            raise Http404("No such revision.")
+        return super().history_form_view(request, object_id, version_id, extra_context)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.related_model is Project:
@@ -194,8 +208,10 @@ class EntryForm(forms.ModelForm):
                 self.instance.subtopic.path if self.instance.subtopic_id else ""
             )
             self.fields["tags_text"].initial = ", ".join(self.instance.tags)
+            # The current version, not the instance's: a revert form shows an old revision.
+            current = Entry.objects.filter(pk=self.instance.pk).values_list("version", flat=True)
             self.fields["version"] = forms.IntegerField(
-                widget=forms.HiddenInput, initial=self.instance.version
+                widget=forms.HiddenInput, initial=current.first() or self.instance.version
             )
 
     def validate_constraints(self, exclude=None):

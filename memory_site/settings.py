@@ -5,6 +5,7 @@ and an embedded Valkey broker under var/; a team sets both to its own servers.
 """
 
 from pathlib import Path
+from urllib.parse import unquote
 
 import environ
 
@@ -81,6 +82,8 @@ TEMPLATES = [
 # --- Database: DATABASE_URL (team mode) or the embedded PostgreSQL ---------------------------
 if env("DATABASE_URL", default=""):
     DATABASES = {"default": env.db("DATABASE_URL")}
+    # A unix socket directory may be given percent-encoded: postgres://user@%2Frun%2Fpg/db
+    DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST", ""))
 else:
     DATABASES = {"default": embedded.ensure_postgres()}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))

@@ -79,12 +79,16 @@ def _check_version(entry: Entry, expected_version: int | None) -> None:
         )
 
 
-def _identity_taken(project: Project, subtopic: Subtopic | None, title: str, exclude: int | None):
+def _identity_taken(
+    project: Project, subtopic: Subtopic | None, title: str, exclude: int | None, lock=False
+):
     qs = Entry.objects.annotate(ltitle=Lower("title")).filter(
         project=project, subtopic=subtopic, ltitle=title.strip().lower()
     )
     if exclude:
         qs = qs.exclude(pk=exclude)
+    if lock:
+        qs = qs.select_for_update(of=("self",)).select_related("project", "subtopic")
     return qs.first()
 
 
@@ -132,7 +136,19 @@ def _save(entry: Entry, actor: Actor, reason: str) -> None:
     entry.content_hash = content_hash(entry.kind, entry.body)
     entry.updated_by = actor.db_user
     entry.generated_by = actor.label
-    clean(entry, exclude=["subtopic", "project", "supersedes", "superseded_by"])
+    # Related rows were loaded or created by the service itself: skip re-checking each FK.
+    clean(
+        entry,
+        exclude=[
+            "subtopic",
+            "project",
+            "supersedes",
+            "superseded_by",
+            "created_by",
+            "updated_by",
+            "verified_by",
+        ],
+    )
     record(entry, actor, reason)
     try:
         with transaction.atomic():
@@ -178,8 +194,9 @@ def entry_upsert(
     tags = _normalize_tags(tags)
     kind = (kind or "").strip().lower() or None
 
-    existing = _identity_taken(proj, node, title, exclude=None)
-    if existing is None:
+    # The project is writable (checked above), so lock the matching entry directly.
+    entry = _identity_taken(proj, node, title, exclude=None, lock=True)
+    if entry is None:
         if expected_version not in (None, 0):
             raise NotFound(
                 f"No entry {title!r} in {proj.slug}/{node.path if node else ''} to update at "
@@ -202,7 +219,6 @@ def entry_upsert(
         _link_sources(entry, sources)
         return UpsertResult(entry, "created")
 
-    entry = _entry_for_write(actor, existing.pk)
     _check_version(entry, expected_version)
     new_values = {
         # Identity matched case-insensitively: keep the stored title's spelling.

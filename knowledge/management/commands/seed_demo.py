@@ -77,7 +77,14 @@ ENTRIES = [
 class Command(BaseCommand):
     help = "Load demo projects, nested subtopics and entries (safe to run again)."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--if-empty", action="store_true", help="only when there are no projects yet"
+        )
+
+    def handle(self, *args, if_empty, **options):
+        if if_empty and Project.objects.exists():
+            return
         user, _ = get_user_model().objects.get_or_create(
             username="demo", defaults={"email": "demo@example.com", "is_active": True}
         )

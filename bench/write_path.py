@@ -1,0 +1,66 @@
+"""Write-path benchmark: entry_upsert through the services (create, update, unchanged).
+
+    .venv/bin/python bench/write_path.py [--n 500]
+
+Runs against the configured database (the embedded one by default) in a throw-away project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from _common import percentile, print_table, setup_django, write_json
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=500, help="entries per phase")
+    args = parser.parse_args()
+    setup_django()
+
+    from django.contrib.auth import get_user_model
+
+    from knowledge.actors import Actor
+    from knowledge.models import Entry, Project
+    from knowledge.services import _background, entry_upsert, project_create
+
+    _background._broker_down_until = float("inf")  # measure the write, not the queueing
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    actor = Actor.for_user(user, agent="agent:bench")
+    slug = f"bench-write-{int(time.time())}"
+    project_create(actor=actor, slug=slug, name=slug)
+
+    body = "Paragraph about the incident and what we learned. " * 20
+    phases = {}
+    for phase in ("create", "update", "unchanged"):
+        timings = []
+        started = time.perf_counter()
+        for i in range(args.n):
+            text = body + (" v2" if phase != "create" else "")
+            t0 = time.perf_counter()
+            entry_upsert(
+                actor=actor, project=slug, subtopic=f"area-{i % 10}/sub-{i % 3}",
+                title=f"Entry {i}", body=text, tags=["bench", f"t{i % 5}"],
+            )  # fmt: skip
+            timings.append((time.perf_counter() - t0) * 1000)
+        elapsed = time.perf_counter() - started
+        phases[phase] = {
+            "n": args.n,
+            "p50_ms": percentile(timings, 50),
+            "p95_ms": percentile(timings, 95),
+            "per_second": args.n / elapsed,
+        }
+    # Benchmark clean-up, not an application write: drop the throw-away project.
+    Entry.objects.filter(project__slug=slug).delete()
+    Project.objects.filter(slug=slug).delete()
+
+    print_table(
+        ["phase", "n", "p50 ms", "p95 ms", "writes/s"],
+        [[k, v["n"], v["p50_ms"], v["p95_ms"], v["per_second"]] for k, v in phases.items()],
+    )
+    write_json("write_path", {"phases": phases})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""Admin smoke tests: pages answer, and a save in the admin is a revision made by the services."""
+
+import pytest
+from django.urls import reverse
+
+from knowledge.models import Entry, Project, Subtopic
+from tests.factories import EntryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client, staff):
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def entry(project):
+    return EntryFactory(project=project, subtopic="ops/runbooks", title="Restore", body="# Steps")
+
+
+@pytest.mark.parametrize("model", ["project", "subtopic", "entry", "source"])
+def test_changelists_answer(admin_client, entry, model):
+    response = admin_client.get(reverse(f"admin:knowledge_{model}_changelist"))
+    assert response.status_code == 200
+
+
+def test_entry_change_and_history_pages_answer(admin_client, entry):
+    change = admin_client.get(reverse("admin:knowledge_entry_change", args=[entry.pk]))
+    assert change.status_code == 200
+    assert b"easymde.min.js" in change.content  # the vendored editor, no CDN
+    assert b"cdn" not in change.content.lower()
+    history = admin_client.get(reverse("admin:knowledge_entry_history", args=[entry.pk]))
+    assert history.status_code == 200
+    assert b"Restore" in history.content
+
+
+def test_subtopic_changelist_shows_the_tree(admin_client, entry):
+    response = admin_client.get(reverse("admin:knowledge_subtopic_changelist"))
+    assert b"ops/runbooks" in response.content
+    assert b"padding-left:1.5em" in response.content
+
+
+def _entry_form(entry, **changes):
+    data = {
+        "project": entry.project_id,
+        "subtopic_path": entry.subtopic.path if entry.subtopic_id else "",
+        "title": entry.title,
+        "body": entry.body,
+        "kind": entry.kind,
+        "tags_text": ", ".join(entry.tags),
+        "status": entry.status,
+        "searchable": "on" if entry.searchable else "",
+        "metadata": "{}",
+        "version": entry.version,
+        "reason": "",
+    }
+    data.update(changes)
+    return {k: v for k, v in data.items() if v != ""}
+
+
+def test_saving_in_the_admin_makes_a_revision_through_the_services(admin_client, entry, staff):
+    url = reverse("admin:knowledge_entry_change", args=[entry.pk])
+    response = admin_client.post(
+        url, _entry_form(entry, body="# Steps\n\n1. stop workers", reason="add step one")
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    entry.refresh_from_db()
+    assert entry.version == 2
+    assert entry.generated_by == "human:admin"
+    latest = entry.history.order_by("-history_id").first()
+    assert latest.history_user == staff
+    assert latest.history_change_reason == "add step one"
+
+
+def test_moving_in_the_admin_creates_the_path(admin_client, entry):
+    url = reverse("admin:knowledge_entry_change", args=[entry.pk])
+    response = admin_client.post(url, _entry_form(entry, subtopic_path="Ops > Archive"))
+    assert response.status_code == 302
+    entry.refresh_from_db()
+    assert entry.subtopic.path == "ops/archive"
+    assert Subtopic.objects.filter(path="ops/archive").exists()
+
+
+def test_a_stale_admin_form_is_refused_and_keeps_the_text(admin_client, entry):
+    url = reverse("admin:knowledge_entry_change", args=[entry.pk])
+    admin_client.post(url, _entry_form(entry, body="first edit"))
+    response = admin_client.post(url, _entry_form(entry, body="my careful edit"))
+    assert response.status_code == 200
+    assert b"Someone changed this entry" in response.content
+    assert b"my careful edit" in response.content
+    entry.refresh_from_db()
+    assert entry.body == "first edit"
+
+
+def test_adding_an_entry_in_the_admin(admin_client, project):
+    response = admin_client.post(
+        reverse("admin:knowledge_entry_add"),
+        {"project": project.pk, "subtopic_path": "a/b", "title": "New", "body": "text",
+         "kind": "note", "status": "active", "searchable": "on", "metadata": "{}",
+         "tags_text": "X, y"},
+    )  # fmt: skip
+    assert response.status_code == 302
+    entry = Entry.objects.get(title="New")
+    assert entry.tags == ["x", "y"]
+    assert entry.subtopic.path == "a/b"
+    assert entry.history.first().history_type == "+"
+
+
+def test_deleting_in_the_admin_keeps_history(admin_client, entry):
+    url = reverse("admin:knowledge_entry_delete", args=[entry.pk])
+    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    assert not Entry.objects.filter(pk=entry.pk).exists()
+    last = Entry.history.filter(id=entry.pk).order_by("-history_id").first()
+    assert last.history_type == "-"
+    assert "deleted in the admin" in last.history_change_reason
+
+
+def test_creating_a_project_in_the_admin(admin_client):
+    response = admin_client.post(
+        reverse("admin:knowledge_project_add"),
+        {"slug": "new-proj", "name": "New Proj", "sensitivity": "internal", "description": ""},
+    )
+    assert response.status_code == 302
+    assert Project.objects.get(slug="new-proj").history.count() == 1
+
+
+def test_markdown_preview_is_sanitized(admin_client):
+    response = admin_client.post(
+        reverse("admin:knowledge_entry_preview"),
+        {"text": "**bold** <script>alert(1)</script><img src=x onerror=alert(1)>"},
+    )
+    html = response.content.decode()
+    assert "<strong>bold</strong>" in html
+    assert "<script" not in html
+    assert "onerror" not in html
+
+
+def test_preview_needs_staff(client):
+    response = client.post(reverse("admin:knowledge_entry_preview"), {"text": "x"})
+    assert response.status_code == 302  # to the login page
+
+
+def test_reverting_in_the_admin_is_a_new_revision(admin_client, entry):
+    change = reverse("admin:knowledge_entry_change", args=[entry.pk])
+    admin_client.post(change, _entry_form(entry, body="second text"))
+    first = entry.history.order_by("history_id").first()
+    revert_url = reverse("admin:knowledge_entry_simple_history", args=[entry.pk, first.history_id])
+    page = admin_client.get(revert_url)
+    assert page.status_code == 200
+    entry.refresh_from_db()
+    form = _entry_form(entry, body=first.body, reason="revert to v1")
+    response = admin_client.post(revert_url, form)
+    assert response.status_code == 302, response.content.decode()[:1500]
+    entry.refresh_from_db()
+    assert entry.body == "# Steps"
+    assert entry.version == 3
+    assert entry.history.count() == 3

@@ -1,0 +1,30 @@
+"""The team-mode files stay in step with the settings (no Docker engine runs on CI machines)."""
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_compose_runs_postgres_redis_web_and_worker():
+    compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"db", "redis", "web", "worker", "migrate"} <= set(services)
+    assert "pgvector" in services["db"]["image"]
+    for name in ("web", "worker", "migrate"):
+        env = services[name]["environment"]
+        assert env["DATABASE_URL"].startswith("postgres://")
+        assert env["CELERY_BROKER_URL"].startswith("redis://")
+    assert "celery" in services["worker"]["command"]
+
+
+def test_env_example_lists_every_variable_the_settings_read():
+    settings_source = (ROOT / "memory_site" / "settings.py").read_text()
+    example = (ROOT / ".env.example").read_text()
+    import re
+
+    names = set(re.findall(r'env(?:\.\w+)?\(\s*"([A-Z_]+)"', settings_source))
+    assert names, "the settings read no variables?"
+    missing = sorted(n for n in names if n not in example)
+    assert missing == [], f"add these to .env.example: {missing}"

@@ -1,0 +1,88 @@
+"""`manage.py serve` as a newcomer runs it: it answers, and SIGTERM leaves no process behind."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+import psutil
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    host = quote(db["HOST"], safe="") if db["HOST"].startswith("/") else db["HOST"]
+    return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def _processes_mentioning(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if marker in " ".join(proc.info["cmdline"] or []):
+            found.append(proc)
+    return found
+
+
+@pytest.mark.django_db(transaction=True)
+def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
+    port = _free_port()
+    env = {**os.environ, "DATABASE_URL": _database_url(), "CAIRN_VAR_DIR": str(tmp_path)}
+    env.pop("CELERY_BROKER_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    lines = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if "Stop:" in line or proc.poll() is not None:
+                break
+        output = "".join(lines)
+        assert f"Cairn is running at http://127.0.0.1:{port}/" in output, output
+        assert "Log in as admin / " in output
+        assert (tmp_path / "admin-password.txt").exists()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/") as response:
+            assert response.status == 200
+        assert (tmp_path / "valkey" / "valkey.sock").exists()
+        children = _processes_mentioning(str(tmp_path))
+        assert len(children) >= 2, "expected the broker and the worker"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, rest
+    assert "Stopped." in rest
+    time.sleep(0.5)
+    assert _processes_mentioning(str(tmp_path)) == []
+    assert _processes_mentioning(f"--port {port}") == []
+    assert not (tmp_path / "valkey" / "valkey.sock").exists()
+
+
+def test_serve_refuses_a_busy_port_with_a_hint():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "manage.py", "serve", "--port", str(port)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert result.returncode != 0
+    assert "already in use" in result.stderr
+    assert f"--port {port + 1}" in result.stderr
