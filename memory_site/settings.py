@@ -156,7 +156,8 @@ SOCIALACCOUNT_PROVIDERS = {
 ACCOUNT_ADAPTER = "accounts.adapters.AccountAdapter"
 SOCIALACCOUNT_ADAPTER = "accounts.adapters.SocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
-ACCOUNT_SIGNUP_FIELDS = ["email*", "username*"]
+# password1 also keeps the password field on the login form (signup itself is closed).
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
 SOCIALACCOUNT_EMAIL_VERIFICATION = "none"  # the identity provider vouches for the address
 SOCIALACCOUNT_AUTO_SIGNUP = True  # first sign-in provisions the user

@@ -301,9 +301,7 @@ def _membership_grant(world: World) -> bool:
 @surface("membership_revoke", "maintain")
 def _membership_revoke(world: World) -> bool:
     viewer = world.users["viewer"]
-    ok = refused(
-        world, lambda: membership_revoke(actor=world.actor(), project=SLUG, user=viewer)
-    )
+    ok = refused(world, lambda: membership_revoke(actor=world.actor(), project=SLUG, user=viewer))
     assert Membership.objects.filter(project=world.target, user=viewer).exists() != ok
     return ok
 

@@ -47,7 +47,7 @@ def _project_change(world: World) -> bool:
 
 @surface("admin_project_history", "read", PERSON_ROLES)
 def _project_history(world: World) -> bool:
-    return shown(world, f"{A}/project/{world.target.pk}/history/", "Vault Project")
+    return shown(world, f"{A}/project/{world.target.pk}/history/", f"history: {SLUG}")
 
 
 @surface("admin_entry_changelist", "read", PERSON_ROLES)

@@ -98,7 +98,9 @@ class World:
         if self.role == "read_token":
             return Actor(user=self.user, agent="agent:reader", scopes=frozenset({"read"}))
         if self.role == "narrowed":
-            return Actor(user=self.user, agent="agent:narrow", project_ids=frozenset({self.commons.pk}))
+            return Actor(
+                user=self.user, agent="agent:narrow", project_ids=frozenset({self.commons.pk})
+            )
         return Actor.for_user(self.user)
 
     def allowed(self, need: str) -> bool:
