@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.access.world import GUEST_GROUP
@@ -54,14 +56,14 @@ def sso(settings, oidc_server):
     """Point allauth at the loopback provider, the way CAIRN_OIDC_PROVIDERS would."""
     from accounts.oidc_config import allauth_apps, providers_from_env
 
-    providers = providers_from_env(
-        {
-            "CAIRN_OIDC_PROVIDERS": (
-                '[{"id": "corp", "name": "Corp SSO", "issuer": "%s", '
-                '"client_id": "cairn-test", "secret": "s3cret"}]' % oidc_server
-            )
-        }
-    )
+    provider = {
+        "id": "corp",
+        "name": "Corp SSO",
+        "issuer": oidc_server,
+        "client_id": "cairn-test",
+        "secret": "s3cret",
+    }
+    providers = providers_from_env({"CAIRN_OIDC_PROVIDERS": json.dumps([provider])})
     settings.SOCIALACCOUNT_PROVIDERS = {
         "openid_connect": {"APPS": allauth_apps(providers), "OAUTH_PKCE_ENABLED": True}
     }

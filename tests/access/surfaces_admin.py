@@ -135,3 +135,12 @@ def _project_save(world: World) -> bool:
     }
     client_for(world).post(f"{A}/project/{world.target.pk}/change/", data)
     return Project.objects.get(pk=world.target.pk).description == "changed in the admin"
+
+
+@surface("admin_autocomplete_project", "read", PERSON_ROLES)
+def _autocomplete(world: World) -> bool:
+    url = "/admin/autocomplete/?app_label=knowledge&model_name=entry&field_name=project&term=vault"
+    response = client_for(world).get(url)
+    if response.status_code != 200:
+        return False
+    return [r["text"] for r in response.json()["results"]] == [SLUG]

@@ -1,4 +1,4 @@
-"""The leak matrix: every role × every sensitivity × every surface, asserting exactly what is
+"""The leak matrix: every role, every sensitivity, every surface, asserting exactly what is
 visible and writable (the table lives in tests/access/world.py, the columns in surfaces*.py)."""
 
 from __future__ import annotations
