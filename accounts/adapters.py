@@ -8,7 +8,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from django.conf import settings
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 from django.shortcuts import render
 
@@ -98,6 +98,15 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
         return user
 
 
+STAFF_MODELS = ("project", "subtopic", "entry", "source")
+
+
+def staff_permissions():
+    return Permission.objects.filter(
+        content_type__app_label="knowledge", content_type__model__in=STAFF_MODELS
+    )
+
+
 def sync_groups(user, names: set[str]) -> None:
     """Make the user's Django groups (and staff/superuser flags) follow the claim.
 
@@ -108,7 +117,11 @@ def sync_groups(user, names: set[str]) -> None:
         return
     groups = []
     for name in sorted(names):
-        group, _ = Group.objects.get_or_create(name=name)
+        group, created = Group.objects.get_or_create(name=name)
+        if created and name in settings.CAIRN_OIDC_STAFF_GROUPS:
+            # Staff need model permissions to use the admin; which projects they reach is
+            # still decided by membership (knowledge.selectors).
+            group.permissions.set(staff_permissions())
         groups.append(group)
     user.groups.set(groups)
     wanted = {}

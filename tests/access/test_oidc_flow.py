@@ -8,12 +8,13 @@ import httpx
 import pytest
 from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.test import Client
 
 from knowledge.actors import Actor
-from knowledge.models import Membership, Role
+from knowledge.models import Entry, Membership, Role
 from knowledge.selectors import visible_projects
-from tests.factories import ProjectFactory, UserFactory
+from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()
@@ -64,6 +65,23 @@ def test_first_sign_in_provisions_the_user_and_maps_groups(sso, client):
     assert user.is_staff and not user.is_superuser
     # The session works: the admin index opens for this staff member.
     assert client.get("/admin/").status_code == 200
+
+
+def test_sso_staff_see_and_edit_only_their_projects_in_the_admin(sso, client):
+    mine = ProjectFactory(slug="mine", name="Mine", sensitivity="confidential")
+    theirs = ProjectFactory(slug="theirs", name="Theirs", sensitivity="restricted")
+    root = Actor.for_user(UserFactory(username="root", is_superuser=True))
+    EntryFactory(project=mine, title="Our runbook", actor=root)
+    EntryFactory(project=theirs, title="Their secret", actor=root)
+    sign_in(client, "alice-sub")
+    engineering = Group.objects.get(name="engineering")
+    Membership.objects.create(project=mine, group=engineering, role=Role.EDITOR)
+    html = client.get("/admin/knowledge/entry/").content.decode()
+    assert "Our runbook" in html and "Their secret" not in html
+    html = client.get("/admin/knowledge/project/").content.decode()
+    assert "mine" in html and "theirs" not in html
+    hidden = Entry.objects.get(title="Their secret")
+    assert client.get(f"/admin/knowledge/entry/{hidden.pk}/change/").status_code == 302
 
 
 def test_group_membership_grants_project_access(sso, client):
@@ -137,6 +155,9 @@ def test_password_login_can_be_switched_off(sso, client, settings):
     UserFactory(username="local", is_staff=True, password="pw-for-local-1")
     ok = client.post("/admin/login/", {"username": "local", "password": "pw-for-local-1"})
     assert ok.status_code == 302
+    client.logout()
+    ok = client.post("/accounts/login/", {"login": "local", "password": "pw-for-local-1"})
+    assert ok.status_code == 302 and client.session["_auth_user_id"]
     client.logout()
     settings.CAIRN_PASSWORD_LOGIN = False
     refused = client.post("/admin/login/", {"username": "local", "password": "pw-for-local-1"})
