@@ -6,8 +6,16 @@ refusal leaks nothing (no title, no body, no hidden slug in suggestions, the sam
 project that does not exist). The matrix (test_leak_matrix.py) crosses every registered surface
 with every role and sensitivity and compares with `world.allowed(need)`.
 
-To add the REST API or MCP as columns, register more surfaces (e.g. in tests/access/surfaces_api.py,
-imported at the bottom of this module), using world.actor() / world.user to make a token.
+To add the REST API or MCP as columns, register more surfaces in a module imported at the bottom
+of this one (e.g. tests/access/surfaces_api.py): `world.api_token()` gives a token secret with
+the role's scope and narrowing, so a column is a request plus a check of the answer, e.g.
+
+    @surface("rest_entry_get", "read")
+    def _rest_entry_get(world):
+        r = Client().get(f"/api/v1/entries/{world.entry.short_id}",
+                         headers={"Authorization": f"Bearer {world.api_token()}"})
+        assert SECRET_WORD not in r.text or r.status_code == 200
+        return r.status_code == 200
 """
 
 from __future__ import annotations
@@ -125,6 +133,15 @@ def _project_overview(world: World) -> bool:
 def _entry_get_short(world: World) -> bool:
     try:
         return selectors.entry_get(world.actor(), world.entry.short_id).pk == world.entry.pk
+    except NotFound as exc:
+        assert_silent(world, exc)
+        return False
+
+
+@surface("entry_get_by_id", "read")
+def _entry_get_id(world: World) -> bool:
+    try:
+        return selectors.entry_get(world.actor(), str(world.entry.pk)).pk == world.entry.pk
     except NotFound as exc:
         assert_silent(world, exc)
         return False

@@ -36,3 +36,18 @@ def test_matrix_covers_every_role_and_sensitivity():
     assert {"none", "viewer", "editor", "maintainer", "other", "superuser"} <= roles
     assert {"read_token", "narrowed"} <= roles
     assert {c.values[2] for c in CASES} == set(SENSITIVITIES)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["editor", "read_token", "narrowed"])
+def test_api_tokens_for_future_columns_mirror_the_actor(role):
+    from knowledge.models import ApiToken
+
+    world = build_world(role, "internal")
+    secret = world.api_token()
+    token = ApiToken.objects.get(secret_hash=ApiToken.hash_secret(secret))
+    actor = world.actor()
+    assert token.user == actor.user
+    assert (token.scope == "write") == actor.can_write
+    narrowed = set(token.projects.values_list("pk", flat=True)) or None
+    assert narrowed == (set(actor.project_ids) if actor.project_ids is not None else None)

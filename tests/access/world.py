@@ -16,12 +16,21 @@ Roles are people (and credentials) in relation to the target project `vaultproj`
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import Group, Permission
 
 from knowledge.actors import Actor
-from knowledge.models import Entry, Membership, Project, Role, Sensitivity
+from knowledge.models import (
+    ApiToken,
+    Entry,
+    Membership,
+    Project,
+    Role,
+    Sensitivity,
+    TokenScope,
+)
 from knowledge.services import entry_update, entry_upsert, project_create
 from tests.factories import UserFactory
 
@@ -102,6 +111,20 @@ class World:
                 user=self.user, agent="agent:narrow", project_ids=frozenset({self.commons.pk})
             )
         return Actor.for_user(self.user)
+
+    def api_token(self) -> str:
+        """A personal API token secret equivalent to actor(): for the REST and MCP columns."""
+        secret = f"{ApiToken.PREFIX}{secrets.token_urlsafe(24)}"
+        token = ApiToken.objects.create(
+            user=self.user,
+            name=f"matrix {self.role}",
+            prefix=secret[:12],
+            secret_hash=ApiToken.hash_secret(secret),
+            scope=TokenScope.READ if self.role == "read_token" else TokenScope.WRITE,
+        )
+        if self.role == "narrowed":
+            token.projects.set([self.commons])
+        return secret
 
     def allowed(self, need: str) -> bool:
         return allowed(need, self.role, self.sensitivity)
