@@ -47,11 +47,16 @@ def claimed_groups(claims: dict) -> set[str]:
 
 
 def _email(sociallogin, claims: dict) -> tuple[str, bool]:
+    """The address and whether the provider denies having verified it.
+
+    Only an explicit `email_verified: false` counts against it: some issuers (Entra ID) never
+    send the claim, and the issuer configured here is trusted for its own users.
+    """
     email = (claims.get("email") or getattr(sociallogin.user, "email", "") or "").strip()
-    verified = claims.get("email_verified")
+    verified = claims.get("email_verified", True)
     if isinstance(verified, str):
-        verified = verified.lower() == "true"
-    return email, bool(verified)
+        verified = verified.strip().lower() != "false"
+    return email, verified is not False
 
 
 def refusal(request, *, email: str, reason: str):

@@ -145,6 +145,15 @@ def test_an_unverified_email_is_refused(sso, client):
     assert not User.objects.filter(email="eve@corp.example").exists()
 
 
+def test_a_provider_that_omits_email_verified_is_trusted(sso, client, oidc_server):
+    # Entra ID sends no email_verified claim; only an explicit false is refused.
+    httpx.put(
+        f"{oidc_server}/users/zed-sub", json={"email": "zed@corp.example", "groups": []}
+    ).raise_for_status()
+    assert sign_in(client, "zed-sub").status_code == 302
+    assert User.objects.filter(email="zed@corp.example").exists()
+
+
 def test_without_domain_rules_any_verified_address_may_enter(sso, client, settings):
     settings.CAIRN_OIDC_ALLOWED_DOMAINS = []
     assert sign_in(client, "mallory-sub").status_code == 302
