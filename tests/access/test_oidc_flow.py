@@ -192,3 +192,19 @@ def test_nobody_can_sign_up_locally(client, db):
     )
     assert not User.objects.filter(username="walkin").exists()
     assert response.status_code == 200 and "closed" in response.content.decode().lower()
+
+
+def test_sso_only_the_first_superuser_comes_from_the_command(sso, client, settings):
+    settings.CAIRN_PASSWORD_LOGIN = False
+    settings.SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
+    settings.SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
+    settings.CAIRN_OIDC_SUPERUSER_GROUPS = ["cairn-admins"]
+    from django.core.management import call_command
+
+    call_command("createsuperuser", username="boss", email="root@corp.example", interactive=False)
+    boss = User.objects.get(username="boss")
+    assert sign_in(client, "root-sub").status_code == 302
+    assert client.session["_auth_user_id"] == str(boss.pk)
+    assert User.objects.filter(email="root@corp.example").count() == 1
+    boss.refresh_from_db()
+    assert boss.is_superuser and SocialAccount.objects.filter(user=boss).exists()
