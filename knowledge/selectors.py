@@ -8,40 +8,131 @@ from __future__ import annotations
 
 import difflib
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Exists, F, Q, QuerySet
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, NotFound
-from knowledge.models import Entry, EntryStatus, Project, Source, Subtopic
+from knowledge.models import (
+    Entry,
+    EntryStatus,
+    Membership,
+    Project,
+    Role,
+    Sensitivity,
+    Source,
+    Subtopic,
+)
 from knowledge.paths import normalize_path
 
+User = get_user_model()
+WRITE_ROLES = (Role.EDITOR, Role.MAINTAINER)
+MAINTAIN_ROLES = (Role.MAINTAINER,)
 
-def visible_projects(actor: Actor) -> QuerySet[Project]:
-    """The projects this actor may read. For now every active user sees every project."""
+
+def _signed_in(actor: Actor) -> bool:
     user = actor.user
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
-        return Project.objects.none()
+    return bool(getattr(user, "is_authenticated", False) and user.is_active)
+
+
+def _member_of(user, roles: tuple[str, ...] | None = None) -> QuerySet[Membership]:
+    """Project ids where the user holds one of `roles`, directly or through a group (a subquery).
+
+    A user with several memberships in one project gets the best of them: any row with a
+    sufficient role qualifies.
+    """
+    memberships = Membership.objects.filter(Q(user_id=user.pk) | Q(group__user=user.pk))
+    if roles is not None:
+        memberships = memberships.filter(role__in=roles)
+    return memberships.values("project_id")
+
+
+def _scoped(actor: Actor, roles: tuple[str, ...] | None) -> QuerySet[Project]:
+    """Projects the actor reaches with `roles` (None = read), narrowed to the token's projects.
+
+    One query: membership and guest checks are subqueries, never per-row Python.
+    """
+    user = actor.user
     projects = Project.objects.all()
+    if not user.is_superuser:
+        allowed = Q(pk__in=_member_of(user, roles))
+        if roles is None:
+            allowed |= Q(sensitivity=Sensitivity.PUBLIC)
+            guest_groups = settings.CAIRN_GUEST_GROUPS
+            internal = Q(sensitivity=Sensitivity.INTERNAL)
+            if guest_groups:
+                # Guests (e.g. contractors) are signed in but outside the organisation.
+                internal &= ~Exists(
+                    User.groups.through.objects.filter(
+                        user_id=user.pk, group__name__in=guest_groups
+                    )
+                )
+            allowed |= internal
+        projects = projects.filter(allowed)
     if actor.project_ids is not None:
         projects = projects.filter(pk__in=actor.project_ids)
     return projects
 
 
-def writable_projects(actor: Actor) -> QuerySet[Project]:
-    """The projects this actor may write to."""
-    if not actor.can_write:
+def visible_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects this actor may read: the one place that decides, used by every read path.
+
+    public: every signed-in user; internal: every active user who is not a guest;
+    confidential and restricted: members only (directly or through a group); superusers: all.
+    A token narrowed to some projects sees only those.
+    """
+    if not _signed_in(actor):
         return Project.objects.none()
-    return visible_projects(actor)
+    return _scoped(actor, None)
+
+
+def writable_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects whose entries this actor may write: editor or maintainer, and write scope."""
+    if not _signed_in(actor) or not actor.can_write:
+        return Project.objects.none()
+    return _scoped(actor, WRITE_ROLES)
+
+
+def maintained_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects whose settings and membership this actor may change (maintainer)."""
+    if not _signed_in(actor) or not actor.can_write:
+        return Project.objects.none()
+    return _scoped(actor, MAINTAIN_ROLES)
+
+
+def project_role(actor: Actor, project: Project) -> str | None:
+    """The actor's best role in a project it can see ("maintainer" for superusers), or None."""
+    if not visible_projects(actor).filter(pk=project.pk).exists():
+        return None
+    if maintained_projects(actor).filter(pk=project.pk).exists():
+        return Role.MAINTAINER
+    if writable_projects(actor).filter(pk=project.pk).exists():
+        return Role.EDITOR
+    return Role.VIEWER
 
 
 def visible_entries(actor: Actor) -> QuerySet[Entry]:
     return Entry.objects.filter(project__in=visible_projects(actor))
 
 
-def project_get(actor: Actor, ref: str | int, *, for_write: bool = False) -> Project:
-    """A project by id, slug or name (case-insensitive). NotFound names close matches."""
-    projects = writable_projects(actor) if for_write else visible_projects(actor)
+def project_get(
+    actor: Actor, ref: str | int, *, for_write: bool = False, for_maintain: bool = False
+) -> Project:
+    """A project by id, slug or name (case-insensitive). NotFound names close matches.
+
+    for_write needs the editor role, for_maintain the maintainer role; a project the actor can
+    read but not change raises Forbidden. A confidential project's existence is not secret, so
+    non-members get Forbidden; a restricted one answers exactly like a project that does not
+    exist, and suggestions only ever come from projects the actor can read.
+    """
+    if for_maintain:
+        projects = maintained_projects(actor)
+    elif for_write:
+        projects = writable_projects(actor)
+    else:
+        projects = visible_projects(actor)
     text = str(ref).strip()
     lookup = Q(slug__iexact=text) | Q(name__iexact=text)
     if text.isdigit():
@@ -49,13 +140,31 @@ def project_get(actor: Actor, ref: str | int, *, for_write: bool = False) -> Pro
     project = projects.filter(lookup).first()
     if project is not None:
         return project
-    if for_write and visible_projects(actor).filter(lookup).exists():
+    visible = visible_projects(actor)
+    if (for_write or for_maintain) and visible.filter(lookup).exists():
+        if not actor.can_write:
+            raise Forbidden(
+                f"This token is read-only, so it cannot change project {text!r}. "
+                "Use a token with the write scope.",
+                project=text,
+            )
+        role = "maintainer" if for_maintain else "editor"
         raise Forbidden(
-            f"You may read project {text!r} but not write to it. "
-            "Ask a maintainer for the editor role, or use a token with the write scope.",
+            f"You may read project {text!r} but not change it: that needs the {role} role. "
+            "Ask one of its maintainers.",
             project=text,
         )
-    slugs = list(visible_projects(actor).values_list("slug", flat=True)[:500])
+    if (
+        _signed_in(actor)
+        and actor.project_ids is None
+        and Project.objects.filter(lookup, sensitivity=Sensitivity.CONFIDENTIAL).exists()
+    ):
+        raise Forbidden(
+            f"Project {text!r} is confidential and you are not a member. "
+            "Ask one of its maintainers for access.",
+            project=text,
+        )
+    slugs = list(visible.values_list("slug", flat=True)[:500])
     close = difflib.get_close_matches(text.lower(), slugs, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise NotFound(
@@ -147,7 +256,12 @@ def project_overview(actor: Actor) -> QuerySet[Project]:
 def entry_revisions(actor: Actor, ref: str | int, *, limit: int = 50):
     """The revisions of an entry the actor can see, newest first."""
     entry = entry_get(actor, ref)
-    return entry.history.select_related("history_user").order_by("-history_id")[:limit]
+    # An entry moved out of a hidden project keeps its old revisions: they stay hidden.
+    return (
+        entry.history.filter(project_id__in=visible_projects(actor).values("pk"))
+        .select_related("history_user")
+        .order_by("-history_id")[:limit]
+    )
 
 
 def sources_check(actor: Actor, project: str | int, items: list[dict]) -> list[dict]:
@@ -171,8 +285,6 @@ def text_search(
     actor: Actor, query: str, *, project: str | int | None = None, limit: int = 10
 ) -> QuerySet[Entry]:
     """Plain full-text search (websearch syntax); knowledge.search builds the hybrid one."""
-    from django.conf import settings
-
     q = SearchQuery(query, search_type="websearch", config=settings.CAIRN_SEARCH_CONFIG)
     entries = entry_list(actor, project=project).filter(searchable=True, search_vector=q)
     return entries.annotate(rank=SearchRank(F("search_vector"), q)).order_by("-rank")[:limit]

@@ -137,7 +137,52 @@ CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
 # (mirror settings go here)
 
 # --- Team sign-in: OpenID Connect and access control -------------------------------------------
-# (SSO settings go here)
+# django-allauth's openid_connect provider, one app per configured issuer (accounts/oidc_config.py).
+from accounts.oidc_config import allauth_apps, providers_from_env  # noqa: E402
+
+INSTALLED_APPS += [
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "accounts",
+]
+MIDDLEWARE += ["allauth.account.middleware.AccountMiddleware"]
+AUTHENTICATION_BACKENDS = ["accounts.backends.CairnBackend"]
+CAIRN_OIDC_PROVIDERS = providers_from_env(env.ENVIRON)
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {"APPS": allauth_apps(CAIRN_OIDC_PROVIDERS), "OAUTH_PKCE_ENABLED": True}
+}
+ACCOUNT_ADAPTER = "accounts.adapters.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "accounts.adapters.SocialAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+# password1 also keeps the password field on the login form (signup itself is closed).
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+SOCIALACCOUNT_EMAIL_VERIFICATION = "none"  # the identity provider vouches for the address
+SOCIALACCOUNT_AUTO_SIGNUP = True  # first sign-in provisions the user
+SOCIALACCOUNT_LOGIN_ON_GET = False  # a login starts with a POST (no CSRF-able GET)
+SOCIALACCOUNT_STORE_TOKENS = False
+# Let an SSO sign-in take over an existing account with the same (verified) email, e.g. the
+# superuser made by createsuperuser when password login is off.
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = env.bool("CAIRN_OIDC_LINK_BY_EMAIL", default=False)
+SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = SOCIALACCOUNT_EMAIL_AUTHENTICATION
+LOGIN_REDIRECT_URL = "/admin/"
+ACCOUNT_LOGOUT_REDIRECT_URL = "/accounts/login/"
+# Lower-case email domains allowed to sign in through SSO (empty: any the provider vouches for).
+CAIRN_OIDC_ALLOWED_DOMAINS = [
+    d.lower().lstrip("@") for d in env.list("CAIRN_OIDC_ALLOWED_DOMAINS", default=[])
+]
+# The claim carrying group names (empty: groups are not synced), and the groups that grant
+# admin access (staff) and every right (superuser).
+CAIRN_OIDC_GROUPS_CLAIM = env("CAIRN_OIDC_GROUPS_CLAIM", default="groups")
+CAIRN_OIDC_STAFF_GROUPS = env.list("CAIRN_OIDC_STAFF_GROUPS", default=[])
+CAIRN_OIDC_SUPERUSER_GROUPS = env.list("CAIRN_OIDC_SUPERUSER_GROUPS", default=[])
+# Django groups whose members are outside the organisation: they read public projects and the
+# ones they are members of, not internal ones.
+CAIRN_GUEST_GROUPS = env.list("CAIRN_GUEST_GROUPS", default=[])
+# Off: passwords no longer sign anyone in (admin form, /accounts/login/); SSO only.
+CAIRN_PASSWORD_LOGIN = env.bool("CAIRN_PASSWORD_LOGIN", default=True)
 
 LOGGING = {
     "version": 1,

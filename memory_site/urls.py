@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from django.views.generic import RedirectView
 
 admin.site.site_header = "Cairn"
@@ -14,3 +14,4 @@ urlpatterns = [
 # REST API (knowledge/api.py) is mounted below.
 
 # Sign-in (allauth) URLs are mounted below.
+urlpatterns += [path("accounts/", include("allauth.urls"))]

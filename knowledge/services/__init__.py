@@ -8,6 +8,7 @@ from knowledge.services.entries import (
     entry_update,
     entry_upsert,
 )
+from knowledge.services.memberships import membership_grant, membership_revoke
 from knowledge.services.projects import project_create, project_update
 from knowledge.services.subtopics import subtopic_ensure
 
@@ -18,6 +19,8 @@ __all__ = [
     "entry_set_status",
     "entry_update",
     "entry_upsert",
+    "membership_grant",
+    "membership_revoke",
     "project_create",
     "project_update",
     "subtopic_ensure",

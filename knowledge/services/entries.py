@@ -13,7 +13,15 @@ from django.db.models.functions import Lower
 
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
-from knowledge.models import Entry, EntryStatus, Project, Source, Subtopic, content_hash
+from knowledge.models import (
+    Entry,
+    EntryStatus,
+    Project,
+    Sensitivity,
+    Source,
+    Subtopic,
+    content_hash,
+)
 from knowledge.paths import entry_slug
 from knowledge.selectors import entry_get, project_get, writable_projects
 from knowledge.services._background import entry_written
@@ -22,6 +30,7 @@ from knowledge.services.subtopics import ensure_path
 
 Outcome = Literal["created", "updated", "unchanged"]
 NOT_SEARCHABLE_KINDS = {"transcript"}
+HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
 
 
 @dataclass(frozen=True)
@@ -316,6 +325,9 @@ def entry_move(
             f"{entry.title!r}. Rename one of them first.",
         )
     old_path = entry.path
+    if target.pk != entry.project_id and entry.project.sensitivity in HIDDEN_SENSITIVITIES:
+        # The new project's readers see this revision's reason: don't name a members-only one.
+        old_path = "another project"
     if target.pk != entry.project_id:
         entry.sources.clear()  # sources belong to a project
     entry.project, entry.subtopic = target, node

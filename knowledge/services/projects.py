@@ -5,7 +5,7 @@ from django.utils.text import slugify
 
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, ValidationFailed
-from knowledge.models import Project, Sensitivity
+from knowledge.models import Membership, Project, Role, Sensitivity
 from knowledge.selectors import project_get
 from knowledge.services._common import clean, record, require_write
 
@@ -51,6 +51,9 @@ def project_create(
             project.save()
     except IntegrityError as exc:
         raise AlreadyExists(f"A project {clean_slug!r} already exists.") from exc
+    if actor.db_user is not None:
+        # The creator maintains it: otherwise a confidential project would vanish on creation.
+        Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)
     return project
 
 
@@ -65,8 +68,9 @@ def project_update(
     archived: bool | None = None,
     reason: str = "",
 ) -> Project:
+    """Change a project's settings; needs the maintainer role (or a superuser)."""
     require_write(actor)
-    proj = project_get(actor, project, for_write=True)
+    proj = project_get(actor, project, for_maintain=True)
     proj = Project.objects.select_for_update().get(pk=proj.pk)
     for field, value in (
         ("name", name),

@@ -1,0 +1,143 @@
+"""allauth adapters: who may sign in, and what the identity provider's groups claim grants."""
+
+from __future__ import annotations
+
+import logging
+
+from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core.exceptions import ImmediateHttpResponse
+from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from django.conf import settings
+from django.contrib.auth.models import Group, Permission
+from django.db import transaction
+from django.shortcuts import render
+
+log = logging.getLogger(__name__)
+
+
+class AccountAdapter(DefaultAccountAdapter):
+    def is_open_for_signup(self, request):
+        # No self-service local accounts: an active account reads every internal project.
+        # People arrive through single sign-on; operators use createsuperuser / createadmin.
+        return False
+
+
+def _claims(sociallogin) -> dict:
+    """ID token claims overlaid with userinfo (IdPs put groups in one or the other)."""
+    data = sociallogin.account.extra_data or {}
+    if "userinfo" not in data and "id_token" not in data:
+        return dict(data)
+    return {**(data.get("id_token") or {}), **(data.get("userinfo") or {})}
+
+
+def claimed_groups(claims: dict) -> set[str]:
+    """The group names in the configured claim; Keycloak's full paths (/a/b) keep their leaf."""
+    claim = settings.CAIRN_OIDC_GROUPS_CLAIM
+    if not claim:
+        return set()
+    value = claims.get(claim) or []
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    names = set()
+    for raw in value:
+        name = str(raw).strip().rstrip("/").rsplit("/", 1)[-1]
+        if name:
+            names.add(name[:150])
+    return names
+
+
+def _email(sociallogin, claims: dict) -> tuple[str, bool]:
+    """The address and whether the provider denies having verified it.
+
+    Only an explicit `email_verified: false` counts against it: some issuers (Entra ID) never
+    send the claim, and the issuer configured here is trusted for its own users.
+    """
+    email = (claims.get("email") or getattr(sociallogin.user, "email", "") or "").strip()
+    verified = claims.get("email_verified", True)
+    if isinstance(verified, str):
+        verified = verified.strip().lower() != "false"
+    return email, verified is not False
+
+
+def refusal(request, *, email: str, reason: str):
+    response = render(
+        request,
+        "account/sso_refused.html",
+        {"email": email, "reason": reason, "domains": settings.CAIRN_OIDC_ALLOWED_DOMAINS},
+        status=403,
+    )
+    return ImmediateHttpResponse(response)
+
+
+class SocialAccountAdapter(DefaultSocialAccountAdapter):
+    def is_open_for_signup(self, request, sociallogin):
+        return True  # who may enter is decided in pre_social_login
+
+    def pre_social_login(self, request, sociallogin):
+        """Refuse other domains before any user is created; refresh groups of known users."""
+        claims = _claims(sociallogin)
+        domains = settings.CAIRN_OIDC_ALLOWED_DOMAINS
+        if domains:
+            email, verified = _email(sociallogin, claims)
+            domain = email.rpartition("@")[2].lower()
+            if not email or domain not in domains:
+                log.warning("SSO sign-in refused for %r: domain not allowed", email)
+                raise refusal(
+                    request,
+                    email=email,
+                    reason="Your email address is not in a domain allowed to use this Cairn.",
+                )
+            if not verified:
+                raise refusal(
+                    request,
+                    email=email,
+                    reason="Your identity provider has not verified this email address.",
+                )
+        if sociallogin.is_existing:
+            sync_groups(sociallogin.user, claimed_groups(claims))
+
+    def save_user(self, request, sociallogin, form=None):
+        with transaction.atomic():
+            user = super().save_user(request, sociallogin, form)
+            sync_groups(user, claimed_groups(_claims(sociallogin)))
+        return user
+
+
+STAFF_MODELS = ("project", "subtopic", "entry", "source")
+
+
+def staff_permissions():
+    return Permission.objects.filter(
+        content_type__app_label="knowledge", content_type__model__in=STAFF_MODELS
+    )
+
+
+def sync_groups(user, names: set[str]) -> None:
+    """Make the user's Django groups (and staff/superuser flags) follow the claim.
+
+    Only done when a groups claim is configured: the identity provider then owns group
+    membership, and a flag follows its group setting only when that setting is not empty.
+    """
+    if not settings.CAIRN_OIDC_GROUPS_CLAIM:
+        return
+    groups = []
+    for name in sorted(names):
+        group, created = Group.objects.get_or_create(name=name)
+        if created and name in settings.CAIRN_OIDC_STAFF_GROUPS:
+            # Staff need model permissions to use the admin; which projects they reach is
+            # still decided by membership (knowledge.selectors).
+            group.permissions.set(staff_permissions())
+        groups.append(group)
+    user.groups.set(groups)
+    wanted = {}
+    if settings.CAIRN_OIDC_STAFF_GROUPS:
+        wanted["is_staff"] = bool(names & set(settings.CAIRN_OIDC_STAFF_GROUPS))
+    if settings.CAIRN_OIDC_SUPERUSER_GROUPS:
+        wanted["is_superuser"] = bool(names & set(settings.CAIRN_OIDC_SUPERUSER_GROUPS))
+        if wanted["is_superuser"]:
+            wanted["is_staff"] = True  # a superuser without admin access makes no sense
+    changed = [flag for flag, value in wanted.items() if getattr(user, flag) != value]
+    for flag in changed:
+        setattr(user, flag, wanted[flag])
+    if changed:
+        user.save(update_fields=changed)

@@ -1,0 +1,74 @@
+"""Fixtures for the access tests: the matrix world and a real OIDC provider on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.access.world import GUEST_GROUP
+
+
+@pytest.fixture
+def guest_groups(settings):
+    settings.CAIRN_GUEST_GROUPS = [GUEST_GROUP]
+
+
+@pytest.fixture(scope="module")
+def oidc_server():
+    """A real OpenID Connect provider (oidc-provider-mock) on loopback, with a few people."""
+    from oidc_provider_mock import User, run_server_in_thread
+
+    people = [
+        User(
+            sub="alice-sub",
+            claims={
+                "email": "alice@corp.example",
+                "email_verified": True,
+                "preferred_username": "alice",
+                "groups": ["/cairn-staff", "engineering"],
+            },
+        ),
+        User(
+            sub="root-sub",
+            claims={
+                "email": "root@corp.example",
+                "email_verified": True,
+                "preferred_username": "rooty",
+                "groups": ["cairn-admins"],
+            },
+        ),
+        User(
+            sub="mallory-sub",
+            claims={"email": "mallory@elsewhere.example", "email_verified": True, "groups": []},
+        ),
+        User(
+            sub="eve-sub",
+            claims={"email": "eve@corp.example", "email_verified": False, "groups": []},
+        ),
+    ]
+    with run_server_in_thread(user_claims=people) as server:
+        yield f"http://localhost:{server.server_port}"
+
+
+@pytest.fixture
+def sso(settings, oidc_server):
+    """Point allauth at the loopback provider, the way CAIRN_OIDC_PROVIDERS would."""
+    from accounts.oidc_config import allauth_apps, providers_from_env
+
+    provider = {
+        "id": "corp",
+        "name": "Corp SSO",
+        "issuer": oidc_server,
+        "client_id": "cairn-test",
+        "secret": "s3cret",
+    }
+    providers = providers_from_env({"CAIRN_OIDC_PROVIDERS": json.dumps([provider])})
+    settings.SOCIALACCOUNT_PROVIDERS = {
+        "openid_connect": {"APPS": allauth_apps(providers), "OAUTH_PKCE_ENABLED": True}
+    }
+    settings.CAIRN_OIDC_ALLOWED_DOMAINS = ["corp.example"]
+    settings.CAIRN_OIDC_GROUPS_CLAIM = "groups"
+    settings.CAIRN_OIDC_STAFF_GROUPS = ["cairn-staff"]
+    settings.CAIRN_OIDC_SUPERUSER_GROUPS = ["cairn-admins"]
+    return oidc_server
