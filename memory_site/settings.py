@@ -137,24 +137,24 @@ CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
 # (mirror settings go here)
 
 # --- Team sign-in: OpenID Connect and access control -------------------------------------------
-# django-allauth's openid_connect provider, one app per configured issuer (accounts/oidc_config.py).
-from accounts.oidc_config import allauth_apps, providers_from_env  # noqa: E402
+# django-allauth's openid_connect provider, one app per configured issuer
+# (knowledge/sso/oidc_config.py).
+from knowledge.sso.oidc_config import allauth_apps, providers_from_env  # noqa: E402
 
 INSTALLED_APPS += [
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
     "allauth.socialaccount.providers.openid_connect",
-    "accounts",
 ]
 MIDDLEWARE += ["allauth.account.middleware.AccountMiddleware"]
-AUTHENTICATION_BACKENDS = ["accounts.backends.CairnBackend"]
+AUTHENTICATION_BACKENDS = ["knowledge.sso.backends.CairnBackend"]
 CAIRN_OIDC_PROVIDERS = providers_from_env(env.ENVIRON)
 SOCIALACCOUNT_PROVIDERS = {
     "openid_connect": {"APPS": allauth_apps(CAIRN_OIDC_PROVIDERS), "OAUTH_PKCE_ENABLED": True}
 }
-ACCOUNT_ADAPTER = "accounts.adapters.AccountAdapter"
-SOCIALACCOUNT_ADAPTER = "accounts.adapters.SocialAccountAdapter"
+ACCOUNT_ADAPTER = "knowledge.sso.adapters.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "knowledge.sso.adapters.SocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 # password1 also keeps the password field on the login form (signup itself is closed).
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]

@@ -3,6 +3,7 @@
 import pytest
 
 from knowledge.actors import Actor
+from knowledge.models import Membership, Role
 from tests.factories import ProjectFactory, StaffFactory, UserFactory
 
 
@@ -32,8 +33,11 @@ def staff(db):
 
 
 @pytest.fixture
-def project(db):
-    return ProjectFactory(slug="acme", name="Acme")
+def project(db, user):
+    """Project "acme", where the default user (alice) has the editor role."""
+    project = ProjectFactory(slug="acme", name="Acme")
+    Membership.objects.create(project=project, user=user, role=Role.EDITOR)
+    return project
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 import pytest
 
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
-from knowledge.models import Entry, EntryStatus, Membership, Role, Subtopic
+from knowledge.models import Entry, EntryStatus, Subtopic
 from knowledge.paths import normalize_path
 from knowledge.selectors import entry_get, text_search
 from knowledge.services import (
@@ -15,13 +15,6 @@ from knowledge.services import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def project(project, user):
-    # Writes need the editor role (issue 6): the test user edits the shared project.
-    Membership.objects.create(project=project, user=user, role=Role.EDITOR)
-    return project
 
 
 @pytest.mark.parametrize(

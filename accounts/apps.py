@@ -1,6 +1,0 @@
-from django.apps import AppConfig
-
-
-class AccountsConfig(AppConfig):
-    name = "accounts"
-    verbose_name = "Team sign-in"

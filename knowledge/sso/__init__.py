@@ -1,0 +1,1 @@
+"""Team sign-in: OpenID Connect through django-allauth, provisioning and group mapping."""
