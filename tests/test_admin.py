@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from knowledge.models import Entry, Project, Subtopic
-from tests.factories import EntryFactory
+from tests.factories import EntryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -157,3 +157,44 @@ def test_reverting_in_the_admin_is_a_new_revision(admin_client, entry):
     assert entry.body == "# Steps"
     assert entry.version == 3
     assert entry.history.count() == 3
+
+
+def test_members_are_granted_and_revoked_through_the_inline(admin_client, project, user):
+    url = reverse("admin:knowledge_project_change", args=[project.pk])
+    page = admin_client.get(url)
+    assert b"members (users or groups)" in page.content.lower()
+    memberships = list(project.memberships.order_by("pk"))
+    data = {
+        "name": project.name, "description": "", "sensitivity": project.sensitivity,
+        "memberships-TOTAL_FORMS": str(len(memberships) + 1),
+        "memberships-INITIAL_FORMS": str(len(memberships)),
+    }  # fmt: skip
+    for i, m in enumerate(memberships):
+        data |= {f"memberships-{i}-id": m.pk, f"memberships-{i}-project": project.pk,
+                 f"memberships-{i}-user": m.user_id or "", f"memberships-{i}-group": "",
+                 f"memberships-{i}-role": m.role}  # fmt: skip
+        if m.user_id == user.pk:
+            data[f"memberships-{i}-DELETE"] = "on"
+    new_user = UserFactory(username="bob")
+    n = len(memberships)
+    data |= {f"memberships-{n}-project": project.pk, f"memberships-{n}-user": new_user.pk,
+             f"memberships-{n}-role": "viewer"}  # fmt: skip
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    roles = {m.user.username: m.role for m in project.memberships.filter(user__isnull=False)}
+    assert roles.get("bob") == "viewer"
+    assert "alice" not in roles
+
+
+def test_a_viewer_cannot_change_project_settings(client, project, user):
+    user.is_staff = True
+    user.save()
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="knowledge"))
+    client.force_login(user)  # alice is an editor of acme, not a maintainer
+    url = reverse("admin:knowledge_project_change", args=[project.pk])
+    response = client.post(url, {"name": "Renamed", "sensitivity": "public"})
+    assert response.status_code == 403
+    project.refresh_from_db()
+    assert project.name == "Acme"

@@ -132,6 +132,9 @@ def _project_save(world: World) -> bool:
         "name": "Vault Project",
         "description": "changed in the admin",
         "sensitivity": world.sensitivity,
+        # the members inline's management form (no member changes)
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
     }
     client_for(world).post(f"{A}/project/{world.target.pk}/change/", data)
     return Project.objects.get(pk=world.target.pk).description == "changed in the admin"

@@ -1,187 +1,22 @@
-"""The Django admin for staff. Reads are scoped by the selectors; writes go through the services,
-so an edit here is a revision like any other."""
+"""Entries in the admin: a Markdown editor, saves through the services, a sanitized preview."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.urls import path
-from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
-from knowledge.actors import Actor
+from knowledge.admin.common import MarkdownEditor, ScopedAdminMixin, actor_for, report
 from knowledge.errors import KnowledgeError, ValidationFailed
-from knowledge.models import Entry, Project, Source, Subtopic
+from knowledge.models import Entry
 from knowledge.paths import normalize_path
 from knowledge.rendering import render_markdown
-from knowledge.selectors import visible_projects, writable_projects
-from knowledge.services import (
-    entry_delete,
-    entry_move,
-    entry_update,
-    entry_upsert,
-    project_create,
-    project_update,
-    subtopic_ensure,
-)
-
-
-def actor_for(request: HttpRequest) -> Actor:
-    return Actor.for_user(request.user)
-
-
-class MarkdownEditor(forms.Textarea):
-    """A textarea that EasyMDE (vendored, no CDN) turns into an editor with a sanitized preview."""
-
-    class Media:
-        css = {
-            "all": (
-                "knowledge/vendor/font-awesome/css/font-awesome.min.css",
-                "knowledge/vendor/easymde/easymde.min.css",
-                "knowledge/admin/markdown.css",
-            )
-        }
-        js = ("knowledge/vendor/easymde/easymde.min.js", "knowledge/admin/markdown.js")
-
-    def __init__(self, attrs=None):
-        super().__init__(attrs={"class": "cairn-markdown", "rows": 24, **(attrs or {})})
-
-
-class ScopedAdminMixin:
-    """Every queryset and choice list is limited to the projects the user may see."""
-
-    project_field = "project"
-
-    def get_queryset(self, request):
-        qs = super().get_queryset(request)
-        return qs.filter(**{f"{self.project_field}__in": visible_projects(actor_for(request))})
-
-    def get_history_queryset(self, request, history_manager, pk_name, object_id):
-        # History outlives deletions, so scope it by the project recorded on each revision.
-        qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
-        field = "id" if self.project_field == "pk" else f"{self.project_field}_id"
-        return qs.filter(**{f"{field}__in": visible_projects(actor_for(request)).values("pk")})
-
-    def history_form_view(self, request, object_id, version_id, extra_context=None):
-        history = self.model.history
-        revisions = self.get_history_queryset(request, history, "id", unquote(object_id))
-        if not revisions.filter(history_id=version_id).exists():
-            raise Http404("No such revision.")
-        return super().history_form_view(request, object_id, version_id, extra_context)
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.related_model is Project:
-            kwargs["queryset"] = writable_projects(actor_for(request))
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
-
-def _report(request: HttpRequest, exc: KnowledgeError) -> None:
-    messages.error(request, exc.message)
-
-
-# --- Projects -----------------------------------------------------------------------------------
-
-
-@admin.register(Project)
-class ProjectAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
-    project_field = "pk"
-    list_display = ("slug", "name", "sensitivity", "archived", "updated_at")
-    list_filter = ("sensitivity", "archived")
-    search_fields = ("slug", "name", "description")
-    readonly_fields = ("created_at", "updated_at")
-
-    def get_readonly_fields(self, request, obj=None):
-        # The slug names files in the git mirror and paths agents quote: fixed once created.
-        return (*self.readonly_fields, "slug") if obj else self.readonly_fields
-
-    def save_model(self, request, obj, form, change):
-        data = form.cleaned_data
-        if change:
-            project_update(
-                actor=actor_for(request),
-                project=obj.pk,
-                name=data["name"],
-                description=data["description"],
-                sensitivity=data["sensitivity"],
-                archived=data["archived"],
-                reason="edited in the admin",
-            )
-        else:
-            created = project_create(
-                actor=actor_for(request),
-                slug=data["slug"],
-                name=data["name"],
-                description=data["description"],
-                sensitivity=data["sensitivity"],
-                reason="created in the admin",
-            )
-            obj.pk = created.pk
-        obj.refresh_from_db()
-
-    def has_delete_permission(self, request, obj=None):
-        # Projects are archived, not deleted: deleting would drop every entry's history.
-        return False
-
-
-# --- Subtopics ----------------------------------------------------------------------------------
-
-
-class SubtopicForm(forms.ModelForm):
-    path = forms.CharField(
-        help_text="e.g. customer-x/2026-08/incident or Customer X > 2026-08 > Incident; "
-        "missing levels are created."
-    )
-
-    class Meta:
-        model = Subtopic
-        fields = ("project", "path")
-
-
-@admin.register(Subtopic)
-class SubtopicAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
-    form = SubtopicForm
-    list_display = ("tree", "project", "entry_count")
-    list_filter = (("project", admin.RelatedOnlyFieldListFilter),)
-    search_fields = ("path", "name")
-    ordering = ("project__slug", "path")
-    list_select_related = ("project",)
-
-    @admin.display(description="subtopic", ordering="path")
-    def tree(self, obj: Subtopic):
-        return format_html(
-            '<span style="padding-left:{}em">{}</span> <span class="quiet">{}</span>',
-            obj.depth * 1.5,
-            obj.name,
-            obj.path,
-        )
-
-    @admin.display(description="entries")
-    def entry_count(self, obj: Subtopic) -> int:
-        return obj.entries.count()
-
-    def has_change_permission(self, request, obj=None):
-        # Subtopics are paths: entries move between them, the nodes themselves are not edited.
-        return obj is None and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def save_model(self, request, obj, form, change):
-        node = subtopic_ensure(
-            actor=actor_for(request),
-            project=form.cleaned_data["project"].pk,
-            path=form.cleaned_data["path"],
-        )
-        obj.pk = node.pk
-        obj.refresh_from_db()
-
-
-# --- Entries ------------------------------------------------------------------------------------
+from knowledge.services import entry_delete, entry_move, entry_update, entry_upsert
 
 
 class EntryForm(forms.ModelForm):
@@ -382,7 +217,7 @@ class EntryAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
             return super().changeform_view(request, object_id, form_url, extra_context)
         except KnowledgeError as exc:
             # The service refused (conflict, duplicate title, permission): nothing was written.
-            _report(request, exc)
+            report(request, exc)
             return redirect(request.get_full_path())
 
     def delete_model(self, request, obj):
@@ -403,22 +238,3 @@ def markdown_preview(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     return HttpResponse(render_markdown(request.POST.get("text", "")))
-
-
-@admin.register(Source)
-class SourceAdmin(ScopedAdminMixin, admin.ModelAdmin):
-    list_display = ("kind", "external_id", "title", "project", "created_at")
-    list_filter = (("project", admin.RelatedOnlyFieldListFilter), "kind")
-    search_fields = ("external_id", "title", "url")
-
-    def has_add_permission(self, request):
-        return False  # sources are recorded with the entries made from them
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-import knowledge.admin_tokens  # noqa: E402, F401  (registers the API token admin)

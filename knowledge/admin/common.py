@@ -1,0 +1,66 @@
+"""Shared pieces of Cairn's admin: who acts, scoping by project, the Markdown editor."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.admin.utils import unquote
+from django.http import Http404, HttpRequest
+
+from knowledge.actors import Actor
+from knowledge.errors import KnowledgeError
+from knowledge.models import Project
+from knowledge.selectors import visible_projects, writable_projects
+
+
+def actor_for(request: HttpRequest) -> Actor:
+    return Actor.for_user(request.user)
+
+
+class MarkdownEditor(forms.Textarea):
+    """A textarea that EasyMDE (vendored, no CDN) turns into an editor with a sanitized preview."""
+
+    class Media:
+        css = {
+            "all": (
+                "knowledge/vendor/font-awesome/css/font-awesome.min.css",
+                "knowledge/vendor/easymde/easymde.min.css",
+                "knowledge/admin/markdown.css",
+            )
+        }
+        js = ("knowledge/vendor/easymde/easymde.min.js", "knowledge/admin/markdown.js")
+
+    def __init__(self, attrs=None):
+        super().__init__(attrs={"class": "cairn-markdown", "rows": 24, **(attrs or {})})
+
+
+class ScopedAdminMixin:
+    """Every queryset and choice list is limited to the projects the user may see."""
+
+    project_field = "project"
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        return qs.filter(**{f"{self.project_field}__in": visible_projects(actor_for(request))})
+
+    def get_history_queryset(self, request, history_manager, pk_name, object_id):
+        # History outlives deletions, so scope it by the project recorded on each revision.
+        qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
+        field = "id" if self.project_field == "pk" else f"{self.project_field}_id"
+        return qs.filter(**{f"{field}__in": visible_projects(actor_for(request)).values("pk")})
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        history = self.model.history
+        revisions = self.get_history_queryset(request, history, "id", unquote(object_id))
+        if not revisions.filter(history_id=version_id).exists():
+            raise Http404("No such revision.")
+        return super().history_form_view(request, object_id, version_id, extra_context)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.related_model is Project:
+            kwargs["queryset"] = writable_projects(actor_for(request))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+def report(request: HttpRequest, exc: KnowledgeError) -> None:
+    messages.error(request, exc.message)

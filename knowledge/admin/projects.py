@@ -1,0 +1,131 @@
+"""Projects and their members in the admin. Settings and membership need the maintainer role."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from django.shortcuts import redirect
+from simple_history.admin import SimpleHistoryAdmin
+
+from knowledge.admin.common import ScopedAdminMixin, actor_for, report
+from knowledge.errors import KnowledgeError
+from knowledge.models import Membership, Project
+from knowledge.selectors import maintained_projects
+from knowledge.services import membership_grant, membership_revoke, project_create, project_update
+
+
+def _maintains(request, project: Project | None) -> bool:
+    if project is None:
+        return True
+    return maintained_projects(actor_for(request)).filter(pk=project.pk).exists()
+
+
+class MembershipForm(forms.ModelForm):
+    class Meta:
+        model = Membership
+        fields = ("user", "group", "role")
+
+    def validate_constraints(self, exclude=None):
+        """membership_grant replaces an existing role instead of failing on uniqueness."""
+
+    def validate_unique(self):
+        pass
+
+
+class MembershipInline(admin.TabularInline):
+    """Who may read, edit and maintain this project. Saved through the membership services."""
+
+    model = Membership
+    form = MembershipForm
+    extra = 1
+    verbose_name = "member"
+    verbose_name_plural = "members (users or groups)"
+
+    # The maintainer role, not Django's model permissions, decides who manages members.
+    def has_view_permission(self, request, obj=None):
+        return obj is not None
+
+    def has_add_permission(self, request, obj=None):
+        return obj is not None and _maintains(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return obj is not None and _maintains(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return obj is not None and _maintains(request, obj)
+
+
+@admin.register(Project)
+class ProjectAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
+    project_field = "pk"
+    list_display = ("slug", "name", "sensitivity", "archived", "updated_at")
+    list_filter = ("sensitivity", "archived")
+    search_fields = ("slug", "name", "description")
+    readonly_fields = ("created_at", "updated_at")
+    inlines = [MembershipInline]
+
+    def get_readonly_fields(self, request, obj=None):
+        # The slug names files in the git mirror and paths agents quote: fixed once created.
+        return (*self.readonly_fields, "slug") if obj else self.readonly_fields
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and _maintains(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        # Projects are archived, not deleted: deleting would drop every entry's history.
+        return False
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except KnowledgeError as exc:
+            report(request, exc)  # the service refused; its transaction wrote nothing
+            return redirect(request.get_full_path())
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        if change:
+            project_update(
+                actor=actor_for(request),
+                project=obj.pk,
+                name=data["name"],
+                description=data["description"],
+                sensitivity=data["sensitivity"],
+                archived=data["archived"],
+                reason="edited in the admin",
+            )
+        else:
+            created = project_create(
+                actor=actor_for(request),
+                slug=data["slug"],
+                name=data["name"],
+                description=data["description"],
+                sensitivity=data["sensitivity"],
+                reason="created in the admin",
+            )
+            obj.pk = created.pk
+        obj.refresh_from_db()
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Membership:
+            return super().save_formset(request, form, formset, change)
+        actor, project = actor_for(request), form.instance
+        deleted = set(formset.deleted_forms)
+        for member_form in formset.forms:
+            data = getattr(member_form, "cleaned_data", None) or {}
+            old = data.get("id")  # the stored membership (the form's instance may be emptied)
+            if member_form in deleted:
+                if old is not None:
+                    membership_revoke(actor=actor, project=project.pk, user=old.user,
+                                      group=old.group)  # fmt: skip
+                continue
+            if not data or not member_form.has_changed():
+                continue
+            who = {"user": data.get("user"), "group": data.get("group")}
+            if old is not None and (old.user_id, old.group_id) != (
+                getattr(who["user"], "pk", None),
+                getattr(who["group"], "pk", None),
+            ):
+                membership_revoke(actor=actor, project=project.pk, user=old.user, group=old.group)
+            membership_grant(actor=actor, project=project.pk, role=data["role"], **who)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
