@@ -32,8 +32,20 @@ from mcp_api import render
 MAX_WINDOW = 50_000
 
 
-def search(actor: Actor, *, query, project, subtopic, kinds, tags, status, after, before, limit,
-           include_history):
+def search(
+    actor: Actor,
+    *,
+    query,
+    project,
+    subtopic,
+    kinds,
+    tags,
+    status,
+    after,
+    before,
+    limit,
+    include_history,
+):
     hits = search_hits(
         actor,
         query,
@@ -68,10 +80,13 @@ def _entry_or_hints(actor: Actor, ref: str):
     except NotFound as exc:
         term = ref.rsplit("/", 1)[-1]
         hits = [] if term.isdigit() else search_hits(actor, term.replace("-", " "), limit=3)
-        raise _Handled(render.knowledge_error(exc, hints=render.not_found_hints(exc, ref, hits)))
+        answer = render.knowledge_error(exc, hints=render.not_found_hints(exc, ref, hits))
+        raise _Handled(answer) from exc
 
 
-class _Handled(Exception):  # noqa: N818 — carries a finished error answer
+class _Handled(Exception):
+    """Carries a finished error answer out of a handler."""
+
     def __init__(self, answer):
         self.answer = answer
 
@@ -96,8 +111,7 @@ def get(actor: Actor, *, id_or_path, offset, max_chars):
     if entry.superseded_by_id:
         head += f"\nSuperseded by entry {entry.superseded_by_id}: read that one instead."
     tail = (
-        f"\n[{len(entry.body) - end} more characters: "
-        f'get("{entry.short_id}", offset={end})]'
+        f'\n[{len(entry.body) - end} more characters: get("{entry.short_id}", offset={end})]'
         if next_offset is not None
         else ""
     )
@@ -124,8 +138,20 @@ def _saved(entry, outcome: str, extra: str = ""):
     return render.result(text, {"outcome": outcome, "entry": render.entry_meta(entry)})
 
 
-def upsert(actor: Actor, *, project, title, body, subtopic, kind, tags, status, sources,
-           expected_version, reason):
+def upsert(
+    actor: Actor,
+    *,
+    project,
+    title,
+    body,
+    subtopic,
+    kind,
+    tags,
+    status,
+    sources,
+    expected_version,
+    reason,
+):
     result = entry_upsert(
         actor=actor,
         project=project,
@@ -142,8 +168,9 @@ def upsert(actor: Actor, *, project, title, body, subtopic, kind, tags, status, 
     return _saved(result.entry, result.outcome)
 
 
-def edit(actor: Actor, *, id, operation, content, find, section, expected_count,
-         expected_version, reason):
+def edit(
+    actor: Actor, *, id, operation, content, find, section, expected_count, expected_version, reason
+):
     entry = _entry_or_hints(actor, id)
     before = entry.version
     entry = entry_edit(
@@ -203,8 +230,9 @@ def browse(actor: Actor, *, project, subtopic):
             {"slug": p.slug, "name": p.name, "sensitivity": p.sensitivity, "entries": p.entry_count}
             for p in project_overview(actor)
         ]
-        lines = ["Projects:"] + [f"- {p['slug']} ({p['name']}): {p['entries']} entries"
-                                 for p in projects]
+        lines = ["Projects:"] + [
+            f"- {p['slug']} ({p['name']}): {p['entries']} entries" for p in projects
+        ]
         lines.append("Next: browse(project) for its subtopics; search(query, project=…).")
         if not projects:
             lines = ["No projects yet. Create one with create_project(slug, name)."]
@@ -310,15 +338,22 @@ def create_project(actor: Actor, *, slug, name, description, sensitivity):
     return render.result(
         f"Created project {project.slug} ({project.name}, {project.sensitivity}).\n"
         f'Next: upsert(project="{project.slug}", title=…, body=…, subtopic="a/b").',
-        {"project": {"id": project.pk, "slug": project.slug, "name": project.name,
-                     "sensitivity": project.sensitivity}},
+        {
+            "project": {
+                "id": project.pk,
+                "slug": project.slug,
+                "name": project.name,
+                "sensitivity": project.sensitivity,
+            }
+        },
     )
 
 
 def correct(actor: Actor, *, id, body, reason, title):
     entry = _entry_or_hints(actor, id)
-    new, old = entry_correct(actor=actor, entry_id=entry.pk, body=body, reason=reason,
-                             title=title or None)
+    new, old = entry_correct(
+        actor=actor, entry_id=entry.pk, body=body, reason=reason, title=title or None
+    )
     return render.result(
         f"Recorded the correction: {new.short_id} {new.title!r} (new) supersedes "
         f"{old.short_id} (kept as {old.title!r}, status superseded). Search now shows the new "

@@ -74,8 +74,9 @@ def not_found_hints(exc: NotFound, ref: str, hits: list[dict]) -> list[str]:
     if hits:
         hints.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in hits))
     term = ref.rsplit("/", 1)[-1] if "/" in ref else ref
-    hints.append(f'Try search("{term}"), or create it with upsert(project=…, title="{term}", '
-                 "body=…).")
+    hints.append(
+        f'Try search("{term}"), or create it with upsert(project=…, title="{term}", body=…).'
+    )
     return hints
 
 

@@ -42,9 +42,7 @@ Reason = Annotated[str, Field(description="Why (kept in the entry's history).")]
 
 async def _call(handler, **kwargs: Any) -> CallToolResult:
     actor = current_actor()
-    return await sync_to_async(handlers.guarded, thread_sensitive=False)(
-        handler, actor, **kwargs
-    )
+    return await sync_to_async(handlers.guarded, thread_sensitive=False)(handler, actor, **kwargs)
 
 
 @mcp.tool(annotations=READ)
@@ -60,9 +58,7 @@ async def search(
     ] = None,
     before: Annotated[str | None, Field(description="Changed before: ISO date or age.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
-    include_history: Annotated[
-        bool, Field(description="Also show superseded entries.")
-    ] = False,
+    include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False,
 ) -> CallToolResult:
     """Search the team memory. Returns compact hits (id, title, path, kind, tags, status,
     updated, snippet); read one with get(id). Call this before writing anything."""

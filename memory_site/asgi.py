@@ -17,12 +17,15 @@ from mcp_api.server import streamable_http_app  # noqa: E402  (needs Django set 
 mcp_app = streamable_http_app()
 
 
-async def application(scope, receive, send):
+def _is_mcp(scope) -> bool:
     if scope["type"] == "lifespan":
-        await mcp_app(scope, receive, send)
-    elif scope["type"] in ("http", "websocket") and (
-        scope["path"] == "/mcp" or scope["path"].startswith("/mcp/")
-    ):
+        return True
+    path = scope.get("path", "")
+    return path == "/mcp" or path.startswith("/mcp/")
+
+
+async def application(scope, receive, send):
+    if _is_mcp(scope):
         await mcp_app(scope, receive, send)
     else:
         await django_app(scope, receive, send)

@@ -32,7 +32,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--agent", default="", help="label recorded on writes, e.g. agent:cc")
         parser.add_argument("--days", type=int, default=None, help="expire after this many days")
-        parser.add_argument("--revoke", type=int, metavar="ID", help="revoke the token with this id")
+        parser.add_argument("--revoke", type=int, metavar="ID", help="revoke this token")
         parser.add_argument("--list", action="store_true", help="list the user's tokens")
 
     def handle(self, *args, user, name, scope, projects, agent, days, revoke, list, **options):
