@@ -1,0 +1,264 @@
+"""REST endpoints: parse → selector/service → schema. Nothing here writes the ORM itself."""
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+from ninja.pagination import LimitOffsetPagination, paginate
+
+from knowledge import inputs
+from knowledge.errors import AlreadyExists, EntryConflict
+from knowledge.models import Entry
+from knowledge.schemas import (
+    CorrectIn,
+    CorrectOut,
+    EditIn,
+    EntryCreateIn,
+    EntryDetailOut,
+    EntryOut,
+    EntryPatch,
+    EntryUpsertIn,
+    MoveIn,
+    ProjectIn,
+    ProjectOut,
+    ProjectPatch,
+    RevisionOut,
+    SearchOut,
+    SourceCheckIn,
+    SourceCheckOut,
+    StatusIn,
+    SubtopicOut,
+    UpsertOut,
+    VerifyIn,
+)
+from knowledge.search_adapter import search as search_hits
+from knowledge.selectors import (
+    entry_get,
+    entry_list,
+    entry_revisions,
+    project_get,
+    project_overview,
+    sources_check,
+    subtopic_tree,
+)
+from knowledge.services import (
+    entry_delete,
+    entry_move,
+    entry_set_status,
+    entry_update,
+    entry_upsert,
+    project_create,
+    project_update,
+)
+from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
+
+router = Router()
+HISTORY_TYPES = {"+": "created", "~": "changed", "-": "deleted"}
+
+
+def _detail(actor, ref) -> Entry:
+    return entry_get(actor, ref)
+
+
+# --- projects -------------------------------------------------------------------------------
+
+
+@router.get("/projects", response=list[ProjectOut], tags=["projects"])
+def list_projects(request: HttpRequest):
+    return list(project_overview(request.auth))
+
+
+@router.post("/projects", response={201: ProjectOut}, tags=["projects"])
+def create_project(request: HttpRequest, data: ProjectIn):
+    return 201, project_create(actor=request.auth, **data.model_dump())
+
+
+@router.get("/projects/{project}", response=ProjectOut, tags=["projects"])
+def get_project(request: HttpRequest, project: str):
+    proj = project_get(request.auth, project)
+    return project_overview(request.auth).get(pk=proj.pk)
+
+
+@router.patch("/projects/{project}", response=ProjectOut, tags=["projects"])
+def update_project(request: HttpRequest, project: str, data: ProjectPatch):
+    return project_update(actor=request.auth, project=project, **data.model_dump())
+
+
+@router.get("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
+def list_subtopics(request: HttpRequest, project: str):
+    return subtopic_tree(request.auth, project)
+
+
+# --- entries --------------------------------------------------------------------------------
+
+
+class EntryFilters(Schema):
+    project: str | None = None
+    subtopic: str | None = None
+    kind: list[str] | None = None
+    status: list[str] | None = None
+    include_history: bool = False
+
+
+@router.get("/entries", response=list[EntryOut], tags=["entries"])
+@paginate(LimitOffsetPagination)
+def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
+    return entry_list(
+        request.auth,
+        project=filters.project,
+        subtopic=filters.subtopic,
+        kinds=filters.kind,
+        status=filters.status,
+        include_history=filters.include_history,
+    ).order_by("-updated_at", "-id")
+
+
+def _source_dicts(sources):
+    return [s.model_dump() for s in sources] if sources is not None else None
+
+
+@router.post("/entries", response={201: EntryDetailOut}, tags=["entries"])
+def create_entry(request: HttpRequest, data: EntryCreateIn):
+    """Create an entry; 409 when one with this title already exists in the subtopic."""
+    payload = data.model_dump()
+    payload["sources"] = _source_dicts(data.sources)
+    try:
+        # expected_version=0 means "must not exist yet": an existing entry is a conflict.
+        result = entry_upsert(actor=request.auth, expected_version=0, **payload)
+    except EntryConflict as exc:
+        raise AlreadyExists(
+            f"An entry titled {data.title!r} already exists there ({exc.data['entry']}). "
+            "PUT /api/v1/entries replaces it; PATCH /api/v1/entries/{ref} changes it.",
+            entry=exc.data["entry"],
+        ) from exc
+    return 201, result.entry
+
+
+@router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
+def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
+    """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
+    payload = data.model_dump()
+    payload["sources"] = _source_dicts(data.sources)
+    result = entry_upsert(actor=request.auth, **payload)
+    status = 201 if result.outcome == "created" else 200
+    return status, {"outcome": result.outcome, "entry": result.entry}
+
+
+@router.get("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
+def get_entry(request: HttpRequest, ref: str):
+    """An entry by id or short id (or `project/subtopic/title` URL-encoded)."""
+    return _detail(request.auth, ref)
+
+
+@router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
+def update_entry(request: HttpRequest, ref: str, data: EntryPatch):
+    entry = entry_get(request.auth, ref)
+    return entry_update(
+        actor=request.auth, entry_id=entry.pk, **data.model_dump(exclude_unset=True)
+    )
+
+
+@router.delete("/entries/{ref}", response={204: None}, tags=["entries"])
+def delete_entry(request: HttpRequest, ref: str, reason: str):
+    entry = entry_get(request.auth, ref)
+    entry_delete(actor=request.auth, entry_id=entry.pk, reason=reason)
+    return 204, None
+
+
+@router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
+def edit_entry(request: HttpRequest, ref: str, data: EditIn):
+    """Change part of the body: append, prepend, find_replace, replace_section."""
+    entry = entry_get(request.auth, ref)
+    return entry_edit(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
+def move_entry(request: HttpRequest, ref: str, data: MoveIn):
+    entry = entry_get(request.auth, ref)
+    return entry_move(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
+def set_entry_status(request: HttpRequest, ref: str, data: StatusIn):
+    entry = entry_get(request.auth, ref)
+    return entry_set_status(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
+def correct_entry(request: HttpRequest, ref: str, data: CorrectIn):
+    """Record that the entry was wrong: a new entry supersedes it; both are kept."""
+    entry = entry_get(request.auth, ref)
+    new, old = entry_correct(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    return 201, {"entry": new, "superseded": old}
+
+
+@router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
+def verify_entry(request: HttpRequest, ref: str, data: VerifyIn):
+    """Record that you (a person) confirmed the entry."""
+    entry = entry_get(request.auth, ref)
+    return entry_verify(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["entries"])
+def entry_history(request: HttpRequest, ref: str, limit: int = Query(50, ge=1, le=500)):
+    return [
+        {
+            "revision": h.history_id,
+            "version": h.version,
+            "when": h.history_date,
+            "type": HISTORY_TYPES.get(h.history_type, "changed"),
+            "who": h.history_user.get_username() if h.history_user_id else "",
+            "generated_by": h.generated_by,
+            "reason": h.history_change_reason or "",
+            "title": h.title,
+            "git_commit": getattr(h, "git_commit", "") or "",
+        }
+        for h in entry_revisions(request.auth, ref, limit=limit)
+    ]
+
+
+# --- search and sources ---------------------------------------------------------------------
+
+
+class SearchParams(Schema):
+    q: str = ""
+    project: str | None = None
+    subtopic: str | None = None
+    kinds: list[str] | None = None
+    tags: list[str] | None = None
+    tags_all: bool = False
+    status: list[str] | None = None
+    after: str | None = None
+    before: str | None = None
+    limit: int = 10
+    include_history: bool = False
+    include_transcripts: bool = False
+
+
+@router.get("/search", response=SearchOut, tags=["search"])
+def search(request: HttpRequest, params: Query[SearchParams]):
+    """Hybrid search; `after`/`before` accept ISO dates or ages like `7d`."""
+    hits = search_hits(
+        request.auth,
+        params.q,
+        project=params.project,
+        subtopic=params.subtopic,
+        kinds=params.kinds,
+        tags=[t.lower() for t in params.tags] if params.tags else None,
+        tags_all=params.tags_all,
+        status=params.status,
+        after=inputs.when(params.after, field="after"),
+        before=inputs.when(params.before, field="before"),
+        limit=max(1, min(params.limit, 100)),
+        include_history=params.include_history,
+        include_transcripts=params.include_transcripts,
+    )
+    return {"results": hits}
+
+
+@router.post("/sources/check", response=list[SourceCheckOut], tags=["search"])
+def check_sources(request: HttpRequest, data: SourceCheckIn):
+    """Which sources are already logged, and by which entries."""
+    items = [{"kind": s.kind, "external_id": s.external_id} for s in data.sources]
+    return sources_check(request.auth, data.project, items)
+
+
+__all__ = ["router"]
