@@ -31,7 +31,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def live_server_url(django_db_setup, django_db_blocker):
+def broker():
+    """The embedded broker, as in production: every write queues its background tasks."""
+    from django.conf import settings
+
+    from memory_site import embedded
+
+    proc = embedded.start_broker() if settings.CELERY_EMBEDDED_BROKER else None
+    yield
+    if proc is not None:
+        embedded.stop_broker()
+
+
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker, broker):
     from memory_site.asgi import application
 
     port = _free_port()
