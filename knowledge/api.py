@@ -3,6 +3,7 @@
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.responses import Status
 
 from knowledge import inputs
 from knowledge.errors import AlreadyExists, EntryConflict
@@ -68,7 +69,7 @@ def list_projects(request: HttpRequest):
 
 @router.post("/projects", response={201: ProjectOut}, tags=["projects"])
 def create_project(request: HttpRequest, data: ProjectIn):
-    return 201, project_create(actor=request.auth, **data.model_dump())
+    return Status(201, project_create(actor=request.auth, **data.model_dump()))
 
 
 @router.get("/projects/{project}", response=ProjectOut, tags=["projects"])
@@ -129,7 +130,7 @@ def create_entry(request: HttpRequest, data: EntryCreateIn):
             "PUT /api/v1/entries replaces it; PATCH /api/v1/entries/{ref} changes it.",
             entry=exc.data["entry"],
         ) from exc
-    return 201, result.entry
+    return Status(201, result.entry)
 
 
 @router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
@@ -139,7 +140,7 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     payload["sources"] = _source_dicts(data.sources)
     result = entry_upsert(actor=request.auth, **payload)
     status = 201 if result.outcome == "created" else 200
-    return status, {"outcome": result.outcome, "entry": result.entry}
+    return Status(status, {"outcome": result.outcome, "entry": result.entry})
 
 
 @router.get("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
@@ -160,7 +161,7 @@ def update_entry(request: HttpRequest, ref: str, data: EntryPatch):
 def delete_entry(request: HttpRequest, ref: str, reason: str):
     entry = entry_get(request.auth, ref)
     entry_delete(actor=request.auth, entry_id=entry.pk, reason=reason)
-    return 204, None
+    return Status(204, None)
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
@@ -187,7 +188,7 @@ def correct_entry(request: HttpRequest, ref: str, data: CorrectIn):
     """Record that the entry was wrong: a new entry supersedes it; both are kept."""
     entry = entry_get(request.auth, ref)
     new, old = entry_correct(actor=request.auth, entry_id=entry.pk, **data.model_dump())
-    return 201, {"entry": new, "superseded": old}
+    return Status(201, {"entry": new, "superseded": old})
 
 
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])

@@ -15,8 +15,14 @@ def _upsert(call, title="Pricing", body="# Plan\n\nv1\n\n## Next\n\nold step\n",
 
 
 def test_upsert_creates_updates_and_reports_unchanged(call):
-    res = call("upsert", project="ACME CORP", subtopic="Customer X > 2026-08", title="Pricing",
-               body="v1", tags="billing, Q3")
+    res = call(
+        "upsert",
+        project="ACME CORP",
+        subtopic="Customer X > 2026-08",
+        title="Pricing",
+        body="v1",
+        tags="billing, Q3",
+    )
     assert res.structured_content["outcome"] == "created"
     entry = res.structured_content["entry"]
     assert entry["path"] == "acme/customer-x/2026-08"
@@ -24,13 +30,20 @@ def test_upsert_creates_updates_and_reports_unchanged(call):
     assert entry["generated_by"] == "agent:pytest"
     assert entry["short_id"] in text(res)
 
-    again = call("upsert", project="acme", subtopic="customer-x/2026-08", title="pricing",
-                 body="v1", tags=["billing", "q3"])
+    again = call(
+        "upsert",
+        project="acme",
+        subtopic="customer-x/2026-08",
+        title="pricing",
+        body="v1",
+        tags=["billing", "q3"],
+    )
     assert again.structured_content["outcome"] == "unchanged"
     assert again.structured_content["entry"]["version"] == 1
 
-    changed = call("upsert", project="acme", subtopic="customer-x/2026-08", title="Pricing",
-                   body="v2")
+    changed = call(
+        "upsert", project="acme", subtopic="customer-x/2026-08", title="Pricing", body="v2"
+    )
     assert changed.structured_content["outcome"] == "updated"
     assert changed.structured_content["entry"]["version"] == 2
     assert Entry.objects.get(pk=entry["id"]).body == "v2"
@@ -61,8 +74,17 @@ def test_search_returns_compact_hits_and_a_next_step(call):
     res = call("search", query="cluster upgrade")
     hits = res.structured_content["results"]
     assert [h["title"] for h in hits] == ["Kubernetes upgrade"]
-    assert set(hits[0]) >= {"id", "short_id", "title", "path", "kind", "tags", "status",
-                            "updated", "snippet"}
+    assert set(hits[0]) >= {
+        "id",
+        "short_id",
+        "title",
+        "path",
+        "kind",
+        "tags",
+        "status",
+        "updated",
+        "snippet",
+    }
     assert "get(" in text(res)
     assert call("search", query="cluster", tags="food").structured_content["results"] == []
 
@@ -106,8 +128,12 @@ def test_edit_operations(call):
     ref = entry["short_id"]
     res = call("edit", id=ref, operation="replace_section", section="## Next", content="ship it")
     assert not res.is_error, text(res)
-    assert call("edit", id=ref, operation="append", content="PS").structured_content[
-        "entry"]["version"] == 3
+    assert (
+        call("edit", id=ref, operation="append", content="PS").structured_content["entry"][
+            "version"
+        ]
+        == 3
+    )
     call("edit", id=ref, operation="prepend", content="TL;DR")
     call("edit", id=ref, operation="find_replace", find="v1", content="v2")
     body = Entry.objects.get(pk=entry["id"]).body
@@ -122,8 +148,9 @@ def test_edit_find_replace_checks_the_count(call):
     assert res.is_error
     assert "expected_count=3" in text(res)
     assert Entry.objects.get(pk=entry["id"]).body == "a a a"
-    res = call("edit", id=entry["short_id"], operation="replace_section", section="Nope",
-               content="x")
+    res = call(
+        "edit", id=entry["short_id"], operation="replace_section", section="Nope", content="x"
+    )
     assert res.is_error and "headings" in text(res)
 
 
@@ -174,8 +201,14 @@ def test_delete_needs_a_reason(call):
 
 def test_check_sources(call):
     _upsert(call, sources=[{"kind": "email", "external_id": "<m1@x>"}])
-    res = call("check_sources", project="acme", sources=[
-        {"kind": "email", "external_id": "<m1@x>"}, {"kind": "email", "external_id": "<m2@x>"}])
+    res = call(
+        "check_sources",
+        project="acme",
+        sources=[
+            {"kind": "email", "external_id": "<m1@x>"},
+            {"kind": "email", "external_id": "<m2@x>"},
+        ],
+    )
     logged = {s["external_id"]: s["logged"] for s in res.structured_content["sources"]}
     assert logged == {"<m1@x>": True, "<m2@x>": False}
     assert call("check_sources", project="nope", sources=[]).is_error

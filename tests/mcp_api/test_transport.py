@@ -43,8 +43,19 @@ def test_initialize_lists_tools_and_gives_instructions(mcp_url, token):
     assert init.server_info.name == "cairn"
     names = {t.name for t in tools.tools}
     assert names == {
-        "search", "get", "upsert", "edit", "list_open", "recent", "browse", "history",
-        "delete", "check_sources", "create_project", "correct", "verify",
+        "search",
+        "get",
+        "upsert",
+        "edit",
+        "list_open",
+        "recent",
+        "browse",
+        "history",
+        "delete",
+        "check_sources",
+        "create_project",
+        "correct",
+        "verify",
     }
     by_name = {t.name: t for t in tools.tools}
     assert by_name["search"].annotations.read_only_hint is True
