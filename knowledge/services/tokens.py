@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -121,17 +122,19 @@ def token_authenticate(secret: str) -> Actor | None:
     if not secret or not secret.startswith(ApiToken.PREFIX) or len(secret) > 200:
         return None
     now = timezone.now()
+    # One query per request: the token, its user and its project ids together.
     token = (
         ApiToken.objects.select_related("user")
         .filter(secret_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .annotate(project_ids=ArrayAgg("projects__id", filter=Q(projects__isnull=False)))
         .first()
     )
     if token is None or not token.user.is_active:
         return None
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_GRANULARITY:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    project_ids = frozenset(token.projects.values_list("pk", flat=True))
+    project_ids = frozenset(token.project_ids or ())
     scopes = {"read", "write"} if token.scope == TokenScope.WRITE else {"read"}
     return Actor(
         user=token.user,

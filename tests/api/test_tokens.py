@@ -77,8 +77,9 @@ def test_a_token_cannot_mint_tokens(owner):
 
 def test_create_token_command_prints_the_secret_and_revokes(owner, capsys):
     ProjectFactory(slug="ops")
-    call_command("create_token", "rest-owner", "--name", "cli", "--scope", "read",
-                 "--project", "ops")
+    call_command(
+        "create_token", "rest-owner", "--name", "cli", "--scope", "read", "--project", "ops"
+    )
     out = capsys.readouterr()
     secret = out.out.strip()
     assert re.fullmatch(r"cairn_\S+", secret)
