@@ -1,7 +1,7 @@
 """REST endpoints: parse → selector/service → schema. Nothing here writes the ORM itself."""
 
 from django.http import HttpRequest
-from ninja import Query, Router, Schema
+from ninja import Query, Router
 from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.responses import Status
 
@@ -18,6 +18,7 @@ from knowledge.schemas import (
     EntryPatch,
     EntryUpsertIn,
     MoveIn,
+    NoNul,
     ProjectIn,
     ProjectOut,
     ProjectPatch,
@@ -27,6 +28,7 @@ from knowledge.schemas import (
     SourceCheckOut,
     StatusIn,
     SubtopicOut,
+    Text,
     UpsertOut,
     VerifyIn,
 )
@@ -73,29 +75,29 @@ def create_project(request: HttpRequest, data: ProjectIn):
 
 
 @router.get("/projects/{project}", response=ProjectOut, tags=["projects"])
-def get_project(request: HttpRequest, project: str):
+def get_project(request: HttpRequest, project: Text):
     proj = project_get(request.auth, project)
     return project_overview(request.auth).get(pk=proj.pk)
 
 
 @router.patch("/projects/{project}", response=ProjectOut, tags=["projects"])
-def update_project(request: HttpRequest, project: str, data: ProjectPatch):
+def update_project(request: HttpRequest, project: Text, data: ProjectPatch):
     return project_update(actor=request.auth, project=project, **data.model_dump())
 
 
 @router.get("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
-def list_subtopics(request: HttpRequest, project: str):
+def list_subtopics(request: HttpRequest, project: Text):
     return subtopic_tree(request.auth, project)
 
 
 # --- entries --------------------------------------------------------------------------------
 
 
-class EntryFilters(Schema):
-    project: str | None = None
-    subtopic: str | None = None
-    kind: list[str] | None = None
-    status: list[str] | None = None
+class EntryFilters(NoNul):
+    project: Text | None = None
+    subtopic: Text | None = None
+    kind: list[Text] | None = None
+    status: list[Text] | None = None
     include_history: bool = False
 
 
@@ -144,13 +146,13 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
 
 
 @router.get("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
-def get_entry(request: HttpRequest, ref: str):
+def get_entry(request: HttpRequest, ref: Text):
     """An entry by id or short id (or `project/subtopic/title` URL-encoded)."""
     return _detail(request.auth, ref)
 
 
 @router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
-def update_entry(request: HttpRequest, ref: str, data: EntryPatch):
+def update_entry(request: HttpRequest, ref: Text, data: EntryPatch):
     entry = entry_get(request.auth, ref)
     return entry_update(
         actor=request.auth, entry_id=entry.pk, **data.model_dump(exclude_unset=True)
@@ -158,33 +160,33 @@ def update_entry(request: HttpRequest, ref: str, data: EntryPatch):
 
 
 @router.delete("/entries/{ref}", response={204: None}, tags=["entries"])
-def delete_entry(request: HttpRequest, ref: str, reason: str):
+def delete_entry(request: HttpRequest, ref: Text, reason: Text):
     entry = entry_get(request.auth, ref)
     entry_delete(actor=request.auth, entry_id=entry.pk, reason=reason)
     return Status(204, None)
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
-def edit_entry(request: HttpRequest, ref: str, data: EditIn):
+def edit_entry(request: HttpRequest, ref: Text, data: EditIn):
     """Change part of the body: append, prepend, find_replace, replace_section."""
     entry = entry_get(request.auth, ref)
     return entry_edit(actor=request.auth, entry_id=entry.pk, **data.model_dump())
 
 
 @router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
-def move_entry(request: HttpRequest, ref: str, data: MoveIn):
+def move_entry(request: HttpRequest, ref: Text, data: MoveIn):
     entry = entry_get(request.auth, ref)
     return entry_move(actor=request.auth, entry_id=entry.pk, **data.model_dump())
 
 
 @router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
-def set_entry_status(request: HttpRequest, ref: str, data: StatusIn):
+def set_entry_status(request: HttpRequest, ref: Text, data: StatusIn):
     entry = entry_get(request.auth, ref)
     return entry_set_status(actor=request.auth, entry_id=entry.pk, **data.model_dump())
 
 
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
-def correct_entry(request: HttpRequest, ref: str, data: CorrectIn):
+def correct_entry(request: HttpRequest, ref: Text, data: CorrectIn):
     """Record that the entry was wrong: a new entry supersedes it; both are kept."""
     entry = entry_get(request.auth, ref)
     new, old = entry_correct(actor=request.auth, entry_id=entry.pk, **data.model_dump())
@@ -192,14 +194,14 @@ def correct_entry(request: HttpRequest, ref: str, data: CorrectIn):
 
 
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
-def verify_entry(request: HttpRequest, ref: str, data: VerifyIn):
+def verify_entry(request: HttpRequest, ref: Text, data: VerifyIn):
     """Record that you (a person) confirmed the entry."""
     entry = entry_get(request.auth, ref)
     return entry_verify(actor=request.auth, entry_id=entry.pk, **data.model_dump())
 
 
 @router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["entries"])
-def entry_history(request: HttpRequest, ref: str, limit: int = Query(50, ge=1, le=500)):
+def entry_history(request: HttpRequest, ref: Text, limit: int = Query(50, ge=1, le=500)):
     return [
         {
             "revision": h.history_id,
@@ -219,16 +221,16 @@ def entry_history(request: HttpRequest, ref: str, limit: int = Query(50, ge=1, l
 # --- search and sources ---------------------------------------------------------------------
 
 
-class SearchParams(Schema):
-    q: str = ""
-    project: str | None = None
-    subtopic: str | None = None
-    kinds: list[str] | None = None
-    tags: list[str] | None = None
+class SearchParams(NoNul):
+    q: Text = ""
+    project: Text | None = None
+    subtopic: Text | None = None
+    kinds: list[Text] | None = None
+    tags: list[Text] | None = None
     tags_all: bool = False
-    status: list[str] | None = None
-    after: str | None = None
-    before: str | None = None
+    status: list[Text] | None = None
+    after: Text | None = None
+    before: Text | None = None
     limit: int = 10
     include_history: bool = False
     include_transcripts: bool = False

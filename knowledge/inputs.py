@@ -32,6 +32,24 @@ _SCALE = {"month": 30, "y": 365, "year": 365}
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([a-z]+?)s?\s*(ago)?\s*$")
 
 
+def find_nul(value, path: str = "") -> str | None:
+    """The path of the first string holding a NUL byte (PostgreSQL cannot store one), or None."""
+    if isinstance(value, str):
+        return path or "value" if "\x00" in value else None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if isinstance(key, str) and "\x00" in key:
+            return f"{path}.{key}".strip(".")
+        if (found := find_nul(item, f"{path}.{key}".strip("."))) is not None:
+            return found
+    return None
+
+
 def str_list(value: list | str | None) -> list[str] | None:
     """`"a, b"`, `'["a","b"]'` or `["a", "b"]` → `["a", "b"]`; empty → None."""
     if value is None:

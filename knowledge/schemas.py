@@ -1,15 +1,37 @@
 """ninja In/Out schemas for the REST API (the MCP tools return the same field names)."""
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from ninja import Field, Schema
-from pydantic import ConfigDict
+from pydantic import AfterValidator, ConfigDict, model_validator
 
+from knowledge.inputs import find_nul
 from knowledge.models import Entry
 
+NUL_MESSAGE = "contains a NUL byte (\\x00), which cannot be stored; remove it"
 
-class StrictIn(Schema):
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError(NUL_MESSAGE)
+    return value
+
+
+# A path or query string: refused with a 422 when it holds a NUL byte.
+Text = Annotated[str, AfterValidator(_no_nul)]
+
+
+class NoNul(Schema):
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_nul(cls, data):
+        if (where := find_nul(data)) is not None:
+            raise ValueError(f"{where} {NUL_MESSAGE}")
+        return data
+
+
+class StrictIn(NoNul):
     # Unknown fields are a typo the caller wants to hear about, not silently drop.
     model_config = ConfigDict(extra="forbid")
 

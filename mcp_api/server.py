@@ -24,6 +24,7 @@ from mcp_types import CallToolResult
 from pydantic import ValidationError
 
 from knowledge.actors import Actor
+from knowledge.inputs import find_nul
 from knowledge.services.tokens import token_authenticate
 from mcp_api import render
 
@@ -97,6 +98,12 @@ class CairnMCP(MCPServer):
                 f"{name}() has no argument {', '.join(map(repr, unknown))}. "
                 f"Valid arguments: {', '.join(valid)}.",
                 {"code": "unknown_argument", "unknown": unknown, "valid": valid},
+            )
+        if (where := find_nul(arguments)) is not None:
+            return render.error(
+                f"{name}(): {where} contains a NUL byte (\\x00), which cannot be stored. "
+                "Remove it and call again.",
+                {"code": "validation_failed", "field": where},
             )
         try:
             return await super().call_tool(name, arguments, context)

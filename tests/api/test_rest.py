@@ -194,3 +194,9 @@ def test_session_auth_reads_and_needs_csrf_to_write(browser):
     )
     assert created.status_code == 201
     assert created.json()["generated_by"] == "human:rest-owner"
+
+
+def test_nul_bytes_are_422_not_500(api):
+    _problem(_put(api, title="T", body="a\x00b"), 422, "validation_failed")
+    _problem(api.get(f"{V1}/search", {"q": "a\x00"}), 422, "validation_failed")
+    _problem(api.get(f"{V1}/entries/a%00b"), 422, "validation_failed")

@@ -262,3 +262,9 @@ def test_project_restricted_token_sees_only_its_projects(call, make_token):
     only_other = make_token(projects=[other.slug])
     assert call("search", _token=only_other, query="shared").structured_content["results"] == []
     assert call("get", _token=only_other, id_or_path="acme/in-acme").is_error
+
+
+def test_nul_bytes_are_refused_not_a_crash(call):
+    res = call("upsert", project="acme", title="T", body="a\x00b")
+    assert res.is_error and res.structured_content["error"]["field"] == "body"
+    assert not call("search", query="fine").is_error
