@@ -374,9 +374,9 @@ def verify(actor: Actor, *, id):
 
 def guarded(fn, actor: Actor, **kwargs):
     """Run one handler; knowledge errors become tool errors the agent can act on."""
-    from django.db import close_old_connections
+    from mcp_api.server import recycle_connection
 
-    close_old_connections()
+    recycle_connection()
     try:
         return fn(actor, **kwargs)
     except _Handled as handled:

@@ -8,12 +8,13 @@ any request and nothing is buffered or kept open between calls.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import connections
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -43,8 +44,26 @@ keeps both; never delete to fix a mistake.
 5. Ask the user before storing secrets, personal data or anything sensitive."""
 
 
+def recycle_connection() -> None:
+    """What Django does around each request, which MCP calls don't get: drop a connection that
+    is past CONN_MAX_AGE, broken, or left outside autocommit. Unlike close_old_connections it
+    does not force a health-check ping before the next query (a round trip per call): after a
+    database restart one call fails and the next one reconnects."""
+    for conn in connections.all(initialized_only=True):
+        if conn.connection is None:
+            continue
+        if (
+            conn.get_autocommit() != conn.settings_dict["AUTOCOMMIT"]
+            or (conn.errors_occurred and not conn.is_usable())
+            or (conn.close_at is not None and time.monotonic() >= conn.close_at)
+        ):
+            conn.close()
+        else:
+            conn.errors_occurred = False
+
+
 def _authenticate(secret: str) -> Actor | None:
-    close_old_connections()  # no request signals here: drop connections past CONN_MAX_AGE
+    recycle_connection()
     return token_authenticate(secret)
 
 
