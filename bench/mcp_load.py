@@ -241,26 +241,82 @@ async def bench(url: str, token: str, sessions, questions, searches: int) -> lis
     return rows
 
 
+def direct(sessions, questions, searches: int) -> list[dict]:
+    """The same writes and searches through the services in-process (no HTTP, no MCP): the floor
+    the MCP numbers are compared with. Runs in a child process on the bench database."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
+    django.setup()
+    from django.contrib.auth import get_user_model
+
+    from knowledge.actors import Actor
+    from knowledge.search_adapter import search
+    from knowledge.services import entry_upsert, project_create
+
+    actor = Actor.for_user(get_user_model().objects.get(username="bench"), agent="agent:bench")
+    for conv in sorted({s["conv"] for s in sessions}):
+        project_create(actor=actor, slug=f"d-{conv}")
+    lat = []
+    start = time.perf_counter()
+    for s in sessions:
+        t = time.perf_counter()
+        entry_upsert(
+            actor=actor,
+            project=f"d-{s['conv']}",
+            title=s["title"],
+            body=s["body"],
+            subtopic="sessions",
+            kind="session",
+        )
+        lat.append(time.perf_counter() - t)
+    rows = [summarize("upsert (services, no MCP)", 1, lat, time.perf_counter() - start)]
+    picked = questions[:: max(1, len(questions) // searches)][:searches]
+    lat = []
+    start = time.perf_counter()
+    for q in picked:
+        t = time.perf_counter()
+        search(actor, q["q"], project=f"d-{q['conv']}", limit=10)
+        lat.append(time.perf_counter() - t)
+    rows.append(summarize("search (services, no MCP)", 1, lat, time.perf_counter() - start))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default=str(ROOT.parent / "shared/bench-data/locomo-dev.json"))
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument("--direct", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sessions, questions = load_sessions(Path(args.data))
+    if args.direct:  # child mode: print the in-process rows as JSON
+        print(json.dumps(direct(sessions, questions, args.searches)))
+        return
     print(f"Preparing a fresh {BENCH_DB} database and the server …", file=sys.stderr)
     env = prepare_database()
     proc, url = start_server(env, args.workers)
+    load_before = os.getloadavg()
     try:
         rows = anyio.run(bench, url, env["CAIRN_BENCH_TOKEN"], sessions, questions, args.searches)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
-    header = f"{'operation':<10}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"
+    child = subprocess.run(
+        [PY, __file__, "--direct", "--data", args.data, "--searches", str(args.searches)],
+        env=env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rows += json.loads(child.stdout.strip().splitlines()[-1])
+    load_after = os.getloadavg()
+    header = f"{'operation':<27}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"
     print(header)
     for r in rows:
         print(
-            f"{r['operation']:<10}{r['clients']:>8}{r['calls']:>7}{r['p50_ms']:>9}"
+            f"{r['operation']:<27}{r['clients']:>8}{r['calls']:>7}{r['p50_ms']:>9}"
             f"{r['p95_ms']:>9}{r['per_second']:>8}"
         )
     out = ROOT / "bench/results"
@@ -272,7 +328,12 @@ def main() -> None:
             {
                 "benchmark": "mcp_load",
                 "when": stamp,
-                "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "loadavg_1m_before": round(load_before[0], 2),
+                    "loadavg_1m_after": round(load_after[0], 2),
+                },
                 "server": {
                     "uvicorn_workers": args.workers,
                     "transport": "streamable-http, stateless, json",
@@ -285,6 +346,10 @@ def main() -> None:
             },
             indent=2,
         )
+    )
+    print(
+        f"Load average (1 min) before/after: {load_before[0]:.1f} / {load_after[0]:.1f} "
+        f"on {os.cpu_count()} CPUs"
     )
     print(f"Wrote {target.relative_to(ROOT)}")
 

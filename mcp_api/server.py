@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
+from django.utils.text import slugify
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -83,6 +85,26 @@ class CairnTokenVerifier:
         )
 
 
+# The optional `X-Cairn-Client: claude-code` header names the agent when the token has no label.
+CLIENT_HINT: ContextVar[str] = ContextVar("cairn_client_hint", default="")
+
+
+class ClientHintMiddleware:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        hint = ""
+        if scope["type"] == "http":
+            raw = dict(scope["headers"]).get(b"x-cairn-client", b"")
+            hint = slugify(raw.decode("latin-1"))[:60]
+        token = CLIENT_HINT.set(hint)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            CLIENT_HINT.reset(token)
+
+
 def current_actor() -> Actor:
     """The Actor of the request being served (set by the bearer-token middleware)."""
     access = get_access_token()
@@ -92,7 +114,7 @@ def current_actor() -> Actor:
     if not actor.agent:
         actor = Actor(
             user=actor.user,
-            agent="agent:mcp",
+            agent=f"agent:{CLIENT_HINT.get() or 'mcp'}",
             scopes=actor.scopes,
             project_ids=actor.project_ids,
             token_id=actor.token_id,
@@ -169,12 +191,13 @@ def streamable_http_app():
     """The Starlette app serving /mcp; its lifespan runs the SDK's session manager."""
     from mcp_api import tools  # noqa: F401  (registers the tools on `mcp`)
 
-    return mcp.streamable_http_app(
+    app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
         transport_security=_transport_security(),
     )
+    return ClientHintMiddleware(app)
 
 
 __all__ = ["CallToolResult", "current_actor", "mcp", "streamable_http_app"]

@@ -268,3 +268,22 @@ def test_nul_bytes_are_refused_not_a_crash(call):
     res = call("upsert", project="acme", title="T", body="a\x00b")
     assert res.is_error and res.structured_content["error"]["field"] == "body"
     assert not call("search", query="fine").is_error
+
+
+def test_agent_label_comes_from_the_client_header_when_the_token_has_none(mcp_url, make_token):
+    import anyio
+
+    from tests.mcp_api.conftest import mcp_session
+
+    secret = make_token()  # no agent label
+
+    async def go(headers):
+        async with mcp_session(mcp_url, secret, headers=headers) as session:
+            return await session.call_tool(
+                "upsert", {"project": "acme", "title": str(headers), "body": "b"}
+            )
+
+    hinted = anyio.run(go, {"X-Cairn-Client": "Claude Code"})
+    assert hinted.structured_content["entry"]["generated_by"] == "agent:claude-code"
+    plain = anyio.run(go, {})
+    assert plain.structured_content["entry"]["generated_by"] == "agent:mcp"
