@@ -7,7 +7,6 @@ from ninja.responses import Status
 
 from knowledge import inputs
 from knowledge.errors import AlreadyExists, EntryConflict
-from knowledge.models import Entry
 from knowledge.schemas import (
     CorrectIn,
     CorrectOut,
@@ -55,10 +54,6 @@ from knowledge.services.entries_edit import entry_correct, entry_edit, entry_ver
 
 router = Router()
 HISTORY_TYPES = {"+": "created", "~": "changed", "-": "deleted"}
-
-
-def _detail(actor, ref) -> Entry:
-    return entry_get(actor, ref)
 
 
 # --- projects -------------------------------------------------------------------------------
@@ -145,10 +140,16 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     return Status(status, {"outcome": result.outcome, "entry": result.entry})
 
 
+@router.get("/entries/lookup", response=EntryDetailOut, tags=["entries"])
+def lookup_entry(request: HttpRequest, path: Text):
+    """An entry by `project/subtopic/path/title` (or its slug), e.g. `acme/ops/2026/upgrade`."""
+    return entry_get(request.auth, path)
+
+
 @router.get("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
 def get_entry(request: HttpRequest, ref: Text):
-    """An entry by id or short id (or `project/subtopic/title` URL-encoded)."""
-    return _detail(request.auth, ref)
+    """An entry by id or short id; use /entries/lookup?path=… for a path."""
+    return entry_get(request.auth, ref)
 
 
 @router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])

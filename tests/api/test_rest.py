@@ -70,6 +70,8 @@ def test_upsert_create_get_list_and_subtopics(api):
     assert _put(api, title="Pricing", body="v2", subtopic="a/b").json()["entry"]["version"] == 2
     got = api.get(f"{V1}/entries/{entry['short_id']}").json()
     assert got["body"] == "v2"
+    by_path = api.get(f"{V1}/entries/lookup", {"path": "acme/a/b/pricing"}).json()
+    assert by_path["id"] == entry["id"]
     listed = api.get(f"{V1}/entries", {"project": "acme", "subtopic": "a"}).json()
     assert listed["count"] == 1 and listed["items"][0]["id"] == entry["id"]
     tree = api.get(f"{V1}/projects/acme/subtopics").json()
