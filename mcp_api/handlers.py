@@ -11,6 +11,7 @@ from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
 from knowledge.models import EntryStatus
+from knowledge.paths import normalize_path
 from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
     entry_get,
@@ -28,6 +29,7 @@ from knowledge.services import (
 )
 from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
 from mcp_api import render
+from mcp_api.server import recycle_connection
 
 MAX_WINDOW = 50_000
 
@@ -241,7 +243,7 @@ def browse(actor: Actor, *, project, subtopic):
     tree = subtopic_tree(actor, proj.pk)
     entries = entry_list(actor, project=proj.pk)
     if subtopic:
-        prefix = inputs_path(subtopic)
+        prefix = normalize_path(subtopic)
         tree = [n for n in tree if n["path"] == prefix or n["path"].startswith(prefix + "/")]
         entries = entries.filter(subtopic__path=prefix)
     else:
@@ -264,12 +266,6 @@ def browse(actor: Actor, *, project, subtopic):
             "entries": here,
         },
     )
-
-
-def inputs_path(raw: str) -> str:
-    from knowledge.paths import normalize_path
-
-    return normalize_path(raw)
 
 
 def history(actor: Actor, *, id, limit):
@@ -374,8 +370,6 @@ def verify(actor: Actor, *, id):
 
 def guarded(fn, actor: Actor, **kwargs):
     """Run one handler; knowledge errors become tool errors the agent can act on."""
-    from mcp_api.server import recycle_connection
-
     recycle_connection()
     try:
         return fn(actor, **kwargs)
