@@ -145,6 +145,19 @@ def load_sessions(path: Path) -> tuple[list[dict], list[dict]]:
     return sessions, questions
 
 
+def group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU of every process in the server's process group (Linux /proc)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # field 5 of stat: the process group
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 class Client:
     def __init__(self, url: str, token: str):
         self.url, self.token = url, token
@@ -174,6 +187,9 @@ class Client:
         return elapsed
 
 
+SERVER_PGID = 0
+
+
 async def run_phase(url, token, clients: int, jobs: list[tuple[str, dict]], label: str):
     """Run the jobs spread over `clients` concurrent MCP sessions; latencies in seconds."""
     latencies: list[float] = []
@@ -187,18 +203,21 @@ async def run_phase(url, token, clients: int, jobs: list[tuple[str, dict]], labe
                 latencies.append(await client.call(tool, args))
                 bar.update()
 
+    cpu = group_cpu_seconds(SERVER_PGID)
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(worker)
     wall = time.perf_counter() - start
     bar.close()
-    return latencies, wall
+    server_cpu_ms = (group_cpu_seconds(SERVER_PGID) - cpu) * 1000 / max(1, len(latencies))
+    return latencies, wall, server_cpu_ms
 
 
-def summarize(name: str, clients: int, latencies: list[float], wall: float) -> dict:
+def summarize(name: str, clients: int, latencies: list[float], wall: float, cpu=None) -> dict:
     ms = sorted(x * 1000 for x in latencies)
     return {
+        "server_cpu_ms_per_call": None if cpu is None else round(cpu, 1),
         "operation": name,
         "clients": clients,
         "calls": len(ms),
@@ -229,15 +248,15 @@ async def bench(url: str, token: str, sessions, questions, searches: int) -> lis
             )
             for s in sessions
         ]
-        lat, wall = await run_phase(url, token, level, jobs, f"upsert x{level}")
-        rows.append(summarize("upsert", level, lat, wall))
+        lat, wall, cpu = await run_phase(url, token, level, jobs, f"upsert x{level}")
+        rows.append(summarize("upsert", level, lat, wall, cpu))
     picked = questions[:: max(1, len(questions) // searches)][:searches]
     for level in (1, 8):
         jobs = [
             ("search", {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}) for q in picked
         ]
-        lat, wall = await run_phase(url, token, level, jobs, f"search x{level}")
-        rows.append(summarize("search", level, lat, wall))
+        lat, wall, cpu = await run_phase(url, token, level, jobs, f"search x{level}")
+        rows.append(summarize("search", level, lat, wall, cpu))
     return rows
 
 
@@ -296,6 +315,8 @@ def main() -> None:
     print(f"Preparing a fresh {BENCH_DB} database and the server …", file=sys.stderr)
     env = prepare_database()
     proc, url = start_server(env, args.workers)
+    global SERVER_PGID
+    SERVER_PGID = proc.pid  # started with start_new_session: its own process group
     load_before = os.getloadavg()
     try:
         rows = anyio.run(bench, url, env["CAIRN_BENCH_TOKEN"], sessions, questions, args.searches)
@@ -312,12 +333,15 @@ def main() -> None:
     )
     rows += json.loads(child.stdout.strip().splitlines()[-1])
     load_after = os.getloadavg()
-    header = f"{'operation':<27}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"
+    header = (
+        f"{'operation':<27}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"
+        f"{'web CPU ms/call':>17}"
+    )
     print(header)
     for r in rows:
         print(
             f"{r['operation']:<27}{r['clients']:>8}{r['calls']:>7}{r['p50_ms']:>9}"
-            f"{r['p95_ms']:>9}{r['per_second']:>8}"
+            f"{r['p95_ms']:>9}{r['per_second']:>8}{r['server_cpu_ms_per_call'] or '-':>17}"
         )
     out = ROOT / "bench/results"
     out.mkdir(parents=True, exist_ok=True)
