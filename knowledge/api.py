@@ -26,6 +26,7 @@ from knowledge.schemas import (
     SourceCheckIn,
     SourceCheckOut,
     StatusIn,
+    SubtopicIn,
     SubtopicOut,
     Text,
     UpsertOut,
@@ -49,6 +50,7 @@ from knowledge.services import (
     entry_upsert,
     project_create,
     project_update,
+    subtopic_ensure,
 )
 from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
 
@@ -82,6 +84,13 @@ def update_project(request: HttpRequest, project: Text, data: ProjectPatch):
 
 @router.get("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
 def list_subtopics(request: HttpRequest, project: Text):
+    return subtopic_tree(request.auth, project)
+
+
+@router.post("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
+def ensure_subtopic(request: HttpRequest, project: Text, data: SubtopicIn):
+    """Create every missing level of a path (`a/b/c` or `a > b > c`); returns the whole tree."""
+    subtopic_ensure(actor=request.auth, project=project, path=data.path)
     return subtopic_tree(request.auth, project)
 
 

@@ -60,6 +60,10 @@ class ProjectOut(Schema):
     entry_count: int | None = None
 
 
+class SubtopicIn(StrictIn):
+    path: str = Field(..., min_length=1, max_length=500, examples=["customer-x/2026-08"])
+
+
 class SubtopicOut(Schema):
     path: str
     name: str

@@ -76,6 +76,10 @@ def test_upsert_create_get_list_and_subtopics(api):
     assert listed["count"] == 1 and listed["items"][0]["id"] == entry["id"]
     tree = api.get(f"{V1}/projects/acme/subtopics").json()
     assert [(n["path"], n["entries"]) for n in tree] == [("a", 0), ("a/b", 1)]
+    grown = api.post(
+        f"{V1}/projects/acme/subtopics", {"path": "A > C"}, content_type="application/json"
+    ).json()
+    assert [n["path"] for n in grown] == ["a", "a/b", "a/c"]
 
 
 def test_post_creates_only(api):
