@@ -83,6 +83,16 @@ def prepare_database() -> dict[str, str]:
     return env
 
 
+def _stop_what_we_started() -> None:
+    """Leave the machine as we found it: stop the embedded servers this run started."""
+    from memory_site import embedded
+
+    if "broker" in embedded.started_here:
+        embedded.stop_broker()
+    if "postgres" in embedded.started_here:
+        embedded.stop_postgres()
+
+
 def start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     proc = subprocess.Popen(
@@ -333,6 +343,7 @@ def main() -> None:
     )
     rows += json.loads(child.stdout.strip().splitlines()[-1])
     load_after = os.getloadavg()
+    _stop_what_we_started()
     header = (
         f"{'operation':<27}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"
         f"{'web CPU ms/call':>17}"
