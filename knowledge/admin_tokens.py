@@ -1,1 +1,83 @@
-"""Admin for personal API tokens (imported by knowledge/admin.py)."""
+"""Admin for personal API tokens (imported by knowledge/admin.py).
+
+The secret exists only in the response to the save that created it: it is shown once in a
+message and only its sha256 is stored.
+"""
+
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from knowledge.actors import Actor
+from knowledge.models import ApiToken
+from knowledge.services.tokens import token_create, token_revoke, token_update
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "prefix", "user", "scope", "agent_label", "last_used_at", "state")
+    list_filter = ("scope",)
+    search_fields = ("name", "prefix", "user__username", "agent_label")
+    readonly_fields = ("prefix", "last_used_at", "revoked_at", "created_at")
+    filter_horizontal = ("projects",)
+    actions = ["revoke_tokens"]
+
+    def get_fields(self, request, obj=None):
+        fields = ["user", "name", "scope", "projects", "agent_label", "expires_at"]
+        return fields + (["prefix", "last_used_at", "revoked_at", "created_at"] if obj else [])
+
+    def get_readonly_fields(self, request, obj=None):
+        # A token's powers are fixed at creation: to change them, revoke and create another.
+        if obj is not None:
+            return ("user", "scope", "projects", *self.readonly_fields)
+        return self.readonly_fields
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        # Staff who are not superusers may only create tokens for themselves.
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = type(request.user).objects.filter(pk=request.user.pk)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    @admin.display(description="state")
+    def state(self, obj):
+        if obj.revoked_at:
+            return "revoked"
+        if obj.expires_at and obj.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            token_update(
+                actor=Actor.for_user(request.user),
+                token_id=obj.pk,
+                name=obj.name,
+                agent_label=obj.agent_label,
+                expires_at=obj.expires_at,
+            )
+            return
+        created = token_create(
+            actor=Actor.for_user(request.user),
+            user=form.cleaned_data["user"],
+            name=form.cleaned_data["name"],
+            scope=form.cleaned_data["scope"],
+            projects=[p.pk for p in form.cleaned_data.get("projects") or []],
+            agent_label=form.cleaned_data.get("agent_label") or "",
+            expires_at=form.cleaned_data.get("expires_at"),
+        )
+        obj.pk = created.token.pk
+        obj.__dict__.update(created.token.__dict__)
+        messages.warning(
+            request,
+            f"Copy this token now, it will not be shown again: {created.secret}",
+        )
+
+    def save_related(self, request, form, formsets, change):
+        if change:  # projects are set by token_create and frozen afterwards
+            super().save_related(request, form, formsets, change)
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke_tokens(self, request, queryset):
+        actor = Actor.for_user(request.user)
+        for token in queryset:
+            token_revoke(actor=actor, token_id=token.pk)
+        self.message_user(request, f"Revoked {queryset.count()} token(s).")

@@ -131,7 +131,14 @@ CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
 # (search settings go here)
 
 # --- Agents and programs: MCP endpoint and REST API (mcp_api/, knowledge/api.py) --------------
-# (MCP and REST settings go here)
+# /mcp checks Host and Origin (DNS-rebinding protection). Hosts come from ALLOWED_HOSTS (any
+# port) plus these; origins from CAIRN_SITE_URL plus these. A browser page on another origin
+# gets 403.
+CAIRN_MCP_ALLOWED_HOSTS = env.list("CAIRN_MCP_ALLOWED_HOSTS", default=[])
+CAIRN_MCP_ALLOWED_ORIGINS = env.list(
+    "CAIRN_MCP_ALLOWED_ORIGINS",
+    default=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *CSRF_TRUSTED_ORIGINS],
+)
 
 # --- History: the git mirror (history/) --------------------------------------------------------
 # (mirror settings go here)

@@ -12,6 +12,9 @@ urlpatterns = [
 ]
 
 # REST API (knowledge/api.py) is mounted below.
+from memory_site.api import api  # noqa: E402
+
+urlpatterns += [path("api/", api.urls)]
 
 # Sign-in (allauth) URLs are mounted below.
 urlpatterns += [path("accounts/", include("allauth.urls"))]

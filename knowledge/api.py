@@ -1,0 +1,277 @@
+"""REST endpoints: parse → selector/service → schema. Nothing here writes the ORM itself."""
+
+from django.http import HttpRequest
+from ninja import Query, Router
+from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.responses import Status
+
+from knowledge import inputs
+from knowledge.errors import AlreadyExists, EntryConflict
+from knowledge.schemas import (
+    CorrectIn,
+    CorrectOut,
+    EditIn,
+    EntryCreateIn,
+    EntryDetailOut,
+    EntryOut,
+    EntryPatch,
+    EntryUpsertIn,
+    MoveIn,
+    NoNul,
+    ProjectIn,
+    ProjectOut,
+    ProjectPatch,
+    RevisionOut,
+    SearchOut,
+    SourceCheckIn,
+    SourceCheckOut,
+    StatusIn,
+    SubtopicIn,
+    SubtopicOut,
+    Text,
+    UpsertOut,
+    VerifyIn,
+)
+from knowledge.search_adapter import search as search_hits
+from knowledge.selectors import (
+    entry_get,
+    entry_list,
+    entry_revisions,
+    project_get,
+    project_overview,
+    sources_check,
+    subtopic_tree,
+)
+from knowledge.services import (
+    entry_delete,
+    entry_move,
+    entry_set_status,
+    entry_update,
+    entry_upsert,
+    project_create,
+    project_update,
+    subtopic_ensure,
+)
+from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
+
+router = Router()
+HISTORY_TYPES = {"+": "created", "~": "changed", "-": "deleted"}
+
+
+# --- projects -------------------------------------------------------------------------------
+
+
+@router.get("/projects", response=list[ProjectOut], tags=["projects"])
+def list_projects(request: HttpRequest):
+    return list(project_overview(request.auth))
+
+
+@router.post("/projects", response={201: ProjectOut}, tags=["projects"])
+def create_project(request: HttpRequest, data: ProjectIn):
+    return Status(201, project_create(actor=request.auth, **data.model_dump()))
+
+
+@router.get("/projects/{project}", response=ProjectOut, tags=["projects"])
+def get_project(request: HttpRequest, project: Text):
+    proj = project_get(request.auth, project)
+    return project_overview(request.auth).get(pk=proj.pk)
+
+
+@router.patch("/projects/{project}", response=ProjectOut, tags=["projects"])
+def update_project(request: HttpRequest, project: Text, data: ProjectPatch):
+    return project_update(actor=request.auth, project=project, **data.model_dump())
+
+
+@router.get("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
+def list_subtopics(request: HttpRequest, project: Text):
+    return subtopic_tree(request.auth, project)
+
+
+@router.post("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
+def ensure_subtopic(request: HttpRequest, project: Text, data: SubtopicIn):
+    """Create every missing level of a path (`a/b/c` or `a > b > c`); returns the whole tree."""
+    subtopic_ensure(actor=request.auth, project=project, path=data.path)
+    return subtopic_tree(request.auth, project)
+
+
+# --- entries --------------------------------------------------------------------------------
+
+
+class EntryFilters(NoNul):
+    project: Text | None = None
+    subtopic: Text | None = None
+    kind: list[Text] | None = None
+    status: list[Text] | None = None
+    include_history: bool = False
+
+
+@router.get("/entries", response=list[EntryOut], tags=["entries"])
+@paginate(LimitOffsetPagination)
+def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
+    return entry_list(
+        request.auth,
+        project=filters.project,
+        subtopic=filters.subtopic,
+        kinds=filters.kind,
+        status=filters.status,
+        include_history=filters.include_history,
+    ).order_by("-updated_at", "-id")
+
+
+def _source_dicts(sources):
+    return [s.model_dump() for s in sources] if sources is not None else None
+
+
+@router.post("/entries", response={201: EntryDetailOut}, tags=["entries"])
+def create_entry(request: HttpRequest, data: EntryCreateIn):
+    """Create an entry; 409 when one with this title already exists in the subtopic."""
+    payload = data.model_dump()
+    payload["sources"] = _source_dicts(data.sources)
+    try:
+        # expected_version=0 means "must not exist yet": an existing entry is a conflict.
+        result = entry_upsert(actor=request.auth, expected_version=0, **payload)
+    except EntryConflict as exc:
+        raise AlreadyExists(
+            f"An entry titled {data.title!r} already exists there ({exc.data['entry']}). "
+            "PUT /api/v1/entries replaces it; PATCH /api/v1/entries/{ref} changes it.",
+            entry=exc.data["entry"],
+        ) from exc
+    return Status(201, result.entry)
+
+
+@router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
+def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
+    """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
+    payload = data.model_dump()
+    payload["sources"] = _source_dicts(data.sources)
+    result = entry_upsert(actor=request.auth, **payload)
+    status = 201 if result.outcome == "created" else 200
+    return Status(status, {"outcome": result.outcome, "entry": result.entry})
+
+
+@router.get("/entries/lookup", response=EntryDetailOut, tags=["entries"])
+def lookup_entry(request: HttpRequest, path: Text):
+    """An entry by `project/subtopic/path/title` (or its slug), e.g. `acme/ops/2026/upgrade`."""
+    return entry_get(request.auth, path)
+
+
+@router.get("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
+def get_entry(request: HttpRequest, ref: Text):
+    """An entry by id or short id; use /entries/lookup?path=… for a path."""
+    return entry_get(request.auth, ref)
+
+
+@router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
+def update_entry(request: HttpRequest, ref: Text, data: EntryPatch):
+    entry = entry_get(request.auth, ref)
+    return entry_update(
+        actor=request.auth, entry_id=entry.pk, **data.model_dump(exclude_unset=True)
+    )
+
+
+@router.delete("/entries/{ref}", response={204: None}, tags=["entries"])
+def delete_entry(request: HttpRequest, ref: Text, reason: Text):
+    entry = entry_get(request.auth, ref)
+    entry_delete(actor=request.auth, entry_id=entry.pk, reason=reason)
+    return Status(204, None)
+
+
+@router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
+def edit_entry(request: HttpRequest, ref: Text, data: EditIn):
+    """Change part of the body: append, prepend, find_replace, replace_section."""
+    entry = entry_get(request.auth, ref)
+    return entry_edit(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
+def move_entry(request: HttpRequest, ref: Text, data: MoveIn):
+    entry = entry_get(request.auth, ref)
+    return entry_move(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
+def set_entry_status(request: HttpRequest, ref: Text, data: StatusIn):
+    entry = entry_get(request.auth, ref)
+    return entry_set_status(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
+def correct_entry(request: HttpRequest, ref: Text, data: CorrectIn):
+    """Record that the entry was wrong: a new entry supersedes it; both are kept."""
+    entry = entry_get(request.auth, ref)
+    new, old = entry_correct(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    return Status(201, {"entry": new, "superseded": old})
+
+
+@router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
+def verify_entry(request: HttpRequest, ref: Text, data: VerifyIn):
+    """Record that you (a person) confirmed the entry."""
+    entry = entry_get(request.auth, ref)
+    return entry_verify(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+
+
+@router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["entries"])
+def entry_history(request: HttpRequest, ref: Text, limit: int = Query(50, ge=1, le=500)):
+    return [
+        {
+            "revision": h.history_id,
+            "version": h.version,
+            "when": h.history_date,
+            "type": HISTORY_TYPES.get(h.history_type, "changed"),
+            "who": h.history_user.get_username() if h.history_user_id else "",
+            "generated_by": h.generated_by,
+            "reason": h.history_change_reason or "",
+            "title": h.title,
+            "git_commit": getattr(h, "git_commit", "") or "",
+        }
+        for h in entry_revisions(request.auth, ref, limit=limit)
+    ]
+
+
+# --- search and sources ---------------------------------------------------------------------
+
+
+class SearchParams(NoNul):
+    q: Text = ""
+    project: Text | None = None
+    subtopic: Text | None = None
+    kinds: list[Text] | None = None
+    tags: list[Text] | None = None
+    tags_all: bool = False
+    status: list[Text] | None = None
+    after: Text | None = None
+    before: Text | None = None
+    limit: int = 10
+    include_history: bool = False
+    include_transcripts: bool = False
+
+
+@router.get("/search", response=SearchOut, tags=["search"])
+def search(request: HttpRequest, params: Query[SearchParams]):
+    """Hybrid search; `after`/`before` accept ISO dates or ages like `7d`."""
+    hits = search_hits(
+        request.auth,
+        params.q,
+        project=params.project,
+        subtopic=params.subtopic,
+        kinds=params.kinds,
+        tags=[t.lower() for t in params.tags] if params.tags else None,
+        tags_all=params.tags_all,
+        status=params.status,
+        after=inputs.when(params.after, field="after"),
+        before=inputs.when(params.before, field="before"),
+        limit=max(1, min(params.limit, 100)),
+        include_history=params.include_history,
+        include_transcripts=params.include_transcripts,
+    )
+    return {"results": hits}
+
+
+@router.post("/sources/check", response=list[SourceCheckOut], tags=["search"])
+def check_sources(request: HttpRequest, data: SourceCheckIn):
+    """Which sources are already logged, and by which entries."""
+    items = [{"kind": s.kind, "external_id": s.external_id} for s in data.sources]
+    return sources_check(request.auth, data.project, items)
+
+
+__all__ = ["router"]

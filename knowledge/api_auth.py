@@ -1,0 +1,90 @@
+"""REST authentication and errors: bearer tokens or the browser session (with CSRF), and
+RFC 7807 problem+json for every error the API returns."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, JsonResponse
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer, SessionAuth
+
+from knowledge.actors import Actor
+from knowledge.errors import KnowledgeError
+from knowledge.services.tokens import token_authenticate
+
+PROBLEM = "application/problem+json"
+
+
+class TokenAuth(HttpBearer):
+    """`Authorization: Bearer cairn_…` — a personal API token."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
+        return token_authenticate(token)
+
+
+class BrowserSessionAuth(SessionAuth):
+    """A signed-in browser user; ninja checks the CSRF token for cookie auth."""
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Actor | None:
+        user = super().authenticate(request, key)
+        return Actor.for_user(user) if user is not None else None
+
+
+def problem(status: int, code: str, title: str, detail: str, **extra) -> JsonResponse:
+    body = {
+        "type": f"https://cairn.invalid/problems/{code}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **extra,
+    }
+    response = JsonResponse(body, status=status, content_type=PROBLEM)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="cairn"'
+    return response
+
+
+def _title(code: str) -> str:
+    return code.replace("_", " ").capitalize()
+
+
+def register_error_handlers(api) -> None:
+    @api.exception_handler(KnowledgeError)
+    def knowledge_error(request, exc: KnowledgeError):
+        data = {k: v for k, v in exc.data.items() if k not in ("code", "message")}
+        return problem(exc.http_status, exc.code, _title(exc.code), exc.message, **data)
+
+    @api.exception_handler(ValidationError)
+    def validation_error(request, exc: ValidationError):
+        errors = []
+        for err in exc.errors:
+            loc = [str(p) for p in err.get("loc", ())]
+            # loc is (where, parameter name, field…): the field path is what a caller fixes.
+            field = ".".join(loc[2:] if loc[:1] == ["body"] else loc[1:]) or ".".join(loc)
+            errors.append({"field": field, "message": err.get("msg", ""), "loc": loc})
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        return problem(
+            422,
+            "validation_failed",
+            "Validation failed",
+            f"Invalid input — {detail}",
+            errors=errors,
+        )
+
+    @api.exception_handler(AuthenticationError)
+    def auth_error(request, exc):
+        return problem(
+            401,
+            "unauthorized",
+            "Unauthorized",
+            "Send Authorization: Bearer <token> (create one with manage.py create_token or in "
+            "the admin), or sign in and send the CSRF token.",
+        )
+
+    @api.exception_handler(HttpError)
+    def http_error(request, exc: HttpError):
+        return problem(exc.status_code, "http_error", "Error", str(exc))
+
+    @api.exception_handler(Http404)
+    def not_found(request, exc):
+        return problem(404, "not_found", "Not found", str(exc) or "Not found.")

@@ -1,0 +1,259 @@
+"""ninja In/Out schemas for the REST API (the MCP tools return the same field names)."""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from ninja import Field, Schema
+from pydantic import AfterValidator, ConfigDict, model_validator
+
+from knowledge.inputs import find_nul
+from knowledge.models import Entry
+
+NUL_MESSAGE = "contains a NUL byte (\\x00), which cannot be stored; remove it"
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError(NUL_MESSAGE)
+    return value
+
+
+# A path or query string: refused with a 422 when it holds a NUL byte.
+Text = Annotated[str, AfterValidator(_no_nul)]
+
+
+class NoNul(Schema):
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_nul(cls, data):
+        if (where := find_nul(data)) is not None:
+            raise ValueError(f"{where} {NUL_MESSAGE}")
+        return data
+
+
+class StrictIn(NoNul):
+    # Unknown fields are a typo the caller wants to hear about, not silently drop.
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProjectIn(StrictIn):
+    slug: str = Field(..., max_length=80, examples=["customer-x"])
+    name: str = Field("", max_length=200)
+    description: str = ""
+    sensitivity: Literal["public", "internal", "confidential", "restricted"] = "internal"
+
+
+class ProjectPatch(StrictIn):
+    name: str | None = Field(None, max_length=200)
+    description: str | None = None
+    sensitivity: Literal["public", "internal", "confidential", "restricted"] | None = None
+    archived: bool | None = None
+
+
+class ProjectOut(Schema):
+    id: int
+    slug: str
+    name: str
+    description: str
+    sensitivity: str
+    archived: bool
+    entry_count: int | None = None
+
+
+class SubtopicIn(StrictIn):
+    path: str = Field(..., min_length=1, max_length=500, examples=["customer-x/2026-08"])
+
+
+class SubtopicOut(Schema):
+    path: str
+    name: str
+    depth: int
+    entries: int
+
+
+class SourceIn(Schema):
+    kind: str = Field(..., min_length=1, max_length=40, examples=["email"])
+    external_id: str = Field(..., min_length=1, max_length=500)
+    url: str = ""
+    title: str = ""
+
+
+class SourceOut(Schema):
+    kind: str
+    external_id: str
+    url: str
+    title: str
+
+
+class EntryOut(Schema):
+    id: int
+    short_id: str
+    title: str
+    project: str
+    subtopic: str
+    path: str
+    kind: str
+    tags: list[str]
+    status: str
+    version: int
+    generated_by: str
+    verified: bool
+    supersedes: int | None
+    superseded_by: int | None
+    created: datetime
+    updated: datetime
+
+    @staticmethod
+    def resolve_project(obj: Entry) -> str:
+        return obj.project.slug
+
+    @staticmethod
+    def resolve_subtopic(obj: Entry) -> str:
+        return obj.subtopic.path if obj.subtopic_id else ""
+
+    @staticmethod
+    def resolve_verified(obj: Entry) -> bool:
+        return obj.is_verified
+
+    @staticmethod
+    def resolve_supersedes(obj: Entry) -> int | None:
+        return obj.supersedes_id
+
+    @staticmethod
+    def resolve_superseded_by(obj: Entry) -> int | None:
+        return obj.superseded_by_id
+
+    @staticmethod
+    def resolve_created(obj: Entry) -> datetime:
+        return obj.created_at
+
+    @staticmethod
+    def resolve_updated(obj: Entry) -> datetime:
+        return obj.updated_at
+
+
+class EntryDetailOut(EntryOut):
+    body: str
+    metadata: dict
+    sources: list[SourceOut]
+    verified_at: datetime | None
+
+    @staticmethod
+    def resolve_sources(obj: Entry) -> list:
+        return list(obj.sources.all())
+
+
+class EntryCreateIn(StrictIn):
+    project: str = Field(..., min_length=1, description="Project slug, name or id.")
+    title: str = Field(..., min_length=1, max_length=300)
+    body: str = ""
+    subtopic: str | None = Field(None, max_length=500, description="'a/b' or 'a > b'.")
+    kind: str | None = Field(None, max_length=40)
+    tags: list[str] | None = None
+    status: str | None = None
+    searchable: bool | None = None
+    metadata: dict | None = None
+    sources: list[SourceIn] | None = None
+    reason: str = ""
+
+
+class EntryUpsertIn(EntryCreateIn):
+    expected_version: int | None = Field(None, ge=0)
+
+
+class UpsertOut(Schema):
+    outcome: Literal["created", "updated", "unchanged"]
+    entry: EntryDetailOut
+
+
+class EntryPatch(StrictIn):
+    title: str | None = Field(None, min_length=1, max_length=300)
+    body: str | None = None
+    kind: str | None = Field(None, max_length=40)
+    tags: list[str] | None = None
+    status: str | None = None
+    searchable: bool | None = None
+    metadata: dict | None = None
+    expected_version: int | None = Field(None, ge=0)
+    reason: str = ""
+
+
+class EditIn(StrictIn):
+    operation: Literal["append", "prepend", "find_replace", "replace_section"]
+    content: str
+    find: str | None = None
+    section: str | None = None
+    expected_count: int | None = Field(None, ge=1)
+    expected_version: int | None = Field(None, ge=0)
+    reason: str = ""
+
+
+class MoveIn(StrictIn):
+    subtopic: str | None = Field(None, max_length=500)
+    project: str | None = None
+    expected_version: int | None = Field(None, ge=0)
+    reason: str = ""
+
+
+class StatusIn(StrictIn):
+    status: Literal["active", "open", "resolved", "superseded", "archived"]
+    expected_version: int | None = Field(None, ge=0)
+    reason: str = ""
+
+
+class CorrectIn(StrictIn):
+    body: str = Field(..., min_length=1)
+    reason: str = Field(..., min_length=1)
+    title: str | None = Field(None, max_length=300)
+    expected_version: int | None = Field(None, ge=0)
+
+
+class CorrectOut(Schema):
+    entry: EntryDetailOut
+    superseded: EntryOut
+
+
+class VerifyIn(StrictIn):
+    expected_version: int | None = Field(None, ge=0)
+    reason: str = ""
+
+
+class RevisionOut(Schema):
+    revision: int
+    version: int
+    when: datetime
+    type: Literal["created", "changed", "deleted"]
+    who: str
+    generated_by: str
+    reason: str
+    title: str
+    git_commit: str = ""
+
+
+class SearchHitOut(Schema):
+    id: int
+    short_id: str
+    title: str
+    path: str
+    kind: str
+    tags: list[str]
+    status: str
+    updated: datetime
+    score: float
+    snippet: str
+
+
+class SearchOut(Schema):
+    results: list[SearchHitOut]
+
+
+class SourceCheckIn(StrictIn):
+    project: str
+    sources: list[SourceIn] = Field(..., min_length=1, max_length=500)
+
+
+class SourceCheckOut(Schema):
+    kind: str
+    external_id: str
+    logged: bool
+    entries: list[str]

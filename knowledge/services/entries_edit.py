@@ -1,0 +1,221 @@
+"""Entry writes for agents: partial edits, corrections that keep the wrong version, verification.
+
+They reuse the entry service's private helpers so every write is locked, validated, versioned
+and recorded the same way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.db import transaction
+from django.utils import timezone
+
+from knowledge.actors import Actor
+from knowledge.errors import ValidationFailed
+from knowledge.models import Entry, EntryStatus
+from knowledge.paths import entry_slug
+from knowledge.services._background import entry_written
+from knowledge.services._common import record
+from knowledge.services.entries import (
+    _check_version,
+    _entry_for_write,
+    _index_text,
+    _save,
+    entry_update,
+)
+
+EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, level, text) of each Markdown heading outside code fences."""
+    found, fenced = [], False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and (m := _HEADING.match(line)):
+            found.append((i, len(m.group(1)), m.group(2).strip()))
+    return found
+
+
+def _replace_section(body: str, section: str, content: str) -> str:
+    lines = body.split("\n")
+    wanted = section.strip().lstrip("#").strip().lower()
+    headings = _headings(lines)
+    match = next(((i, lvl) for i, lvl, text in headings if text.lower() == wanted), None)
+    if match is None:
+        names = ", ".join(repr(text) for _, _, text in headings) or "none"
+        raise ValidationFailed(
+            f"No heading {section!r} in this entry. Its headings: {names}. "
+            "Pass one of them as section, or use operation='append' to add a new section.",
+            field="section",
+        )
+    start, level = match
+    end = next((i for i, lvl, _ in headings if i > start and lvl <= level), len(lines))
+    replacement = content.strip("\n").split("\n")
+    if replacement and _HEADING.match(replacement[0]):
+        replacement = replacement[1:]  # the caller resent the heading: keep the original
+    tail = lines[end:]
+    gap = [""] if replacement else []
+    return "\n".join([*lines[: start + 1], *gap, *replacement, *([""] if tail else []), *tail])
+
+
+def apply_edit(
+    body: str,
+    *,
+    operation: str,
+    content: str,
+    find: str | None = None,
+    section: str | None = None,
+    expected_count: int | None = None,
+) -> str:
+    """The new body after one edit operation (pure: no database)."""
+    if operation == "append":
+        return f"{body.rstrip()}\n\n{content.strip(chr(10))}\n" if body.strip() else content
+    if operation == "prepend":
+        return f"{content.strip(chr(10))}\n\n{body.lstrip()}" if body.strip() else content
+    if operation == "find_replace":
+        if not find:
+            raise ValidationFailed(
+                "find_replace needs find (the exact text to replace).", field="find"
+            )
+        count = body.count(find)
+        wanted = 1 if expected_count is None else expected_count
+        if count == 0:
+            raise ValidationFailed(
+                f"The text {find[:80]!r} does not occur in this entry. Read it with get(id) "
+                "and copy the exact text (whitespace included).",
+                field="find",
+            )
+        if count != wanted:
+            raise ValidationFailed(
+                f"The text {find[:80]!r} occurs {count} times, expected {wanted}. Pass "
+                f"expected_count={count} to replace them all, or a longer find to pick one.",
+                field="expected_count",
+                count=count,
+            )
+        return body.replace(find, content)
+    if operation == "replace_section":
+        if not section:
+            raise ValidationFailed(
+                "replace_section needs section (a heading of the entry, e.g. 'Next steps').",
+                field="section",
+            )
+        return _replace_section(body, section, content)
+    raise ValidationFailed(
+        f"Unknown operation {operation!r}; use one of {', '.join(EDIT_OPERATIONS)}.",
+        field="operation",
+    )
+
+
+@transaction.atomic
+def entry_edit(
+    *,
+    actor: Actor,
+    entry_id: int | str,
+    operation: str,
+    content: str,
+    find: str | None = None,
+    section: str | None = None,
+    expected_count: int | None = None,
+    expected_version: int | None = None,
+    reason: str = "",
+) -> Entry:
+    """Change part of an entry's body (append, prepend, find_replace, replace_section)."""
+    entry = _entry_for_write(actor, entry_id)
+    _check_version(entry, expected_version)
+    body = apply_edit(
+        entry.body,
+        operation=operation,
+        content=content or "",
+        find=find,
+        section=section,
+        expected_count=expected_count,
+    )
+    return entry_update(
+        actor=actor, entry_id=entry.pk, body=body, reason=reason or f"edit: {operation}"
+    )
+
+
+def _save_metadata(entry: Entry, actor: Actor, reason: str, *, bump: bool) -> None:
+    """Save a change that is not new text: who wrote the text (generated_by) stays."""
+    if bump:
+        entry.version += 1
+    entry.updated_by = actor.db_user
+    record(entry, actor, reason)
+    entry.save()
+    entry_written(entry.pk)
+
+
+@transaction.atomic
+def entry_correct(
+    *,
+    actor: Actor,
+    entry_id: int | str,
+    body: str,
+    reason: str,
+    title: str | None = None,
+    expected_version: int | None = None,
+) -> tuple[Entry, Entry]:
+    """Record that an entry was wrong: a new entry supersedes it and both are kept.
+
+    The new entry takes over the title (so upserts by title reach it); the old one is renamed
+    `<title> (superseded <short id>)` and marked superseded. Returns (new, old).
+    """
+    if not (reason or "").strip():
+        raise ValidationFailed("Say what was wrong (reason).", field="reason")
+    if not (body or "").strip():
+        raise ValidationFailed("A correction needs the corrected body.", field="body")
+    old = _entry_for_write(actor, entry_id)
+    _check_version(old, expected_version)
+    if old.status == EntryStatus.SUPERSEDED:
+        raise ValidationFailed(
+            f"Entry {old.short_id} is already superseded"
+            + (f" by entry {old.superseded_by_id}" if old.superseded_by_id else "")
+            + ". Correct the newer entry instead.",
+            field="id",
+        )
+    new_title = " ".join((title or old.title).split())
+    old_status = old.status
+    old.title = f"{old.title} (superseded {old.short_id})"[:300]
+    old.slug = entry_slug(old.title)
+    old.status = EntryStatus.SUPERSEDED
+    _save_metadata(old, actor, f"superseded: {reason}", bump=True)
+    _index_text(old)
+
+    new = Entry(
+        project=old.project,
+        subtopic=old.subtopic,
+        title=new_title,
+        body=body,
+        kind=old.kind,
+        tags=list(old.tags),
+        status=old_status,
+        searchable=old.searchable,
+        metadata=dict(old.metadata),
+        created_by=actor.db_user,
+        supersedes=old,
+    )
+    _save(new, actor, f"correction: {reason}")
+    new.sources.set(old.sources.all())
+    old.superseded_by = new
+    Entry.objects.filter(pk=old.pk).update(superseded_by=new)
+    return new, old
+
+
+@transaction.atomic
+def entry_verify(
+    *, actor: Actor, entry_id: int | str, expected_version: int | None = None, reason: str = ""
+) -> Entry:
+    """Record that a person confirmed the entry (verified_by = the acting user)."""
+    entry = _entry_for_write(actor, entry_id)
+    _check_version(entry, expected_version)
+    entry.verified_by, entry.verified_at = actor.db_user, timezone.now()
+    _save_metadata(entry, actor, reason or "verified", bump=False)
+    return entry
+
+
+__all__ = ["EDIT_OPERATIONS", "apply_edit", "entry_correct", "entry_edit", "entry_verify"]

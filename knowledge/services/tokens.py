@@ -1,0 +1,152 @@
+"""Personal API tokens: create (the secret is returned once), revoke, authenticate."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from knowledge.actors import Actor
+from knowledge.errors import Forbidden, NotFound, ValidationFailed
+from knowledge.models import ApiToken, Project, TokenScope
+
+# last_used_at is informative: writing it on every request would turn each read into a write.
+LAST_USED_GRANULARITY = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class CreatedToken:
+    token: ApiToken
+    secret: str  # shown once; only its sha256 is stored
+
+
+def _may_manage(actor: Actor, owner) -> bool:
+    user = actor.user
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and (user.pk == owner.pk or getattr(user, "is_superuser", False))
+    )
+
+
+@transaction.atomic
+def token_create(
+    *,
+    actor: Actor,
+    user,
+    name: str,
+    scope: str = TokenScope.WRITE,
+    projects: list[str | int] | None = None,
+    agent_label: str = "",
+    expires_at: datetime | None = None,
+) -> CreatedToken:
+    """Create a token for `user` (yourself, or anyone if you are a superuser)."""
+    if not _may_manage(actor, user) and actor.agent != "system:cairn":
+        raise Forbidden("You may create tokens only for yourself (superusers: for anyone).")
+    if actor.token_id is not None:
+        raise Forbidden("A token cannot create tokens; sign in or use manage.py create_token.")
+    name = (name or "").strip()
+    if not name:
+        raise ValidationFailed("Give the token a name, e.g. 'laptop claude-code'.", field="name")
+    if scope not in TokenScope.values:
+        raise ValidationFailed(
+            f"Unknown scope {scope!r}; use one of {', '.join(TokenScope.values)}.", field="scope"
+        )
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationFailed("expires_at is in the past.", field="expires_at")
+    chosen = []
+    for ref in projects or []:
+        text = str(ref).strip()
+        lookup = Q(slug__iexact=text) | Q(name__iexact=text)
+        if text.isdigit():
+            lookup |= Q(pk=int(text))
+        project = Project.objects.filter(lookup).first()
+        if project is None:
+            raise NotFound(f"No project {text!r} to restrict the token to.", project=text)
+        chosen.append(project)
+    secret = ApiToken.PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken(
+        user=user,
+        name=name[:100],
+        prefix=secret[: len(ApiToken.PREFIX) + 6],
+        secret_hash=ApiToken.hash_secret(secret),
+        scope=scope,
+        agent_label=agent_label.strip()[:120],
+        expires_at=expires_at,
+    )
+    token.save()
+    if chosen:
+        token.projects.set(chosen)
+    return CreatedToken(token=token, secret=secret)
+
+
+@transaction.atomic
+def token_revoke(*, actor: Actor, token_id: int) -> ApiToken:
+    """Revoke a token at once; revoking twice keeps the first revocation time."""
+    token = ApiToken.objects.select_for_update().select_related("user").filter(pk=token_id).first()
+    if token is None or not (_may_manage(actor, token.user) or actor.agent == "system:cairn"):
+        raise NotFound(f"No token {token_id} that you may revoke.", token=token_id)
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+@transaction.atomic
+def token_update(
+    *,
+    actor: Actor,
+    token_id: int,
+    name: str,
+    agent_label: str = "",
+    expires_at: datetime | None = None,
+) -> ApiToken:
+    """Rename a token or change its label or expiry; its scope and projects stay as created."""
+    token = ApiToken.objects.select_for_update().select_related("user").filter(pk=token_id).first()
+    if token is None or not _may_manage(actor, token.user):
+        raise NotFound(f"No token {token_id} that you may change.", token=token_id)
+    if not (name or "").strip():
+        raise ValidationFailed("A token needs a name.", field="name")
+    token.name, token.agent_label, token.expires_at = name.strip()[:100], agent_label, expires_at
+    token.save(update_fields=["name", "agent_label", "expires_at"])
+    return token
+
+
+def token_authenticate(secret: str) -> Actor | None:
+    """The Actor for a bearer secret, or None when it is unknown, revoked, expired or inactive."""
+    if not secret or not secret.startswith(ApiToken.PREFIX) or len(secret) > 200:
+        return None
+    now = timezone.now()
+    # One query per request: the token, its user and its project ids together.
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(secret_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .annotate(project_ids=ArrayAgg("projects__id", filter=Q(projects__isnull=False)))
+        .first()
+    )
+    if token is None or not token.user.is_active:
+        return None
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_GRANULARITY:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    project_ids = frozenset(token.project_ids or ())
+    scopes = {"read", "write"} if token.scope == TokenScope.WRITE else {"read"}
+    return Actor(
+        user=token.user,
+        agent=token.agent_label,
+        scopes=frozenset(scopes),
+        project_ids=project_ids or None,
+        token_id=token.pk,
+    )
+
+
+def user_by_name(username: str):
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise NotFound(f"No user {username!r}. Create one with manage.py createsuperuser.")
+    return user

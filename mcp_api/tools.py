@@ -1,0 +1,208 @@
+"""The MCP tools: thin async wrappers that hop to a worker thread and call mcp_api.handlers.
+
+Descriptions and Field descriptions are what the agent reads: keep them short and concrete.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from asgiref.sync import sync_to_async
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from mcp_api import handlers
+from mcp_api.server import current_actor, mcp
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+IDEMPOTENT_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+Project = Annotated[str, Field(description="Project slug or name (case-insensitive).")]
+OptProject = Annotated[str | None, Field(description="Project slug or name; omit for all.")]
+Subtopic = Annotated[
+    str | None, Field(description="Subtopic path, 'a/b' or 'a > b'; created on write.")
+]
+StrList = Annotated[
+    list[str] | str | None, Field(description="A list, or a comma-separated string.")
+]
+EntryRef = Annotated[str, Field(description="Entry id, short id, or project/subtopic/title.")]
+Version = Annotated[
+    int | None, Field(description="Fail with a conflict if the entry's version differs.")
+]
+Reason = Annotated[str, Field(description="Why (kept in the entry's history).")]
+
+
+async def _call(handler, **kwargs: Any) -> CallToolResult:
+    actor = current_actor()
+    return await sync_to_async(handlers.guarded, thread_sensitive=False)(handler, actor, **kwargs)
+
+
+@mcp.tool(annotations=READ)
+async def search(
+    query: Annotated[str, Field(description="Words to look for; quotes for phrases.")],
+    project: OptProject = None,
+    subtopic: Subtopic = None,
+    kinds: StrList = None,
+    tags: StrList = None,
+    status: StrList = None,
+    after: Annotated[
+        str | None, Field(description="Changed after: ISO date or age like '7d'.")
+    ] = None,
+    before: Annotated[str | None, Field(description="Changed before: ISO date or age.")] = None,
+    limit: Annotated[int, Field(ge=1, le=50)] = 10,
+    include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False,
+) -> CallToolResult:
+    """Search the team memory. Returns compact hits (id, title, path, kind, tags, status,
+    updated, snippet); read one with get(id). Call this before writing anything."""
+    return await _call(handlers.search, **locals())
+
+
+@mcp.tool(annotations=READ)
+async def get(
+    id_or_path: EntryRef,
+    offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
+    max_chars: Annotated[int, Field(ge=200, le=50000)] = 8000,
+) -> CallToolResult:
+    """Read one entry: metadata and a window of its Markdown body. When more remains,
+    next_offset tells where to continue."""
+    return await _call(handlers.get, **locals())
+
+
+@mcp.tool(annotations=IDEMPOTENT_WRITE)
+async def upsert(
+    project: Project,
+    title: Annotated[str, Field(description="Identity within the subtopic (case-insensitive).")],
+    body: Annotated[str, Field(description="The whole Markdown body.")],
+    subtopic: Subtopic = None,
+    kind: Annotated[
+        str | None, Field(description="note, decision, fact, person, session, task, …")
+    ] = None,
+    tags: StrList = None,
+    status: Annotated[
+        str | None, Field(description="active, open, resolved, superseded or archived.")
+    ] = None,
+    sources: Annotated[
+        list[dict[str, str]] | None,
+        Field(description='Where it came from: [{"kind": "email", "external_id": "…"}].'),
+    ] = None,
+    expected_version: Version = None,
+    reason: Reason = "",
+) -> CallToolResult:
+    """Create or replace the entry with this project + subtopic + title. Reports created,
+    updated, or unchanged (identical content: no new revision). To change one part of an
+    existing entry use edit instead."""
+    return await _call(handlers.upsert, **locals())
+
+
+@mcp.tool(annotations=WRITE)
+async def edit(
+    id: EntryRef,
+    operation: Literal["append", "prepend", "find_replace", "replace_section"],
+    content: Annotated[str, Field(description="Text to add, or the replacement.")],
+    find: Annotated[str | None, Field(description="find_replace: exact text to replace.")] = None,
+    section: Annotated[
+        str | None, Field(description="replace_section: the Markdown heading's text.")
+    ] = None,
+    expected_count: Annotated[
+        int | None, Field(description="find_replace: occurrences expected (default 1).")
+    ] = None,
+    expected_version: Version = None,
+    reason: Reason = "",
+) -> CallToolResult:
+    """Change part of an entry without resending it: append, prepend, find_replace, or
+    replace_section (the body under one heading)."""
+    return await _call(handlers.edit, **locals())
+
+
+@mcp.tool(annotations=READ)
+async def list_open(
+    project: OptProject = None,
+    subtopic: Subtopic = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+) -> CallToolResult:
+    """Entries with status open (things that need follow-up), newest first."""
+    return await _call(handlers.list_open, **locals())
+
+
+@mcp.tool(annotations=READ)
+async def recent(
+    project: OptProject = None,
+    since: Annotated[str, Field(description="ISO date or age: '7d', '2 weeks', '12h'.")] = "7d",
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+) -> CallToolResult:
+    """Entries changed recently, newest first."""
+    return await _call(handlers.recent, **locals())
+
+
+@mcp.tool(annotations=READ)
+async def browse(project: OptProject = None, subtopic: Subtopic = None) -> CallToolResult:
+    """Without project: the projects and their entry counts. With project: its subtopic tree
+    with counts, and the entries directly in the subtopic (or at the project root)."""
+    return await _call(handlers.browse, **locals())
+
+
+@mcp.tool(annotations=READ)
+async def history(id: EntryRef, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
+    """An entry's revisions, newest first: version, when, who, why."""
+    return await _call(handlers.history, **locals())
+
+
+@mcp.tool(annotations=DESTRUCTIVE)
+async def delete(
+    id: EntryRef, reason: Annotated[str, Field(description="Why it is deleted.")]
+) -> CallToolResult:
+    """Delete an entry (its history is kept). To fix a wrong entry use correct instead."""
+    return await _call(handlers.delete, **locals())
+
+
+@mcp.tool(annotations=READ)
+async def check_sources(
+    project: Project,
+    sources: Annotated[
+        list[dict[str, str]],
+        Field(description='[{"kind": "email", "external_id": "<message-id>"}, …]'),
+    ],
+) -> CallToolResult:
+    """Which of these sources are already logged, and by which entries: call before writing
+    notes from mail, tickets or chats to avoid duplicates."""
+    return await _call(handlers.check_sources, **locals())
+
+
+@mcp.tool(annotations=WRITE)
+async def create_project(
+    slug: Annotated[str, Field(description="Short name, e.g. 'customer-x'.")],
+    name: Annotated[str | None, Field(description="Display name; defaults to the slug.")] = None,
+    description: str = "",
+    sensitivity: Annotated[
+        str, Field(description="public, internal, confidential or restricted.")
+    ] = "internal",
+) -> CallToolResult:
+    """Create a project. Ask the user first: most writes belong in an existing project."""
+    return await _call(handlers.create_project, **locals())
+
+
+@mcp.tool(annotations=WRITE)
+async def correct(
+    id: EntryRef,
+    body: Annotated[str, Field(description="The corrected Markdown body.")],
+    reason: Annotated[str, Field(description="What was wrong.")],
+    title: Annotated[str | None, Field(description="New title; defaults to the old one.")] = None,
+) -> CallToolResult:
+    """Record that an entry was wrong: a new entry supersedes it; both are kept and search
+    shows the new one."""
+    return await _call(handlers.correct, **locals())
+
+
+@mcp.tool(annotations=IDEMPOTENT_WRITE)
+async def verify(id: EntryRef) -> CallToolResult:
+    """Record that you (the token's user) confirmed the entry is right. Only when a person
+    has checked it."""
+    return await _call(handlers.verify, **locals())

@@ -1,0 +1,124 @@
+"""The agent-facing entry services: partial edits, corrections and verification."""
+
+import pytest
+
+from knowledge.actors import Actor
+from knowledge.errors import EntryConflict, Forbidden, ValidationFailed
+from knowledge.models import Entry, EntryStatus
+from knowledge.services import entry_upsert
+from knowledge.services.entries_edit import apply_edit, entry_correct, entry_edit, entry_verify
+
+pytestmark = pytest.mark.django_db
+
+DOC = """# Plan
+
+Intro.
+
+## Next
+
+- old step
+
+### Detail
+
+deep
+
+## Notes
+
+```
+## not a heading
+```
+keep
+"""
+
+
+def test_replace_section_keeps_other_sections_and_ignores_code_fences():
+    body = apply_edit(DOC, operation="replace_section", section="next", content="- new step")
+    assert "- new step" in body and "old step" not in body and "deep" not in body
+    assert body.index("## Notes") > body.index("- new step")
+    assert "## not a heading\n```\nkeep" in body
+    again = apply_edit(DOC, operation="replace_section", section="## Notes", content="x")
+    assert again.endswith("## Notes\n\nx") and "keep" not in again
+
+
+def test_replace_section_names_the_headings_when_missing():
+    with pytest.raises(ValidationFailed, match="'Plan', 'Next', 'Detail', 'Notes'"):
+        apply_edit(DOC, operation="replace_section", section="not a heading", content="x")
+
+
+def test_find_replace_counts_and_append_prepend():
+    assert (
+        apply_edit("a b a", operation="find_replace", find="a", content="c", expected_count=2)
+        == "c b c"
+    )
+    with pytest.raises(ValidationFailed, match="occurs 2 times"):
+        apply_edit("a b a", operation="find_replace", find="a", content="c")
+    assert apply_edit("", operation="append", content="x") == "x"
+    assert apply_edit("a\n", operation="append", content="b") == "a\n\nb\n"
+    assert apply_edit("a", operation="prepend", content="b") == "b\n\na"
+    with pytest.raises(ValidationFailed, match="Unknown operation"):
+        apply_edit("a", operation="rewrite", content="b")
+
+
+def test_entry_edit_is_one_revision_and_checks_the_version(actor, project):
+    entry = entry_upsert(actor=actor, project="acme", title="T", body="one").entry
+    edited = entry_edit(actor=actor, entry_id=entry.short_id, operation="append", content="two")
+    assert edited.version == 2 and edited.body == "one\n\ntwo\n"
+    assert edited.history.count() == 2
+    with pytest.raises(EntryConflict):
+        entry_edit(
+            actor=actor, entry_id=entry.pk, operation="append", content="x", expected_version=1
+        )
+
+
+def test_entry_correct_keeps_both_and_links_them(actor, project):
+    old = entry_upsert(
+        actor=actor,
+        project="acme",
+        subtopic="a",
+        title="Price",
+        body="10",
+        tags=["billing"],
+        status="open",
+    ).entry
+    new, old = entry_correct(actor=actor, entry_id=old.pk, body="12", reason="typo")
+    old.refresh_from_db()
+    assert (new.title, new.body, new.tags, new.status) == ("Price", "12", ["billing"], "open")
+    assert new.supersedes_id == old.pk and old.superseded_by_id == new.pk
+    assert (
+        old.status == EntryStatus.SUPERSEDED and old.title == f"Price (superseded {old.short_id})"
+    )
+    assert old.body == "10" and old.history.first().history_change_reason == "superseded: typo"
+    again = entry_upsert(actor=actor, project="acme", subtopic="a", title="price", body="13")
+    assert again.entry.pk == new.pk  # the identity now belongs to the correction
+    with pytest.raises(ValidationFailed, match="reason"):
+        entry_correct(actor=actor, entry_id=new.pk, body="x", reason=" ")
+
+
+def test_entry_verify_records_the_person_and_keeps_the_author(agent, actor, project):
+    entry = entry_upsert(actor=agent, project="acme", title="T", body="b").entry
+    verified = entry_verify(actor=actor, entry_id=entry.pk)
+    assert verified.verified_by == actor.user and verified.generated_by == "agent:test"
+    assert verified.version == 1
+    entry_edit(actor=actor, entry_id=entry.pk, operation="append", content="more")
+    assert Entry.objects.get(pk=entry.pk).verified_at is None
+
+
+def test_read_only_actor_cannot_edit_correct_or_verify(actor, read_only_actor, project):
+    entry = entry_upsert(actor=actor, project="acme", title="T", body="b").entry
+    for call in (
+        lambda: entry_edit(
+            actor=read_only_actor, entry_id=entry.pk, operation="append", content="x"
+        ),
+        lambda: entry_correct(actor=read_only_actor, entry_id=entry.pk, body="x", reason="y"),
+        lambda: entry_verify(actor=read_only_actor, entry_id=entry.pk),
+    ):
+        with pytest.raises(Forbidden):
+            call()
+    assert Entry.objects.get(pk=entry.pk).version == 1
+
+
+def test_anonymous_cannot_verify(project):
+    from django.contrib.auth.models import AnonymousUser
+
+    with pytest.raises(Forbidden, match="Sign in"):
+        entry_verify(actor=Actor(user=AnonymousUser()), entry_id=1)

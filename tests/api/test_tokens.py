@@ -1,0 +1,113 @@
+"""Personal API tokens: the service, the management command and the admin."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from knowledge.actors import Actor
+from knowledge.errors import Forbidden, ValidationFailed
+from knowledge.models import ApiToken
+from knowledge.services.tokens import token_authenticate, token_create, token_revoke
+from tests.factories import ProjectFactory, StaffFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_secret_is_returned_once_and_stored_hashed(owner):
+    created = token_create(actor=Actor.for_user(owner), user=owner, name="laptop")
+    assert created.secret.startswith("cairn_")
+    row = ApiToken.objects.get(pk=created.token.pk)
+    assert row.secret_hash == ApiToken.hash_secret(created.secret)
+    assert created.secret not in (row.prefix, row.secret_hash, row.name)
+    assert created.secret.startswith(row.prefix)
+
+
+def test_authenticate_builds_the_actor(owner, acme):
+    secret = token_create(
+        actor=Actor.system(),
+        user=owner,
+        name="ro",
+        scope="read",
+        projects=["acme"],
+        agent_label="agent:cc",
+    ).secret
+    actor = token_authenticate(secret)
+    assert actor.user == owner and actor.agent == "agent:cc"
+    assert actor.scopes == frozenset({"read"}) and not actor.can_write
+    assert actor.project_ids == frozenset({acme.pk})
+    assert ApiToken.objects.get(user=owner).last_used_at is not None
+
+
+def test_revoked_expired_unknown_and_inactive_tokens_fail(owner):
+    a = token_create(actor=Actor.system(), user=owner, name="a")
+    token_revoke(actor=Actor.for_user(owner), token_id=a.token.pk)
+    assert token_authenticate(a.secret) is None
+    b = token_create(
+        actor=Actor.system(), user=owner, name="b", expires_at=timezone.now() + timedelta(1)
+    )
+    ApiToken.objects.filter(pk=b.token.pk).update(expires_at=timezone.now())
+    assert token_authenticate(b.secret) is None
+    assert token_authenticate("cairn_unknown") is None
+    assert token_authenticate("") is None
+    c = token_create(actor=Actor.system(), user=owner, name="c")
+    owner.is_active = False
+    owner.save()
+    assert token_authenticate(c.secret) is None
+
+
+def test_only_the_owner_or_a_superuser_creates_tokens(owner):
+    other = UserFactory(username="mallory")
+    with pytest.raises(Forbidden):
+        token_create(actor=Actor.for_user(other), user=owner, name="x")
+    token_create(actor=Actor.for_user(StaffFactory(username="root")), user=owner, name="x")
+    with pytest.raises(ValidationFailed, match="scope"):
+        token_create(actor=Actor.for_user(owner), user=owner, name="x", scope="admin")
+    with pytest.raises(ValidationFailed, match="name"):
+        token_create(actor=Actor.for_user(owner), user=owner, name=" ")
+
+
+def test_a_token_cannot_mint_tokens(owner):
+    secret = token_create(actor=Actor.system(), user=owner, name="a").secret
+    with pytest.raises(Forbidden):
+        token_create(actor=token_authenticate(secret), user=owner, name="b")
+
+
+def test_create_token_command_prints_the_secret_and_revokes(owner, capsys):
+    ProjectFactory(slug="ops")
+    call_command(
+        "create_token", "rest-owner", "--name", "cli", "--scope", "read", "--project", "ops"
+    )
+    out = capsys.readouterr()
+    secret = out.out.strip()
+    assert re.fullmatch(r"cairn_\S+", secret)
+    assert "not shown again" in out.err
+    actor = token_authenticate(secret)
+    assert actor.scopes == frozenset({"read"}) and len(actor.project_ids) == 1
+    call_command("create_token", "rest-owner", "--revoke", str(actor.token_id))
+    assert token_authenticate(secret) is None
+    with pytest.raises(CommandError, match="--name"):
+        call_command("create_token", "rest-owner")
+    with pytest.raises(CommandError, match="No user"):
+        call_command("create_token", "nobody", "--name", "x")
+
+
+@pytest.mark.urls("tests.api.admin_urls")
+def test_admin_shows_the_secret_once_after_save(client, owner):
+    staff = StaffFactory(username="root")
+    client.force_login(staff)
+    response = client.post(
+        "/admin/knowledge/apitoken/add/",
+        {"user": owner.pk, "name": "from admin", "scope": "write", "agent_label": ""},
+        follow=True,
+    )
+    assert response.status_code == 200
+    messages = [str(m) for m in response.context["messages"]]
+    secret = re.search(r"cairn_\S+", " ".join(messages)).group(0)
+    assert token_authenticate(secret).user == owner
+    listing = client.get("/admin/knowledge/apitoken/")
+    assert listing.status_code == 200
+    assert secret not in listing.content.decode()
+    assert ApiToken.objects.get(name="from admin").prefix in listing.content.decode()
