@@ -18,6 +18,8 @@ def split_path(raw: str | None) -> list[tuple[str, str]]:
     """Return [(slug, display name), …] for each segment; [] for the project root."""
     if raw is None:
         return []
+    if "\x00" in raw:
+        raise ValidationFailed("The subtopic contains a NUL character (\\x00).", field="subtopic")
     text = raw.strip().strip("/").strip()
     if not text:
         return []

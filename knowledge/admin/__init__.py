@@ -8,4 +8,4 @@ from knowledge.admin.topics import SourceAdmin, SubtopicAdmin
 
 __all__ = ["EntryAdmin", "ProjectAdmin", "SourceAdmin", "SubtopicAdmin"]
 
-import knowledge.admin_tokens  # noqa: F401  (registers the API token admin)
+import knowledge.admin.tokens  # noqa: F401  (registers the API token admin)

@@ -20,6 +20,15 @@ def require_write(actor: Actor) -> None:
 
 def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
     """Field validation with messages that name the field; uniqueness is checked by callers."""
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and "\x00" in v for v in values):
+            # PostgreSQL cannot store NUL in text; say so instead of failing with a DataError.
+            raise ValidationFailed(
+                f"{field.name} contains a NUL character (\\x00); remove it and retry.",
+                fields={field.name: ["contains a NUL character"]},
+            )
     try:
         instance.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
     except ValidationError as exc:

@@ -2,6 +2,7 @@ import pytest
 from django.test import Client
 
 from knowledge.actors import Actor
+from knowledge.models import Membership, Role
 from knowledge.services.tokens import token_create
 from tests.factories import ProjectFactory, UserFactory
 
@@ -12,8 +13,11 @@ def owner(db):
 
 
 @pytest.fixture
-def acme(db):
-    return ProjectFactory(slug="acme", name="Acme Corp")
+def acme(db, owner):
+    """Project "acme", maintained by the token owner (writes need a role: issue 6)."""
+    project = ProjectFactory(slug="acme", name="Acme Corp")
+    Membership.objects.create(project=project, user=owner, role=Role.MAINTAINER)
+    return project
 
 
 def _client(secret: str) -> Client:

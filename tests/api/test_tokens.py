@@ -94,7 +94,6 @@ def test_create_token_command_prints_the_secret_and_revokes(owner, capsys):
         call_command("create_token", "nobody", "--name", "x")
 
 
-@pytest.mark.urls("tests.api.admin_urls")
 def test_admin_shows_the_secret_once_after_save(client, owner):
     staff = StaffFactory(username="root")
     client.force_login(staff)
@@ -111,3 +110,16 @@ def test_admin_shows_the_secret_once_after_save(client, owner):
     assert listing.status_code == 200
     assert secret not in listing.content.decode()
     assert ApiToken.objects.get(name="from admin").prefix in listing.content.decode()
+
+
+def test_staff_see_only_their_own_tokens_in_the_admin(client, owner):
+    from django.contrib.auth.models import Permission
+
+    token_create(actor=Actor.system(), user=owner, name="owner's secret token")
+    staff = UserFactory(username="clerk", is_staff=True)
+    staff.user_permissions.add(*Permission.objects.filter(codename__endswith="apitoken"))
+    token_create(actor=Actor.system(), user=staff, name="clerk's token")
+    client.force_login(staff)
+    listing = client.get("/admin/knowledge/apitoken/").content.decode()
+    assert "clerk&#x27;s token" in listing or "clerk's token" in listing
+    assert "owner" not in listing

@@ -180,3 +180,11 @@ def test_a_failed_write_leaves_no_half_state(actor, project):
         )
     assert not Subtopic.objects.filter(path__startswith="new").exists()
     assert not Entry.objects.exists()
+
+
+def test_nul_characters_are_refused_with_a_clear_error(actor, project):
+    with pytest.raises(ValidationFailed, match="NUL"):
+        entry_upsert(actor=actor, project="acme", title="T", body="a\x00b")
+    with pytest.raises(ValidationFailed, match="NUL"):
+        entry_upsert(actor=actor, project="acme", subtopic="a\x00", title="T", body="b")
+    assert not Entry.objects.exists()

@@ -20,6 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from knowledge.actors import Actor
+from knowledge.models import Membership, Role
 from knowledge.services.tokens import token_create
 from tests.factories import ProjectFactory, UserFactory
 
@@ -74,8 +75,11 @@ def owner(transactional_db):
 
 
 @pytest.fixture
-def acme(transactional_db):
-    return ProjectFactory(slug="acme", name="Acme Corp")
+def acme(transactional_db, owner):
+    """Project "acme", maintained by the token owner (writes need a role: issue 6)."""
+    project = ProjectFactory(slug="acme", name="Acme Corp")
+    Membership.objects.create(project=project, user=owner, role=Role.MAINTAINER)
+    return project
 
 
 def _token(user, **kwargs) -> str:

@@ -123,6 +123,7 @@ def test_last_used_is_recorded(mcp_url, token):
     assert ApiToken.objects.get(secret_hash=ApiToken.hash_secret(token)).last_used_at is not None
 
 
-def test_django_still_serves_everything_else(live_server_url):
+def test_django_still_serves_everything_else(live_server_url, transactional_db):
+    # The login page reads the configured sign-in providers from the database.
     assert httpx.get(f"{live_server_url}/api/docs", timeout=10).status_code == 200
     assert httpx.get(f"{live_server_url}/admin/login/", timeout=10).status_code == 200

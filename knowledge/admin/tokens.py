@@ -1,4 +1,4 @@
-"""Admin for personal API tokens (imported by knowledge/admin.py).
+"""Admin for personal API tokens. Staff see and create their own; superusers, everyone's.
 
 The secret exists only in the response to the save that created it: it is shown once in a
 message and only its sha256 is stored.
@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.models import ApiToken
+from knowledge.selectors import visible_projects
 from knowledge.services.tokens import token_create, token_revoke, token_update
 
 
@@ -30,6 +31,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
         if obj is not None:
             return ("user", "scope", "projects", *self.readonly_fields)
         return self.readonly_fields
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request).select_related("user")
+        return qs if request.user.is_superuser else qs.filter(user=request.user)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "projects":
+            kwargs["queryset"] = visible_projects(Actor.for_user(request.user))
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         # Staff who are not superusers may only create tokens for themselves.
