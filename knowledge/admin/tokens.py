@@ -75,15 +75,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
             expires_at=form.cleaned_data.get("expires_at"),
         )
         obj.pk = created.token.pk
-        obj.__dict__.update(created.token.__dict__)
+        obj.refresh_from_db()
         messages.warning(
             request,
             f"Copy this token now, it will not be shown again: {created.secret}",
         )
 
     def save_related(self, request, form, formsets, change):
-        if change:  # projects are set by token_create and frozen afterwards
-            super().save_related(request, form, formsets, change)
+        """Nothing to do: token_create sets the projects, and they are frozen afterwards."""
 
     @admin.action(description="Revoke the selected tokens")
     def revoke_tokens(self, request, queryset):
