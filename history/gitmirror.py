@@ -1,0 +1,454 @@
+"""The git side of the mirror: a bare repository written with pygit2, no work tree, no ORM.
+
+Everything here takes plain values (EntryState, Person, bytes), so it can be tested and
+benchmarked without a database and reused by export. The ORM side lives in history/mirror.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+import yaml
+from pygit2.enums import FileMode
+
+TRAILER_REVISION = "Cairn-Revision"
+TRAILER_ENTRY = "Cairn-Entry"
+MAX_NAME_BYTES = 200  # below every filesystem's 255-byte limit, with room for "-<id>.md"
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {
+    f"{p}{i}" for p in ("com", "lpt") for i in "123456789"
+}
+_UNSAFE = re.compile(r"[^\w.-]+", re.UNICODE)
+
+
+# --- Names --------------------------------------------------------------------------------
+
+
+def safe_segment(text: str, *, fallback: str = "untitled") -> str:
+    """One path segment that is safe on any filesystem and in git, whatever the input holds.
+
+    NFC-normalized, lower-cased (so case-only renames keep the file), no separators, control
+    characters, dot-only names or reserved device names, at most MAX_NAME_BYTES of UTF-8.
+    """
+    text = unicodedata.normalize("NFC", text or "").casefold()
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
+    text = _UNSAFE.sub("-", text).strip(".-_")
+    text = re.sub(r"-{2,}", "-", text)
+    encoded = text.encode()
+    if len(encoded) > MAX_NAME_BYTES:
+        text = encoded[:MAX_NAME_BYTES].decode(errors="ignore").rstrip(".-_")
+    if not text or text.lower() in _WINDOWS_RESERVED:
+        text = f"{fallback}-{text}" if text else fallback
+    return text
+
+
+def entry_path(project: str, subtopic: str, slug: str) -> str:
+    """`<project>/<subtopic path>/<slug>.md`, each segment made safe."""
+    parts = [safe_segment(project, fallback="project")]
+    parts += [safe_segment(p, fallback="topic") for p in (subtopic or "").split("/") if p]
+    parts.append(safe_segment(slug) + ".md")
+    return "/".join(parts)
+
+
+def alternate_path(path: str, entry_id: str) -> str:
+    """Where an entry goes when another entry already holds its natural file name."""
+    return f"{path[:-3]}-{safe_segment(entry_id, fallback='x')}.md"
+
+
+# --- Rendering ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryState:
+    """One revision of an entry as plain values; the mirror file is a pure function of it."""
+
+    id: str
+    project: str
+    subtopic: str
+    slug: str
+    title: str
+    body: str
+    kind: str = "note"
+    status: str = "active"
+    tags: tuple[str, ...] = ()
+    version: int = 1
+    created: dt.datetime | None = None
+    updated: dt.datetime | None = None
+    generated_by: str = ""
+    verified_by: str = ""
+    verified_at: dt.datetime | None = None
+    sources: tuple[dict, ...] = ()
+    supersedes: str = ""
+    superseded_by: str = ""
+    searchable: bool = True
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return entry_path(self.project, self.subtopic, self.slug)
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value.isoformat(timespec="microseconds") + "Z"
+
+
+def _sorted(value):
+    if isinstance(value, dict):
+        return {str(k): _sorted(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list | tuple):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def frontmatter(state: EntryState) -> dict:
+    """The frontmatter keys in their fixed order; empty optional keys are left out."""
+    data: dict = {
+        "id": state.id,
+        "title": state.title,
+        "kind": state.kind,
+        "status": state.status,
+        "tags": list(state.tags),
+        "version": state.version,
+        "created": _iso(state.created),
+        "updated": _iso(state.updated),
+        "generated_by": state.generated_by,
+        "verified_by": state.verified_by,
+        "verified_at": _iso(state.verified_at),
+        "sources": [_sorted(dict(s)) for s in state.sources],
+        "supersedes": state.supersedes,
+        "superseded_by": state.superseded_by,
+        "searchable": None if state.searchable else False,
+        "metadata": _sorted(state.metadata or {}),
+    }
+    keep = {"id", "title", "kind", "status", "version"}
+    return {k: v for k, v in data.items() if k in keep or v not in (None, "", [], {})}
+
+
+def render_entry(state: EntryState) -> bytes:
+    """Markdown with YAML frontmatter. Same state, same bytes (the body is kept verbatim)."""
+    head = yaml.safe_dump(
+        frontmatter(state),
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10**6,
+    )
+    body = state.body or ""
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f"---\n{head}---\n{body}".encode()
+
+
+class FrontmatterError(ValueError):
+    pass
+
+
+def parse_markdown(raw: bytes | str) -> tuple[dict, str]:
+    """Split a Markdown file into (frontmatter, body); no frontmatter gives ({}, text).
+
+    Inverse of render_entry: parse_markdown(render_entry(s)) gives back the body minus the
+    newline the renderer adds.
+    """
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    text = text.removeprefix("\ufeff")
+    if not text.startswith("---\n") and not text.startswith("---\r\n"):
+        return {}, text
+    lines = text.splitlines(keepends=True)
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r\n") in ("---", "..."):
+            head = "".join(lines[1:i])
+            body = "".join(lines[i + 1 :])
+            break
+    else:
+        raise FrontmatterError("the frontmatter starts with --- but never ends")
+    try:
+        data = yaml.safe_load(head) if head.strip() else {}
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"bad YAML in the frontmatter: {exc}".splitlines()[0]) from exc
+    if not isinstance(data, dict):
+        raise FrontmatterError("the frontmatter is not a mapping of keys to values")
+    if body.endswith("\n"):
+        body = body[:-1]
+    return data, body
+
+
+def _entry_id_of(blob: bytes) -> str | None:
+    """Read `id:` from the top of a rendered file without parsing all of it."""
+    for line in blob[:400].split(b"\n")[1:8]:
+        if line.startswith(b"id: "):
+            return line[4:].decode(errors="replace").strip().strip("'\"")
+    return None
+
+
+def changed_lines(old: bytes | None, new: bytes | None) -> int:
+    a = old.decode(errors="replace").splitlines() if old else []
+    b = new.decode(errors="replace").splitlines() if new else []
+    return sum(
+        1
+        for line in difflib.unified_diff(a, b, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+
+
+# --- The repository -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    email: str
+
+    def signature(self, when: dt.datetime) -> pygit2.Signature:
+        offset = int((when.utcoffset() or dt.timedelta()).total_seconds() // 60)
+        # libgit2 rejects angle brackets and newlines in names and emails.
+        name = re.sub(r"[<>\n\r]", "", self.name).strip() or "unknown"
+        email = re.sub(r"[<>\n\r\s]", "", self.email) or "unknown@cairn.invalid"
+        return pygit2.Signature(name, email, int(when.timestamp()), offset)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    revision: int | None
+    entry: str | None
+    message: str
+    when: dt.datetime
+
+
+def _trailers(message: str) -> dict[str, str]:
+    found = {}
+    for line in message.strip().splitlines()[::-1]:
+        key, sep, value = line.partition(": ")
+        if not sep or " " in key:
+            break
+        found[key] = value.strip()
+    return found
+
+
+def commit_info(commit: pygit2.Commit) -> CommitInfo:
+    trailers = _trailers(commit.message)
+    rev = trailers.get(TRAILER_REVISION)
+    return CommitInfo(
+        sha=str(commit.id),
+        revision=int(rev) if rev and rev.isdigit() else None,
+        entry=trailers.get(TRAILER_ENTRY),
+        message=commit.message,
+        when=dt.datetime.fromtimestamp(commit.commit_time, dt.UTC),
+    )
+
+
+class Mirror:
+    """A bare repository with one branch. Commits chain in memory; publish() moves the branch.
+
+    Not thread-safe and not safe across processes: callers hold the mirror lock.
+    """
+
+    def __init__(self, path: Path | str, *, branch: str = "main") -> None:
+        self.path = Path(path)
+        self.ref = f"refs/heads/{branch}"
+        if (self.path / "HEAD").exists():
+            self.repo = pygit2.Repository(str(self.path))
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.repo = pygit2.init_repository(str(self.path), bare=True, initial_head=branch)
+        ref = self.repo.references.get(self.ref)
+        self.tip: pygit2.Oid | None = ref.target if ref is not None else None
+        self._published = self.tip
+        self._paths: dict[str, str] | None = None  # entry id -> path at tip
+        self._owners: dict[str, str] | None = None  # path -> entry id at tip
+
+    # Reading ---------------------------------------------------------------------------
+
+    def head(self) -> pygit2.Commit | None:
+        return self.repo[self._published] if self._published else None
+
+    def tree(self, oid: pygit2.Oid | None = None) -> pygit2.Tree | None:
+        oid = oid or self.tip
+        return self.repo[oid].tree if oid else None
+
+    def files(self, oid: pygit2.Oid | None = None) -> dict[str, bytes]:
+        """Every file at a commit (default: the tip) as {path: bytes}."""
+        tree = self.tree(oid)
+        out: dict[str, bytes] = {}
+        if tree is None:
+            return out
+
+        def walk(node: pygit2.Tree, prefix: str) -> None:
+            for item in node:
+                path = f"{prefix}{item.name}"
+                if item.type_str == "tree":
+                    walk(self.repo[item.id], path + "/")
+                else:
+                    out[path] = self.repo[item.id].data
+
+        walk(tree, "")
+        return out
+
+    def read(self, path: str, oid: pygit2.Oid | None = None) -> bytes | None:
+        tree = self.tree(oid)
+        if tree is None:
+            return None
+        try:
+            obj = tree[path]
+        except KeyError:
+            return None
+        return self.repo[obj.id].data if obj.type_str == "blob" else None
+
+    def walk(self):
+        """Commits from the published head back to the root, newest first, as CommitInfo."""
+        if self._published is None:
+            return
+        for commit in self.repo.walk(self._published, pygit2.enums.SortMode.TOPOLOGICAL):
+            yield commit_info(commit)
+
+    def _index(self) -> None:
+        if self._paths is not None:
+            return
+        self._paths, self._owners = {}, {}
+        for path, data in self.files().items():
+            entry_id = _entry_id_of(data) if path.endswith(".md") else None
+            if entry_id:
+                self._paths[entry_id] = path
+                self._owners[path] = entry_id
+
+    def path_of(self, entry_id: str) -> str | None:
+        self._index()
+        return self._paths.get(entry_id)
+
+    def target_path(self, state: EntryState) -> str:
+        """The entry's natural path, unless another entry already holds it (then `-<id>`)."""
+        self._index()
+        base = state.path
+        alt = alternate_path(base, state.id)
+        if self._paths.get(state.id) == alt:
+            return alt  # keep a disambiguated name: renaming it later would be noise
+        return base if self._owners.get(base) in (None, state.id) else alt
+
+    # Writing ---------------------------------------------------------------------------
+
+    def _update_tree(
+        self, tree: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid | None
+    ) -> pygit2.Oid | None:
+        builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
+        name = parts[0]
+        existing = builder.get(name)
+        if len(parts) == 1:
+            new = blob
+            mode = FileMode.BLOB
+        else:
+            sub = (
+                self.repo[existing.id]
+                if existing is not None and existing.type_str == "tree"
+                else None
+            )
+            new = self._update_tree(sub, parts[1:], blob)
+            mode = FileMode.TREE
+        if existing is not None:
+            builder.remove(name)
+        if new is not None:
+            builder.insert(name, new, mode)
+        if len(builder) == 0:
+            return None
+        return builder.write()
+
+    def apply(
+        self, state: EntryState | None, *, entry_id: str
+    ) -> tuple[dict[str, bytes | None], int]:
+        """The file changes that bring the tip to `state` (None: the entry is deleted).
+
+        Returns ({path: new bytes or None}, lines changed).
+        """
+        old_path = self.path_of(entry_id)
+        old = self.read(old_path) if old_path else None
+        changes: dict[str, bytes | None] = {}
+        new = None
+        if state is None:
+            if old_path:
+                changes[old_path] = None
+        else:
+            new_path = self.target_path(state)
+            new = render_entry(state)
+            changes[new_path] = new
+            if old_path and old_path != new_path:
+                changes[old_path] = None
+        return changes, changed_lines(old, new)
+
+    def commit(
+        self,
+        changes: dict[str, bytes | None],
+        *,
+        author: Person,
+        committer: Person,
+        message: str,
+        when: dt.datetime,
+    ) -> str:
+        """Write one commit on top of the tip (not yet published); an empty change is allowed."""
+        self._index()
+        root = self.tree()
+        root_oid = root.id if root is not None else None
+        for path, data in sorted(changes.items(), key=lambda kv: kv[1] is not None):
+            blob = self.repo.create_blob(data) if data is not None else None
+            current = self.repo[root_oid] if root_oid is not None else None
+            root_oid = self._update_tree(current, path.split("/"), blob)
+            entry_id = _entry_id_of(data) if data is not None else self._owners.get(path)
+            if data is None:
+                self._owners.pop(path, None)
+                if entry_id and self._paths.get(entry_id) == path:
+                    del self._paths[entry_id]
+            elif entry_id:
+                self._paths[entry_id] = path
+                self._owners[path] = entry_id
+        if root_oid is None:
+            root_oid = self.repo.TreeBuilder().write()
+        parents = [self.tip] if self.tip is not None else []
+        oid = self.repo.create_commit(
+            None,
+            author.signature(when),
+            committer.signature(when),
+            message,
+            root_oid,
+            parents,
+        )
+        self.tip = oid
+        return str(oid)
+
+    def publish(self) -> None:
+        """Point the branch at the tip. Before this, new commits are unreachable garbage."""
+        if self.tip is not None and self.tip != self._published:
+            self.repo.references.create(self.ref, self.tip, force=True)
+            self._published = self.tip
+
+    def discard(self) -> None:
+        """Forget unpublished commits (after a failure)."""
+        self.tip = self._published
+        self._paths = self._owners = None
+
+    def push(self, url: str, *, username: str = "", password: str = "", ssh_key: str = "") -> None:
+        """Force-push the branch to `url` (the mirror is the authority; the remote a copy)."""
+        callbacks = None
+        if password or ssh_key:
+            if ssh_key:
+                cred = pygit2.Keypair(username or "git", ssh_key + ".pub", ssh_key, password)
+            else:
+                cred = pygit2.UserPass(username, password)
+            callbacks = pygit2.RemoteCallbacks(credentials=cred)
+        remote = self.repo.remotes.create_anonymous(url)
+        remote.push([f"+{self.ref}:{self.ref}"], callbacks=callbacks)
+
+
+def build_message(subject: str, summary: str, *, revision: int, entry_id: str) -> str:
+    subject = " ".join((subject or summary).split())[:200] or summary
+    lines = [subject, ""]
+    if summary != subject:
+        lines += [summary, ""]
+    lines += [f"{TRAILER_REVISION}: {revision}", f"{TRAILER_ENTRY}: {entry_id}"]
+    return "\n".join(lines) + "\n"
