@@ -391,7 +391,7 @@ def rebuild(*, progress=None) -> int:
         shas: dict[int, str] = {}
         rows = HistoricalEntry.objects.order_by("history_id")
         total = rows.count()
-        if progress:
+        if progress is not None:
             progress.reset(total=total)
         chunk = 1000
         for start in range(0, total, chunk):
@@ -399,7 +399,7 @@ def rebuild(*, progress=None) -> int:
             sources = sources_by_entry(r.id for r in batch)
             for row in batch:
                 shas[row.history_id] = commit_revision(mirror, row, names, sources)
-                if progress:
+                if progress is not None:
                     progress.update(1)
         mirror.publish()
         if path.exists():
