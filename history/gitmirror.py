@@ -161,7 +161,7 @@ def parse_markdown(raw: bytes | str) -> tuple[dict, str]:
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     text = text.removeprefix("\ufeff")
     if not text.startswith("---\n") and not text.startswith("---\r\n"):
-        return {}, text
+        return {}, text.removesuffix("\n")
     lines = text.splitlines(keepends=True)
     for i in range(1, len(lines)):
         if lines[i].rstrip("\r\n") in ("---", "..."):

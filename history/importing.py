@@ -102,7 +102,7 @@ def is_cairn(front: dict) -> bool:
 
 def record_from(front: dict, body: str, rel: Path) -> tuple[dict, dict | None]:
     """Map any supported dialect's frontmatter to entry_upsert arguments (+ Cairn provenance)."""
-    title = front.get("title") or front.get("name")
+    title = " ".join(str(front.get("title") or front.get("name") or "").split())
     if not title:
         heading = _H1.search(body)
         title = heading.group(1) if heading else rel.stem
