@@ -1,6 +1,5 @@
-"""Export and import: layouts, dialects, bad files, idempotence and the byte-identical round trip."""
+"""Export and import: layouts, dialects, bad files, idempotence, the byte-identical round trip."""
 
-import io
 import json
 import tarfile
 import zipfile
@@ -12,7 +11,7 @@ from django.core.management import call_command
 from history import exporting, mirror
 from history.importing import import_folder
 from knowledge.models import Entry, Project, Source, Subtopic
-from knowledge.services import entry_move, entry_update, entry_upsert
+from knowledge.services import entry_move, entry_update, entry_upsert, project_create
 
 pytestmark = pytest.mark.django_db
 
@@ -45,9 +44,8 @@ def memory(actor, project):
     moved = entry_upsert(actor=actor, project="acme", title="Moved", body="x\r\ny  ").entry
     entry_move(actor=actor, entry_id=moved.pk, subtopic="later")
     entry_upsert(actor=actor, project="acme", title="Ünïcode 漢字", body="")
-    entry_upsert(
-        actor=actor, project="other", title="Elsewhere", body="z"
-    ) if Project.objects.filter(slug="other").exists() else None
+    project_create(actor=actor, slug="other")
+    entry_upsert(actor=actor, project="other", title="Elsewhere", body="z")
     return e
 
 
@@ -64,7 +62,9 @@ def test_export_writes_the_mirror_layout_as_folder_zip_and_tar(memory, tmp_path)
         assert {n: z.read(n) for n in z.namelist()} == folder
     call_command("export", str(tmp_path / "out.tar.gz"), "--project", "acme")
     with tarfile.open(tmp_path / "out.tar.gz") as t:
-        assert {m.name: t.extractfile(m).read() for m in t.getmembers()} == folder
+        acme = {p: data for p, data in folder.items() if p.startswith("acme/")}
+        assert {m.name: t.extractfile(m).read() for m in t.getmembers()} == acme
+    assert "other/elsewhere.md" in folder
 
 
 def test_export_refuses_a_folder_that_is_not_empty(memory, tmp_path):
