@@ -246,6 +246,11 @@ def commit_info(commit: pygit2.Commit) -> CommitInfo:
     )
 
 
+# Which entry sits at which path, per repository and tip: reading every file to learn it again
+# on each drain would cost more than the commits themselves.
+_INDEX_CACHE: dict[str, tuple[pygit2.Oid, dict[str, str], dict[str, str]]] = {}
+
+
 class Mirror:
     """A bare repository with one branch. Commits chain in memory; publish() moves the branch.
 
@@ -265,6 +270,9 @@ class Mirror:
         self._published = self.tip
         self._paths: dict[str, str] | None = None  # entry id -> path at tip
         self._owners: dict[str, str] | None = None  # path -> entry id at tip
+        cached = _INDEX_CACHE.get(str(self.path))
+        if cached is not None and cached[0] == self.tip:
+            self._paths, self._owners = dict(cached[1]), dict(cached[2])
 
     # Reading ---------------------------------------------------------------------------
 
@@ -426,6 +434,8 @@ class Mirror:
         if self.tip is not None and self.tip != self._published:
             self.repo.references.create(self.ref, self.tip, force=True)
             self._published = self.tip
+            if self._paths is not None:
+                _INDEX_CACHE[str(self.path)] = (self.tip, dict(self._paths), dict(self._owners))
 
     def discard(self) -> None:
         """Forget unpublished commits (after a failure)."""
