@@ -152,7 +152,11 @@ class RevisionAdminMixin:
                     request, f"Reverted to version {version}: this is now version {entry.version}."
                 )
             return HttpResponseRedirect(self._url("history", entry.pk))
-        row = selectors.revision_for(entry, version)
+        try:
+            row = selectors.revision_for(entry, version)
+        except NotFound as exc:
+            messages.error(request, exc.message)
+            return HttpResponseRedirect(self._url("history", entry.pk))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

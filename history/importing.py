@@ -155,13 +155,17 @@ def discover(root: Path) -> list[Path]:
         rel = path.relative_to(root)
         if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1]):
             continue
-        if path.is_file() and not path.name.startswith("."):
+        if (path.is_file() or path.is_symlink()) and not path.name.startswith("."):
             files.append(path)
     return files
 
 
 def import_file(actor: Actor, root: Path, path: Path, *, project: str | None, cache: dict):
     rel = path.relative_to(root)
+    if path.is_symlink():
+        return FileResult(
+            str(rel), "skipped", "a symbolic link (import the file it points to)"
+        ), None
     if path.suffix.lower() not in MARKDOWN:
         return FileResult(str(rel), "skipped", "not a Markdown file (.md)"), None
     size = path.stat().st_size

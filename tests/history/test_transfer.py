@@ -167,6 +167,9 @@ def test_bad_files_are_reported_and_the_rest_imported(tmp_path, actor, project, 
     write(root, "huge.md", "x" * 5000)
     write(root, "bad-status.md", "---\ntitle: Odd\nstatus: weird\nkind: '!!!'\n---\nok\n")
     write(root, "notitle/???.md", "---\ntitle: '   '\n---\nbody\n")
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\ntitle: Secret\n---\noutside the folder\n")
+    (root / "link.md").symlink_to(secret)
     report = import_folder(root, actor=actor, project="acme")
     reasons = {r.path: r.reason for r in report.results if r.outcome == "skipped"}
     assert set(reasons) == {
@@ -176,12 +179,15 @@ def test_bad_files_are_reported_and_the_rest_imported(tmp_path, actor, project, 
         "binary.md",
         "latin1.md",
         "huge.md",
+        "link.md",
     }
     assert reasons["bad-yaml.md"].startswith("bad YAML")
     assert reasons["list.md"] == "the frontmatter is not a mapping of keys to values"
     assert reasons["binary.md"] == "binary content"
     assert reasons["latin1.md"] == "not UTF-8 text"
     assert "too large" in reasons["huge.md"]
+    assert reasons["link.md"].startswith("a symbolic link")
+    assert not Entry.objects.filter(title="Secret").exists()
     odd = Entry.objects.get(title="Odd")
     assert (odd.status, odd.kind, odd.metadata) == ("active", "note", {"status": "weird"})
     assert Entry.objects.filter(title="???").exists()  # the file name is the fallback title
