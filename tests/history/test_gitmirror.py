@@ -141,3 +141,21 @@ def test_a_taken_name_gets_the_entry_id(tmp_path):
     changes, _ = m.apply(state(id="zzzzzzzz", title="Pricing!", body="v2"), entry_id="zzzzzzzz")
     m.commit(changes, author=p, committer=p, message="x\n", when=WHEN)
     assert list(m.files()) == ["acme/decisions/pricing-zzzzzzzz.md"]
+
+
+def test_libyaml_and_pure_python_yaml_render_the_same_bytes(monkeypatch):
+    import yaml
+
+    from history import gitmirror
+
+    hostile = state(
+        title="Ünïcode 漢字 key: value # x\n---",
+        tags=("yes", "null", "1e3", "-x"),
+        metadata={"z": "\u2028x\x85y\ttab", "on": "off", "n": None, "f": 1.5, "l": [{"a": "b"}]},
+        generated_by="agent:'quoted\"",
+    )
+    assert gitmirror._DUMPER is yaml.CSafeDumper  # the pinned PyYAML wheel ships libyaml
+    fast = render_entry(hostile)
+    monkeypatch.setattr(gitmirror, "_DUMPER", yaml.SafeDumper)
+    assert render_entry(hostile) == fast
+    assert parse_markdown(fast)[0]["metadata"]["z"] == "\u2028x\x85y\ttab"
