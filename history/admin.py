@@ -32,11 +32,7 @@ def _line_class(line: str) -> str:
 
 class RevisionAdminMixin:
     object_history_template = "history/admin/object_history.html"
-    # simple_history's own revert saves the old row directly, bypassing the services.
     history_list_per_page = 50
-
-    def revert_disabled(self, request, obj=None):
-        return True
 
     def get_urls(self):
         info = self.model._meta.app_label, self.model._meta.model_name
@@ -84,16 +80,6 @@ class RevisionAdminMixin:
             "can_revert": self.has_change_permission(request, entry),
         }
         return super().history_view(request, object_id, {**extra, **(extra_context or {})})
-
-    def history_form_view(self, request, object_id, version_id, extra_context=None):
-        entry = self._entry(request, object_id)
-        row = selectors.revisions(entry)
-        version = next((r.version for r in row if str(r.history_id) == str(version_id)), None)
-        if version is None:
-            raise Http404("No such revision.")
-        return HttpResponseRedirect(
-            self._url("revision_diff", entry.pk) + f"?from={version}&to={entry.version}"
-        )
 
     def revision_diff_view(self, request, object_id):
         entry = self._entry(request, object_id)

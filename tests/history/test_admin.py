@@ -58,12 +58,6 @@ def test_revert_from_the_admin_goes_through_the_service(browser, entry):
     assert latest.git_commit == ""  # pending, like any other write
 
 
-def test_simple_history_revision_form_redirects_to_the_diff(browser, entry):
-    first = entry.history.order_by("history_id").first()
-    page = browser.get(f"/admin/knowledge/entry/{entry.pk}/history/{first.history_id}/")
-    assert page.status_code == 302 and "/history/diff/?from=1&to=2" in page.url
-
-
 def test_revert_to_an_unknown_version_says_so_and_goes_back(browser, entry):
     page = browser.get(f"/admin/knowledge/entry/{entry.pk}/history/revert/9/", follow=True)
     assert "has no version 9" in page.content.decode()
