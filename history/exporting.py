@@ -13,14 +13,24 @@ from pathlib import Path
 
 from history.gitmirror import alternate_path, render_entry
 from history.mirror import HistoricalEntry, _Names, sources_by_entry, state_of
-from knowledge.models import Entry
+from knowledge.models import Entry, Project
 
 _EPOCH_ZIP = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same data gives the same archive
+
+
+class UnknownProject(LookupError):
+    pass
 
 
 def entries(projects: list[str] | None = None):
     qs = Entry.objects.select_related("project", "subtopic")
     if projects:
+        known = set(Project.objects.filter(slug__in=projects).values_list("slug", flat=True))
+        if unknown := sorted(set(projects) - known):
+            raise UnknownProject(
+                f"No project {', '.join(unknown)}. Known projects: "
+                f"{', '.join(Project.objects.values_list('slug', flat=True)[:50]) or 'none'}."
+            )
         qs = qs.filter(project__slug__in=projects)
     # The oldest entry keeps a contested file name (created_at survives export and import).
     return qs.order_by("created_at", "short_id")

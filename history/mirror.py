@@ -283,6 +283,7 @@ def drain(*, batch_size: int | None = None) -> DrainResult:
     batch_size = batch_size or settings.CAIRN_MIRROR_BATCH_SIZE
     result = DrainResult()
     if not pending().exists():
+        push()  # a push that failed earlier is retried by the next drain or sweep
         return result
     for _ in range(5):
         with advisory_lock() as got:
@@ -295,26 +296,35 @@ def drain(*, batch_size: int | None = None) -> DrainResult:
         if not pending().exists():
             break
     result.seconds = time.monotonic() - started
-    if result.committed:
-        push()
+    push()
     return result
 
 
+PUSHED_MARKER = "cairn-pushed"  # inside the bare repository: the last commit the remote got
+
+
 def push() -> bool:
-    """Push the branch to CAIRN_MIRROR_PUSH_URL, if set. Failures are logged, never raised."""
+    """Push the branch to CAIRN_MIRROR_PUSH_URL when the remote is behind. Failures are logged,
+    never raised; the marker is only moved on success, so the next drain or sweep retries."""
     url = settings.CAIRN_MIRROR_PUSH_URL
     if not url:
         return False
+    repo = open_mirror()
+    head = repo.head()
+    marker = repo.path / PUSHED_MARKER
+    if head is None or (marker.exists() and marker.read_text().strip() == f"{head.id} {url}"):
+        return False
     try:
-        open_mirror().push(
+        repo.push(
             url,
             username=settings.CAIRN_MIRROR_PUSH_USERNAME,
             password=settings.CAIRN_MIRROR_PUSH_PASSWORD,
             ssh_key=settings.CAIRN_MIRROR_PUSH_SSH_KEY,
         )
     except Exception as exc:
-        log.warning("Mirror: push to %s failed (%s); the next drain retries.", url, exc)
+        log.warning("Mirror: push to %s failed (%s); the next drain or sweep retries.", url, exc)
         return False
+    marker.write_text(f"{head.id} {url}\n")
     return True
 
 

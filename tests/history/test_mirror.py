@@ -219,9 +219,15 @@ def test_push_copies_the_branch_to_a_remote_and_failures_do_not_raise(
     entry_upsert(actor=actor, project="acme", title="A", body="1")
     mirror.drain()
     assert str(remote.references["refs/heads/main"].target) == str(git().head().id)
-    settings.CAIRN_MIRROR_PUSH_URL = str(tmp_path / "nowhere" / "missing.git")
+    later = tmp_path / "later.git"
+    settings.CAIRN_MIRROR_PUSH_URL = str(later)  # not there yet: the push fails
     entry_upsert(actor=actor, project="acme", title="B", body="2")
     assert mirror.drain().committed == 1  # the push failed, the drain did not
+    assert not mirror.push()  # and still fails
+    copy = pygit2.init_repository(str(later), bare=True)  # the remote comes back
+    assert mirror.drain().committed == 0  # nothing to commit, but the sweep pushes
+    assert str(copy.references["refs/heads/main"].target) == str(git().head().id)
+    assert not mirror.push()  # up to date: no network round trip
 
 
 @pytest.mark.django_db(transaction=True)

@@ -74,6 +74,8 @@ def test_export_refuses_a_folder_that_is_not_empty(memory, tmp_path):
 
     with pytest.raises(CommandError, match="not empty"):
         call_command("export", str(tmp_path / "full"))
+    with pytest.raises(CommandError, match=r"No project nope\. Known projects: acme, other"):
+        call_command("export", str(tmp_path / "new"), "--project", "nope")
 
 
 def test_jsonl_export_has_every_entry_with_its_full_history(memory, tmp_path):

@@ -27,6 +27,6 @@ class Command(BaseCommand):
         try:
             with tqdm(desc="export", unit="entry", disable=None) as bar:
                 count = exporting.write(dest, fmt=format, projects=project, progress=bar)
-        except FileExistsError as exc:
+        except (FileExistsError, exporting.UnknownProject) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(f"Exported {count} file(s) to {dest}."))
