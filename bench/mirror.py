@@ -197,7 +197,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from history import mirror
+    from history import maintenance, mirror
     from knowledge.actors import Actor
     from knowledge.services import _background, project_create
 
@@ -223,7 +223,7 @@ def main() -> None:
             "committed": result.committed,
         }
         t = time.perf_counter()
-        problems = mirror.verify()
+        problems = maintenance.verify()
         drain["verify_seconds"] = time.perf_counter() - t
         drain["verify_differences"] = len(problems)
 

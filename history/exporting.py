@@ -11,7 +11,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from history.gitmirror import alternate_path, render_entry
+from history.files import alternate_path, render_entry
 from history.mirror import HistoricalEntry, _Names, sources_by_entry, state_of
 from knowledge.models import Entry, Project
 

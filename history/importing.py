@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
-from history.gitmirror import FrontmatterError, parse_markdown
+from history.files import FrontmatterError, parse_markdown
 from history.services import entry_import, entry_link_supersession
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from history.gitmirror import render_entry
+from history.files import render_entry
 from history.mirror import HistoricalEntry, _Names, sources_by_entry, state_of
 from knowledge.actors import Actor
 from knowledge.errors import NotFound

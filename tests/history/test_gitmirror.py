@@ -5,16 +5,15 @@ import unicodedata
 
 import pytest
 
-from history.gitmirror import (
+from history.files import (
     EntryState,
-    Mirror,
-    Person,
     alternate_path,
     entry_path,
     parse_markdown,
     render_entry,
     safe_segment,
 )
+from history.gitmirror import Mirror, Person
 
 WHEN = dt.datetime(2026, 8, 1, 12, 30, tzinfo=dt.UTC)
 
@@ -146,7 +145,7 @@ def test_a_taken_name_gets_the_entry_id(tmp_path):
 def test_libyaml_and_pure_python_yaml_render_the_same_bytes(monkeypatch):
     import yaml
 
-    from history import gitmirror
+    from history import files
 
     hostile = state(
         title="Ünïcode 漢字 key: value # x\n---",
@@ -154,8 +153,8 @@ def test_libyaml_and_pure_python_yaml_render_the_same_bytes(monkeypatch):
         metadata={"z": "\u2028x\x85y\ttab", "on": "off", "n": None, "f": 1.5, "l": [{"a": "b"}]},
         generated_by="agent:'quoted\"",
     )
-    assert gitmirror._DUMPER is yaml.CSafeDumper  # the pinned PyYAML wheel ships libyaml
+    assert files._DUMPER is yaml.CSafeDumper  # the pinned PyYAML wheel ships libyaml
     fast = render_entry(hostile)
-    monkeypatch.setattr(gitmirror, "_DUMPER", yaml.SafeDumper)
+    monkeypatch.setattr(files, "_DUMPER", yaml.SafeDumper)
     assert render_entry(hostile) == fast
     assert parse_markdown(fast)[0]["metadata"]["z"] == "\u2028x\x85y\ttab"

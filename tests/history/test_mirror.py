@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from history import mirror
-from history.gitmirror import parse_markdown
+from history import maintenance, mirror
+from history.files import parse_markdown
 from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.services import entry_delete, entry_move, entry_update, entry_upsert
@@ -99,7 +99,7 @@ def test_hostile_titles_stay_inside_their_folder(actor, project, git, title):
     assert path.startswith("acme/t/") and path.endswith(".md") and path.count("/") == 2
     assert ".." not in path.split("/")
     assert len(path.rsplit("/", 1)[1].encode()) <= 255
-    assert mirror.verify() == []
+    assert maintenance.verify() == []
 
 
 def test_case_only_rename_keeps_the_file(actor, project, git):
@@ -116,7 +116,7 @@ def test_titles_with_the_same_slug_get_their_own_files(actor, project, git):
     second = entry_upsert(actor=actor, project="acme", title="Pricing!", body="y").entry
     mirror.drain()
     assert sorted(git().files()) == ["acme/pricing-" + second.short_id + ".md", "acme/pricing.md"]
-    assert mirror.verify() == []
+    assert maintenance.verify() == []
 
 
 def test_verify_detects_a_tampered_repository(actor, project, git, capsys):
@@ -136,7 +136,7 @@ def test_verify_detects_a_tampered_repository(actor, project, git, capsys):
         when=dt.datetime.now(dt.UTC),
     )
     m.publish()
-    problems = mirror.verify()
+    problems = maintenance.verify()
     assert any("acme/fact.md: content differs" in p and e.short_id in p for p in problems)
     assert any(p.startswith("acme/evil.md: in the mirror but not") for p in problems)
     assert any("acme/other.md: entry" in p and "missing" in p for p in problems)
@@ -161,7 +161,7 @@ def test_rebuild_recreates_the_repository_from_history(actor, project, git, mirr
         list(HistoricalEntry.objects.order_by("history_id").values_list("git_commit", flat=True))
         == before
     )
-    assert mirror.verify() == []
+    assert maintenance.verify() == []
 
 
 def test_an_interruption_after_publishing_is_repaired_without_duplicates(actor, project, git):
@@ -202,7 +202,7 @@ def test_drain_waits_its_turn_when_another_holds_the_lock(actor, project):
 
 def test_status_reports_pending_and_lag(actor, project, capsys):
     entry_upsert(actor=actor, project="acme", title="A", body="1")
-    info = mirror.status()
+    info = maintenance.status()
     assert info["pending"] == 1 and info["last_commit"] is None and info["lag_seconds"] >= 0
     mirror.drain()
     call_command("mirror", "status")
@@ -273,4 +273,4 @@ def test_a_drain_running_while_writes_continue_commits_everything_once(broker, u
     assert sorted(c.revision for c in commits) == [r for r, _ in revs]
     assert len({c.sha for c in commits}) == len(revs)
     assert {c.revision: c.sha for c in commits} == dict(revs)
-    assert mirror.verify() == []
+    assert maintenance.verify() == []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from history import mirror
+from history import maintenance, mirror
 from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.services import entry_upsert
@@ -108,7 +108,7 @@ def assert_every_revision_committed_exactly_once() -> None:
     commits = list(reversed(list(mirror.open_mirror().walk())))
     assert [c.revision for c in commits] == sorted(revisions)  # each once, in revision order
     assert {c.revision: c.sha for c in commits} == revisions
-    assert mirror.verify() == []
+    assert maintenance.verify() == []
 
 
 def test_a_worker_killed_mid_drain_loses_and_repeats_nothing(broker, worker, user):

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from history import mirror
+from history import maintenance, mirror
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         getattr(self, f"_{action}")()
 
     def _status(self):
-        info = mirror.status()
+        info = maintenance.status()
         self.stdout.write(f"repository:     {info['path']}")
         self.stdout.write(f"revisions:      {info['revisions']}")
         self.stdout.write(f"pending:        {info['pending']}")
@@ -35,7 +35,7 @@ class Command(BaseCommand):
 
     def _verify(self):
         waiting = mirror.pending().count()
-        problems = mirror.verify()
+        problems = maintenance.verify()
         if waiting:
             self.stdout.write(
                 self.style.WARNING(
@@ -54,7 +54,7 @@ class Command(BaseCommand):
 
     def _rebuild(self):
         with tqdm(desc="rebuild", unit="rev", disable=None) as bar:
-            count = mirror.rebuild(progress=bar)
+            count = maintenance.rebuild(progress=bar)
         self.stdout.write(self.style.SUCCESS(f"Rebuilt the mirror: {count} revision(s)."))
 
     def _drain(self):
