@@ -12,7 +12,7 @@ from django.db import connection
 from history import maintenance, mirror
 from history.files import parse_markdown
 from knowledge.actors import Actor
-from knowledge.models import Entry
+from knowledge.models import Entry, Membership, Role
 from knowledge.services import entry_delete, entry_move, entry_update, entry_upsert
 from tests.factories import UserFactory
 
@@ -46,9 +46,12 @@ def test_each_revision_becomes_one_commit_in_order(actor, project, git):
 
 def test_author_message_and_time_come_from_the_revision(project, git):
     bob = UserFactory(username="bob", first_name="Bob", last_name="Builder", email="bob@x.org")
+    carol = UserFactory(username="carol", email="")
+    for member in (bob, carol):
+        Membership.objects.create(project=project, user=member, role=Role.EDITOR)
     agent = Actor(user=bob, agent="agent:claude-code")
     entry_upsert(actor=agent, project="acme", title="Plan", body="a", reason="first plan")
-    person = Actor.for_user(UserFactory(username="carol", email=""))
+    person = Actor.for_user(carol)
     entry_update(actor=person, entry_id=Entry.objects.get().pk, body="b")
     mirror.drain()
     revs = list(HistoricalEntry.objects.order_by("history_id"))
@@ -231,10 +234,7 @@ def test_push_copies_the_branch_to_a_remote_and_failures_do_not_raise(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_drain_running_while_writes_continue_commits_everything_once(broker, user):
-    from tests.factories import ProjectFactory
-
-    ProjectFactory(slug="acme", name="Acme")
+def test_a_drain_running_while_writes_continue_commits_everything_once(broker, user, project):
     actor = Actor.for_user(user)
     stop = threading.Event()
     errors = []

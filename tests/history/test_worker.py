@@ -15,7 +15,6 @@ from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.services import entry_upsert
 from memory_site import embedded
-from tests.factories import ProjectFactory
 
 HistoricalEntry = Entry.history.model
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,8 +110,7 @@ def assert_every_revision_committed_exactly_once() -> None:
     assert maintenance.verify() == []
 
 
-def test_a_worker_killed_mid_drain_loses_and_repeats_nothing(broker, worker, user):
-    ProjectFactory(slug="acme", name="Acme")
+def test_a_worker_killed_mid_drain_loses_and_repeats_nothing(broker, worker, user, project):
     actor = Actor.for_user(user)
     for i in range(400):
         entry_upsert(
@@ -136,8 +134,9 @@ def test_a_worker_killed_mid_drain_loses_and_repeats_nothing(broker, worker, use
     assert_every_revision_committed_exactly_once()
 
 
-def test_writes_made_while_the_broker_is_down_are_mirrored_when_it_returns(broker, worker, user):
-    ProjectFactory(slug="acme", name="Acme")
+def test_writes_made_while_the_broker_is_down_are_mirrored_when_it_returns(
+    broker, worker, user, project
+):
     actor = Actor.for_user(user)
     worker.start()
     entry_upsert(actor=actor, project="acme", title="Before", body="x")
