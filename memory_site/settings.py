@@ -141,7 +141,28 @@ CAIRN_MCP_ALLOWED_ORIGINS = env.list(
 )
 
 # --- History: the git mirror (history/) --------------------------------------------------------
-# (mirror settings go here)
+# Every entry revision becomes one commit in a bare git repository, asynchronously (Celery).
+CAIRN_MIRROR_PATH = env("CAIRN_MIRROR_PATH", default=str(VAR_DIR / "mirror.git"))
+CAIRN_MIRROR_BRANCH = env("CAIRN_MIRROR_BRANCH", default="main")
+CAIRN_MIRROR_COMMITTER_NAME = env("CAIRN_MIRROR_COMMITTER_NAME", default="Cairn")
+CAIRN_MIRROR_COMMITTER_EMAIL = env("CAIRN_MIRROR_COMMITTER_EMAIL", default="cairn@localhost")
+CAIRN_MIRROR_BATCH_SIZE = env.int("CAIRN_MIRROR_BATCH_SIZE", default=200)
+# The periodic sweep that catches up after a broker outage or a crash (also run on worker start).
+CAIRN_MIRROR_SWEEP_SECONDS = env.float("CAIRN_MIRROR_SWEEP_SECONDS", default=60.0)
+# Optional off-site copy: pushed after each drain; failures are logged and retried next drain.
+CAIRN_MIRROR_PUSH_URL = env("CAIRN_MIRROR_PUSH_URL", default="")
+CAIRN_MIRROR_PUSH_USERNAME = env("CAIRN_MIRROR_PUSH_USERNAME", default="")
+CAIRN_MIRROR_PUSH_PASSWORD = env("CAIRN_MIRROR_PUSH_PASSWORD", default="")
+CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # private key path
+# Import refuses files larger than this (bytes): they are reported and skipped.
+CAIRN_IMPORT_MAX_BYTES = env.int("CAIRN_IMPORT_MAX_BYTES", default=2_000_000)
+CELERY_BEAT_SCHEDULE = {
+    **globals().get("CELERY_BEAT_SCHEDULE", {}),
+    "history-mirror-sweep": {
+        "task": "history.tasks.mirror_drain",
+        "schedule": CAIRN_MIRROR_SWEEP_SECONDS,
+    },
+}
 
 # --- Team sign-in: OpenID Connect and access control -------------------------------------------
 # django-allauth's openid_connect provider, one app per configured issuer

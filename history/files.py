@@ -1,0 +1,194 @@
+"""The mirror's files as plain values: safe names, deterministic Markdown + YAML frontmatter
+rendering and its parser. No git, no ORM: export and import use these too."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+import yaml
+
+MAX_NAME_BYTES = 200  # below every filesystem's 255-byte limit, with room for "-<id>.md"
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {
+    f"{p}{i}" for p in ("com", "lpt") for i in "123456789"
+}
+_UNSAFE = re.compile(r"[^\w.-]+", re.UNICODE)
+# libyaml's emitter writes the same bytes as PyYAML's pure-Python one (tested), four times faster.
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+# --- Names --------------------------------------------------------------------------------
+
+
+def safe_segment(text: str, *, fallback: str = "untitled") -> str:
+    """One path segment that is safe on any filesystem and in git, whatever the input holds.
+
+    NFC-normalized, lower-cased (so case-only renames keep the file), no separators, control
+    characters, dot-only names or reserved device names, at most MAX_NAME_BYTES of UTF-8.
+    """
+    text = unicodedata.normalize("NFC", text or "").casefold()
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
+    text = _UNSAFE.sub("-", text).strip(".-_")
+    text = re.sub(r"-{2,}", "-", text)
+    encoded = text.encode()
+    if len(encoded) > MAX_NAME_BYTES:
+        text = encoded[:MAX_NAME_BYTES].decode(errors="ignore").rstrip(".-_")
+    if not text or text.lower() in _WINDOWS_RESERVED:
+        text = f"{fallback}-{text}" if text else fallback
+    return text
+
+
+def entry_path(project: str, subtopic: str, slug: str) -> str:
+    """`<project>/<subtopic path>/<slug>.md`, each segment made safe."""
+    parts = [safe_segment(project, fallback="project")]
+    parts += [safe_segment(p, fallback="topic") for p in (subtopic or "").split("/") if p]
+    parts.append(safe_segment(slug) + ".md")
+    return "/".join(parts)
+
+
+def alternate_path(path: str, entry_id: str) -> str:
+    """Where an entry goes when another entry already holds its natural file name."""
+    return f"{path[:-3]}-{safe_segment(entry_id, fallback='x')}.md"
+
+
+# --- Rendering ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryState:
+    """One revision of an entry as plain values; the mirror file is a pure function of it."""
+
+    id: str
+    project: str
+    subtopic: str
+    slug: str
+    title: str
+    body: str
+    kind: str = "note"
+    status: str = "active"
+    tags: tuple[str, ...] = ()
+    version: int = 1
+    created: dt.datetime | None = None
+    updated: dt.datetime | None = None
+    generated_by: str = ""
+    verified_by: str = ""
+    verified_at: dt.datetime | None = None
+    sources: tuple[dict, ...] = ()
+    supersedes: str = ""
+    superseded_by: str = ""
+    searchable: bool = True
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return entry_path(self.project, self.subtopic, self.slug)
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value.isoformat(timespec="microseconds") + "Z"
+
+
+def _sorted(value):
+    if isinstance(value, dict):
+        return {str(k): _sorted(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list | tuple):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def frontmatter(state: EntryState) -> dict:
+    """The frontmatter keys in their fixed order; empty optional keys are left out."""
+    data: dict = {
+        "id": state.id,
+        "title": state.title,
+        "kind": state.kind,
+        "status": state.status,
+        "tags": list(state.tags),
+        "version": state.version,
+        "created": _iso(state.created),
+        "updated": _iso(state.updated),
+        "generated_by": state.generated_by,
+        "verified_by": state.verified_by,
+        "verified_at": _iso(state.verified_at),
+        "sources": [_sorted(dict(s)) for s in state.sources],
+        "supersedes": state.supersedes,
+        "superseded_by": state.superseded_by,
+        "searchable": None if state.searchable else False,
+        "metadata": _sorted(state.metadata or {}),
+    }
+    keep = {"id", "title", "kind", "status", "version"}
+    return {k: v for k, v in data.items() if k in keep or v not in (None, "", [], {})}
+
+
+def render_entry(state: EntryState) -> bytes:
+    """Markdown with YAML frontmatter. Same state, same bytes (the body is kept verbatim)."""
+    head = yaml.dump(
+        frontmatter(state),
+        Dumper=_DUMPER,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10**6,
+    )
+    body = state.body or ""
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f"---\n{head}---\n{body}".encode()
+
+
+class FrontmatterError(ValueError):
+    pass
+
+
+def parse_markdown(raw: bytes | str) -> tuple[dict, str]:
+    """Split a Markdown file into (frontmatter, body); no frontmatter gives ({}, text).
+
+    Inverse of render_entry: parse_markdown(render_entry(s)) gives back the body minus the
+    newline the renderer adds.
+    """
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    text = text.removeprefix("\ufeff")
+    if not text.startswith("---\n") and not text.startswith("---\r\n"):
+        return {}, text.removesuffix("\n")
+    lines = text.splitlines(keepends=True)
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r\n") in ("---", "..."):
+            head = "".join(lines[1:i])
+            body = "".join(lines[i + 1 :])
+            break
+    else:
+        raise FrontmatterError("the frontmatter starts with --- but never ends")
+    try:
+        data = yaml.safe_load(head) if head.strip() else {}
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"bad YAML in the frontmatter: {exc}".splitlines()[0]) from exc
+    if not isinstance(data, dict):
+        raise FrontmatterError("the frontmatter is not a mapping of keys to values")
+    if body.endswith("\n"):
+        body = body[:-1]
+    return data, body
+
+
+def entry_id_of(blob: bytes) -> str | None:
+    """Read `id:` from the top of a rendered file without parsing all of it."""
+    for line in blob[:400].split(b"\n")[1:8]:
+        if line.startswith(b"id: "):
+            return line[4:].decode(errors="replace").strip().strip("'\"")
+    return None
+
+
+def changed_lines(old: bytes | None, new: bytes | None) -> int:
+    a = old.decode(errors="replace").splitlines() if old else []
+    b = new.decode(errors="replace").splitlines() if new else []
+    return sum(
+        1
+        for line in difflib.unified_diff(a, b, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )

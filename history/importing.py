@@ -1,0 +1,250 @@
+"""Import Markdown with YAML frontmatter: Cairn exports, Basic Memory projects, Obsidian vaults
+and brain-engine `memory/` folders. Every write goes through the services (history.services
+.entry_import → knowledge.services.entry_upsert); one bad file is reported, never fatal."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils.text import slugify
+
+from history.files import FrontmatterError, parse_markdown
+from history.services import entry_import, entry_link_supersession
+from knowledge.actors import Actor
+from knowledge.errors import KnowledgeError, NotFound
+from knowledge.models import EntryStatus
+from knowledge.selectors import project_get
+from knowledge.services import project_create
+
+MARKDOWN = {".md", ".markdown"}
+SKIP_DIRS = {".git", ".obsidian", ".trash", ".cairn", "node_modules", "__pycache__"}
+CAIRN_KEYS = {"id", "title", "kind", "status", "version"}
+KNOWN_KEYS = {
+    "id", "title", "kind", "type", "status", "tags", "version", "created", "updated",
+    "generated_by", "verified_by", "verified_at", "sources", "supersedes", "superseded_by",
+    "searchable", "metadata",
+}  # fmt: skip
+_SHORT_ID = re.compile(r"^[23456789a-z]{8,12}$")
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+@dataclass
+class FileResult:
+    path: str
+    outcome: str  # created | updated | unchanged | skipped
+    reason: str = ""
+    entry: str = ""
+
+
+@dataclass
+class ImportReport:
+    results: list[FileResult] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def counts(self) -> Counter:
+        return Counter(r.outcome for r in self.results)
+
+
+def _jsonable(value):
+    """YAML gives dates and datetimes; metadata is JSON."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def _tags(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [t for t in re.split(r"[,\s]+", value) if t]
+    if isinstance(value, list | tuple):
+        return [str(t) for t in value if t is not None and not isinstance(t, dict | list)]
+    return [str(value)]
+
+
+def _sources(value) -> list[dict]:
+    out = []
+    for item in value if isinstance(value, list) else [value] if value else []:
+        if isinstance(item, dict) and item.get("kind") and item.get("external_id"):
+            out.append(
+                {
+                    k: str(item[k])[:2000]
+                    for k in ("kind", "external_id", "url", "title")
+                    if item.get(k)
+                }
+            )
+        elif isinstance(item, str | int) and str(item).strip():
+            text = str(item).strip()[:500]
+            kind = "url" if text.startswith(("http://", "https://")) else "ref"
+            out.append(
+                {"kind": kind, "external_id": text} | ({"url": text} if kind == "url" else {})
+            )
+    return out
+
+
+def is_cairn(front: dict) -> bool:
+    return front.keys() >= CAIRN_KEYS and bool(_SHORT_ID.match(str(front.get("id", ""))))
+
+
+def record_from(front: dict, body: str, rel: Path) -> tuple[dict, dict | None]:
+    """Map any supported dialect's frontmatter to entry_upsert arguments (+ Cairn provenance)."""
+    title = " ".join(str(front.get("title") or front.get("name") or "").split())
+    if not title:
+        heading = _H1.search(body)
+        title = heading.group(1) if heading else rel.stem
+    kind = slugify(str(front.get("kind") or front.get("type") or "note"))[:40] or "note"
+    fields: dict = {
+        "title": " ".join(str(title).split())[:300],
+        "body": body,
+        "kind": kind,
+        "tags": _tags(front.get("tags")),
+        "sources": _sources(front.get("sources")),
+    }
+    status = str(front.get("status") or "").strip().lower()
+    if status in EntryStatus.values:
+        fields["status"] = status
+    if is_cairn(front):
+        fields["metadata"] = _jsonable(front.get("metadata") or {})
+        fields["searchable"] = bool(front.get("searchable", True))
+        provenance = {k: front.get(k) for k in KNOWN_KEYS if k in front}
+        return fields, provenance
+    extra = {k: v for k, v in front.items() if k not in {"title", "kind", "type", "tags"}}
+    if status and status in EntryStatus.values:
+        extra.pop("status", None)
+    if isinstance(front.get("sources"), list) and fields["sources"]:
+        extra.pop("sources", None)
+    fields["metadata"] = _jsonable(extra)
+    return fields, None
+
+
+def _place(rel: Path, project: str | None) -> tuple[str | None, str]:
+    folders = list(rel.parent.parts)
+    if project:
+        return project, "/".join(folders)
+    if not folders:
+        return None, ""
+    return folders[0], "/".join(folders[1:])
+
+
+def _project(actor: Actor, slug: str, cache: dict) -> str:
+    if slug not in cache:
+        try:
+            cache[slug] = project_get(actor, slug, for_write=True).slug
+        except NotFound:
+            cache[slug] = project_create(actor=actor, slug=slug, reason="import").slug
+    return cache[slug]
+
+
+def discover(root: Path) -> list[Path]:
+    files = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1]):
+            continue
+        if (path.is_file() or path.is_symlink()) and not path.name.startswith("."):
+            files.append(path)
+    return files
+
+
+def import_file(actor: Actor, root: Path, path: Path, *, project: str | None, cache: dict):
+    rel = path.relative_to(root)
+    if path.is_symlink():
+        return FileResult(
+            str(rel), "skipped", "a symbolic link (import the file it points to)"
+        ), None
+    if path.suffix.lower() not in MARKDOWN:
+        return FileResult(str(rel), "skipped", "not a Markdown file (.md)"), None
+    size = path.stat().st_size
+    if size > settings.CAIRN_IMPORT_MAX_BYTES:
+        return FileResult(
+            str(rel), "skipped", f"too large ({size} bytes; limit CAIRN_IMPORT_MAX_BYTES)"
+        ), None
+    raw = path.read_bytes()
+    if b"\0" in raw:
+        return FileResult(str(rel), "skipped", "binary content"), None
+    try:
+        front, body = parse_markdown(raw)
+    except UnicodeDecodeError:
+        return FileResult(str(rel), "skipped", "not UTF-8 text"), None
+    except FrontmatterError as exc:
+        return FileResult(str(rel), "skipped", str(exc)), None
+    project_slug, subtopic = _place(rel, project)
+    if project_slug is None:
+        return FileResult(
+            str(rel), "skipped", "not inside a project folder; pass --project to choose one"
+        ), None
+    fields, provenance = record_from(front, body, rel)
+    try:
+        with transaction.atomic():
+            slug = _project(actor, project_slug, cache)
+        result = entry_import(
+            actor=actor,
+            provenance=provenance,
+            project=slug,
+            subtopic=subtopic or None,
+            reason=f"import {rel}",
+            **fields,
+        )
+    except KnowledgeError as exc:
+        return FileResult(str(rel), "skipped", exc.message), None
+    links = None
+    if provenance and result.outcome == "created":
+        links = (result.entry.pk, provenance.get("supersedes"), provenance.get("superseded_by"))
+    return FileResult(str(rel), result.outcome, entry=result.entry.short_id), links
+
+
+def import_folder(
+    root: Path, *, actor: Actor, project: str | None = None, dry_run: bool = False, progress=None
+) -> ImportReport:
+    """Import every file under root. One transaction: a dry run rolls it back at the end, and
+    links between entries (supersedes) are restored once every file is in."""
+    report = ImportReport(dry_run=dry_run)
+    files = discover(root)
+    if progress is not None:
+        progress.reset(total=len(files))
+    cache: dict[str, str] = {}
+    with transaction.atomic():
+        links = []
+        for path in files:
+            try:
+                result, link = import_file(actor, root, path, project=project, cache=cache)
+            except Exception as exc:  # one bad file never stops the run (its savepoint is gone)
+                reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+                result, link = FileResult(str(path.relative_to(root)), "skipped", reason), None
+            report.results.append(result)
+            if link and (link[1] or link[2]):
+                links.append(link)
+            if progress is not None:
+                progress.update(1)
+        for entry_id, supersedes, superseded_by in links:
+            entry_link_supersession(
+                actor=actor,
+                entry_id=entry_id,
+                supersedes=supersedes or "",
+                superseded_by=superseded_by or "",
+            )
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def report_json(report: ImportReport) -> str:
+    return json.dumps(
+        {"dry_run": report.dry_run, "counts": dict(report.counts),
+         "files": [r.__dict__ for r in report.results]},
+        indent=2,
+    )  # fmt: skip

@@ -1,0 +1,114 @@
+"""Looking after the mirror: status, verify (HEAD against the database) and rebuild."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from history.files import alternate_path, entry_id_of, render_entry
+from history.mirror import (
+    HistoricalEntry,
+    _Names,
+    _record,
+    advisory_lock,
+    commit_revision,
+    open_mirror,
+    pending,
+    sources_by_entry,
+    state_of,
+)
+from knowledge.models import Entry
+
+
+def status() -> dict:
+    queue = pending()
+    oldest = queue.order_by("history_id").values_list("history_date", flat=True).first()
+    mirror = open_mirror()
+    head = mirror.head()
+    info = next(mirror.walk(), None) if head is not None else None
+    return {
+        "path": str(mirror.path),
+        "pending": queue.count(),
+        "lag_seconds": (timezone.now() - oldest).total_seconds() if oldest else 0.0,
+        "last_commit": info.sha if info else None,
+        "last_commit_time": info.when if info else None,
+        "last_revision": info.revision if info else None,
+        "revisions": HistoricalEntry.objects.count(),
+    }
+
+
+def expected_files() -> dict[str, tuple[str, bytes]]:
+    """What the database says is current: {entry id: (natural path, rendered bytes)}."""
+    names = _Names()
+    entries = list(Entry.objects.order_by("pk"))
+    sources = sources_by_entry(e.pk for e in entries)
+    out = {}
+    for entry in entries:
+        state = state_of(entry, names, sources)
+        out[state.id] = (state.path, render_entry(state))
+    return out
+
+
+def verify() -> list[str]:
+    """Differences between the tree at the published head and the database, one line each."""
+    mirror = open_mirror()
+    files = mirror.files(mirror.head().id if mirror.head() else None)
+    expected = expected_files()
+    problems: list[str] = []
+    seen: set[str] = set()
+    for path in sorted(files):
+        entry_id = entry_id_of(files[path]) if path.endswith(".md") else None
+        if entry_id not in expected or entry_id in seen:
+            problems.append(f"{path}: in the mirror but not a current entry in the database")
+            continue
+        seen.add(entry_id)
+        natural, data = expected[entry_id]
+        if path not in (natural, alternate_path(natural, entry_id)):
+            problems.append(f"{path}: entry {entry_id} should be at {natural}")
+        elif files[path] != data:
+            problems.append(f"{path}: content differs from entry {entry_id} in the database")
+    for entry_id in sorted(set(expected) - seen):
+        problems.append(f"{expected[entry_id][0]}: entry {entry_id} is missing from the mirror")
+    return problems
+
+
+def rebuild(*, progress=None) -> int:
+    """Recreate the repository from the full history, then point every revision at its commit.
+
+    The old repository is kept beside the new one (`<name>.old-<timestamp>`) until you delete it.
+    """
+    path = Path(settings.CAIRN_MIRROR_PATH)
+    fresh = path.with_name(path.name + ".rebuilding")
+    with advisory_lock(wait=True):
+        shutil.rmtree(fresh, ignore_errors=True)
+        mirror = open_mirror(fresh)
+        names = _Names()
+        shas: dict[int, str] = {}
+        rows = HistoricalEntry.objects.order_by("history_id")
+        total = rows.count()
+        if progress is not None:
+            progress.reset(total=total)
+        chunk = 1000
+        for start in range(0, total, chunk):
+            batch = list(rows[start : start + chunk])
+            sources = sources_by_entry(r.id for r in batch)
+            for row in batch:
+                shas[row.history_id] = commit_revision(mirror, row, names, sources)
+                if progress is not None:
+                    progress.update(1)
+        mirror.publish()
+        if path.exists():
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+            path.rename(path.with_name(f"{path.name}.old-{stamp}"))
+        fresh.rename(path)
+        with transaction.atomic():
+            HistoricalEntry.objects.exclude(git_commit="").update(git_commit="")
+            ids = list(shas)
+            for start in range(0, len(ids), 5000):
+                _record({i: shas[i] for i in ids[start : start + 5000]})
+    return len(shas)

@@ -1,0 +1,63 @@
+"""`manage.py import <folder>`: Markdown with YAML frontmatter into Cairn, through the services."""
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from history.importing import import_folder
+from knowledge.actors import Actor
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a folder of Markdown files with YAML frontmatter: a Cairn export, a Basic "
+        "Memory project, an Obsidian vault or a brain-engine memory/ folder. Folders become "
+        "subtopics. Re-importing changes nothing. Reports created / updated / unchanged / "
+        "skipped (with the reason) per file."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("folder")
+        parser.add_argument(
+            "--project",
+            help="put everything into this project (its folders become subtopics); without it "
+            "the first folder level names the project, as in a Cairn export",
+        )
+        parser.add_argument("--user", help="who imports (username; default: the first superuser)")
+        parser.add_argument("--agent", default="", help="label recorded as generated_by")
+        parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
+        parser.add_argument("--verbose-skips", action="store_true", help="list every file")
+
+    def handle(self, *args, folder, project, user, agent, dry_run, **options):
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            raise CommandError(f"{root} is not a folder. Unpack an archive first.")
+        users = get_user_model().objects.filter(is_active=True)
+        person = (
+            users.filter(username=user).first()
+            if user
+            else users.filter(is_superuser=True).order_by("pk").first()
+        )
+        if person is None:
+            raise CommandError(
+                f"No active user {user!r}." if user else
+                "No superuser to import as. Create one (manage.py createadmin) or pass --user."
+            )  # fmt: skip
+        actor = Actor.for_user(person, agent=agent)
+        with tqdm(desc="import", unit="file", disable=None) as bar:
+            report = import_folder(
+                root, actor=actor, project=project, dry_run=dry_run, progress=bar
+            )
+        verbose = options["verbose_skips"] or options["verbosity"] > 1
+        for result in report.results:
+            if result.outcome == "skipped" or verbose:
+                detail = f" ({result.reason})" if result.reason else ""
+                self.stdout.write(f"  {result.outcome:9} {result.path}{detail}")
+        counts = report.counts
+        summary = ", ".join(
+            f"{counts.get(k, 0)} {k}" for k in ("created", "updated", "unchanged", "skipped")
+        )
+        prefix = "Dry run, nothing saved: " if dry_run else ""
+        self.stdout.write(self.style.SUCCESS(f"{prefix}{summary}."))

@@ -1,0 +1,71 @@
+"""`manage.py mirror status|verify|rebuild|drain`: look after the git mirror of entry history."""
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from history import maintenance, mirror
+
+
+class Command(BaseCommand):
+    help = (
+        "The git mirror of entry history. status: pending revisions, lag, last commit. "
+        "verify: compare the tree at HEAD with the database (exit 1 on any difference). "
+        "rebuild: recreate the repository from the full history. drain: commit pending now."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("action", choices=["status", "verify", "rebuild", "drain"])
+
+    def handle(self, *args, action, **options):
+        getattr(self, f"_{action}")()
+
+    def _status(self):
+        info = maintenance.status()
+        self.stdout.write(f"repository:     {info['path']}")
+        self.stdout.write(f"revisions:      {info['revisions']}")
+        self.stdout.write(f"pending:        {info['pending']}")
+        self.stdout.write(f"lag:            {info['lag_seconds']:.1f}s")
+        if info["last_commit"]:
+            self.stdout.write(
+                f"last commit:    {info['last_commit']} (revision {info['last_revision']}, "
+                f"{info['last_commit_time']:%Y-%m-%d %H:%M:%S} UTC)"
+            )
+        else:
+            self.stdout.write("last commit:    none yet")
+
+    def _verify(self):
+        waiting = mirror.pending().count()
+        problems = maintenance.verify()
+        if waiting:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{waiting} revision(s) are still pending; differences may be lag. "
+                    "Run `manage.py mirror drain` (or start a worker) and verify again."
+                )
+            )
+        if problems:
+            for line in problems:
+                self.stdout.write(f"  {line}")
+            raise CommandError(
+                f"The mirror differs from the database in {len(problems)} place(s). "
+                "`manage.py mirror rebuild` recreates it from the database's history."
+            )
+        self.stdout.write(self.style.SUCCESS("The mirror matches the database."))
+
+    def _rebuild(self):
+        with tqdm(desc="rebuild", unit="rev", disable=None) as bar:
+            count = maintenance.rebuild(progress=bar)
+        self.stdout.write(self.style.SUCCESS(f"Rebuilt the mirror: {count} revision(s)."))
+
+    def _drain(self):
+        result = mirror.drain()
+        if result.locked_out:
+            self.stdout.write("Another drain is running; it will commit what is pending.")
+        self.stdout.write(
+            f"Committed {result.committed} revision(s) in {result.seconds:.2f}s"
+            + (
+                f" (recorded {result.reconciled} after an interruption)."
+                if result.reconciled
+                else "."
+            )
+        )

@@ -1,0 +1,326 @@
+"""The database side of the git mirror: which revisions are pending, and committing them in order.
+
+A revision (a HistoricalEntry row) is pending while its `git_commit` is empty. `drain()` commits
+pending revisions in history_id order under a Postgres advisory lock (so it is safe across
+workers and hosts), publishes the branch, then records the commit hashes. A crash between the
+two steps is repaired on the next drain from the `Cairn-Revision` trailers (see `_reconcile`),
+so every revision ends up in exactly one commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from history.files import EntryState
+from history.gitmirror import Mirror, Person, build_message
+from knowledge.models import Entry, Project, Subtopic
+
+log = logging.getLogger(__name__)
+
+LOCK_KEY = 0x636169726E  # "cairn": one advisory lock for every process that writes the mirror
+HistoricalEntry = Entry.history.model
+
+
+def committer() -> Person:
+    return Person(settings.CAIRN_MIRROR_COMMITTER_NAME, settings.CAIRN_MIRROR_COMMITTER_EMAIL)
+
+
+def open_mirror(path: Path | str | None = None) -> Mirror:
+    return Mirror(path or settings.CAIRN_MIRROR_PATH, branch=settings.CAIRN_MIRROR_BRANCH)
+
+
+def pending() -> Iterable:
+    return HistoricalEntry.objects.filter(git_commit="")
+
+
+@contextlib.contextmanager
+def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
+    """Hold the mirror lock for the block; yields False when another process holds it."""
+    with connection.cursor() as cur:
+        if wait:
+            cur.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+            got = True
+        else:
+            cur.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])
+            got = cur.fetchone()[0]
+    try:
+        yield got
+    finally:
+        if got:
+            with connection.cursor() as cur:
+                cur.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+
+
+# --- From rows to plain states --------------------------------------------------------------
+
+
+class _Names:
+    """Slugs, paths and user names by id, with the history tables as fallback for deleted rows."""
+
+    def __init__(self) -> None:
+        self.projects: dict[int, str] = {}
+        self.subtopics: dict[int, str] = {}
+        self.users: dict[int, tuple[str, str, str]] = {}
+        self.entries: dict[int, str] = {}
+
+    def project(self, pk: int | None) -> str:
+        if pk is None:
+            return ""
+        if pk not in self.projects:
+            row = Project.objects.filter(pk=pk).values_list("slug", flat=True).first()
+            if row is None:
+                row = (
+                    Project.history.filter(id=pk)
+                    .order_by("-history_id")
+                    .values_list("slug", flat=True)
+                    .first()
+                )
+            self.projects[pk] = row or f"project-{pk}"
+        return self.projects[pk]
+
+    def subtopic(self, pk: int | None) -> str:
+        if pk is None:
+            return ""
+        if pk not in self.subtopics:
+            row = Subtopic.objects.filter(pk=pk).values_list("path", flat=True).first()
+            if row is None:
+                row = (
+                    Subtopic.history.filter(id=pk)
+                    .order_by("-history_id")
+                    .values_list("path", flat=True)
+                    .first()
+                )
+            self.subtopics[pk] = row or f"topic-{pk}"
+        return self.subtopics[pk]
+
+    def user(self, pk: int | None) -> tuple[str, str, str]:
+        """(username, full name, email) or empty strings."""
+        if pk is None:
+            return ("", "", "")
+        if pk not in self.users:
+            from django.contrib.auth import get_user_model
+
+            user = get_user_model().objects.filter(pk=pk).first()
+            self.users[pk] = (
+                (user.get_username(), user.get_full_name(), user.email) if user else ("", "", "")
+            )
+        return self.users[pk]
+
+    def entry(self, pk: int | None) -> str:
+        if pk is None:
+            return ""
+        if pk not in self.entries:
+            row = Entry.objects.filter(pk=pk).values_list("short_id", flat=True).first()
+            if row is None:
+                row = (
+                    HistoricalEntry.objects.filter(id=pk)
+                    .order_by("-history_id")
+                    .values_list("short_id", flat=True)
+                    .first()
+                )
+            self.entries[pk] = row or ""
+        return self.entries[pk]
+
+
+def sources_by_entry(entry_ids: Iterable[int]) -> dict[int, tuple[dict, ...]]:
+    """Current sources of these entries (links are not versioned: a revision shows today's)."""
+    through = Entry.sources.through
+    out: dict[int, list[dict]] = {}
+    rows = through.objects.filter(entry_id__in=set(entry_ids)).values(
+        "entry_id", "source__kind", "source__external_id", "source__url", "source__title"
+    )
+    for row in rows:
+        item = {"kind": row["source__kind"], "external_id": row["source__external_id"]}
+        if row["source__url"]:
+            item["url"] = row["source__url"]
+        if row["source__title"]:
+            item["title"] = row["source__title"]
+        out.setdefault(row["entry_id"], []).append(item)
+    return {
+        k: tuple(sorted(v, key=lambda s: (s["kind"], s["external_id"]))) for k, v in out.items()
+    }
+
+
+def state_of(obj, names: _Names, sources: dict[int, tuple[dict, ...]]) -> EntryState:
+    """An Entry or a HistoricalEntry row as the plain state the mirror renders."""
+    return EntryState(
+        id=obj.short_id,
+        project=names.project(obj.project_id),
+        subtopic=names.subtopic(obj.subtopic_id),
+        slug=obj.slug,
+        title=obj.title,
+        body=obj.body,
+        kind=obj.kind,
+        status=obj.status,
+        tags=tuple(obj.tags or ()),
+        version=obj.version,
+        created=obj.created_at,
+        updated=obj.updated_at,
+        generated_by=obj.generated_by,
+        verified_by=names.user(obj.verified_by_id)[0],
+        verified_at=obj.verified_at,
+        sources=sources.get(obj.id, ()),
+        supersedes=names.entry(obj.supersedes_id),
+        superseded_by=names.entry(obj.superseded_by_id),
+        searchable=obj.searchable,
+        metadata=obj.metadata or {},
+    )
+
+
+def author_of(row, names: _Names) -> Person:
+    """The acting user (and the agent label they wrote under), else the agent label alone."""
+    username, full_name, email = names.user(row.history_user_id)
+    label = row.generated_by if row.history_type != "-" else ""
+    if username:
+        name = full_name or username
+        if label.startswith("agent:"):
+            name = f"{label} ({name})"
+        return Person(name, email or f"{username}@users.cairn.invalid")
+    return Person(label or "cairn", "system@cairn.invalid")
+
+
+_VERBS = {"+": "create", "~": "update", "-": "delete"}
+
+
+def commit_revision(mirror: Mirror, row, names: _Names, sources: dict) -> str:
+    """Write the commit for one revision on top of the mirror's tip; returns its hash."""
+    state = None if row.history_type == "-" else state_of(row, names, sources)
+    changes, n_lines = mirror.apply(state, entry_id=row.short_id)
+    where = next(iter(changes), "") or f"{names.project(row.project_id)}/{row.slug}.md"
+    summary = f"{_VERBS.get(row.history_type, 'update')} {where.removesuffix('.md')}: "
+    summary += f"{n_lines} line{'s' if n_lines != 1 else ''} changed"
+    message = build_message(
+        row.history_change_reason or "", summary, revision=row.history_id, entry_id=row.short_id
+    )
+    return mirror.commit(
+        changes,
+        author=author_of(row, names),
+        committer=committer(),
+        message=message,
+        when=row.history_date,
+    )
+
+
+# --- Draining -------------------------------------------------------------------------------
+
+
+@dataclass
+class DrainResult:
+    committed: int = 0
+    reconciled: int = 0
+    locked_out: bool = False
+    seconds: float = 0.0
+
+
+def _record(shas: dict[int, str]) -> None:
+    """Store commit hashes on their revisions; only rows still pending are touched."""
+    if not shas:
+        return
+    ids, values = list(shas), [shas[i] for i in shas]
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE {HistoricalEntry._meta.db_table} AS h SET git_commit = v.sha "
+            "FROM unnest(%s::int[], %s::text[]) AS v(id, sha) "
+            "WHERE h.history_id = v.id AND h.git_commit = ''",
+            [ids, values],
+        )
+
+
+def _reconcile(mirror: Mirror) -> int:
+    """After a crash between publishing and recording: record the commits already made."""
+    found: dict[int, str] = {}
+    for info in mirror.walk():
+        if info.revision is None:
+            break
+        recorded = (
+            HistoricalEntry.objects.filter(history_id=info.revision)
+            .values_list("git_commit", flat=True)
+            .first()
+        )
+        if recorded is None or recorded:  # unknown revision, or the history is recorded from here
+            break
+        found[info.revision] = info.sha
+    _record(found)
+    if found:
+        log.warning("Mirror: recorded %d commit(s) made before an interruption.", len(found))
+    return len(found)
+
+
+def _drain_locked(batch_size: int, result: DrainResult) -> None:
+    mirror = open_mirror()
+    result.reconciled += _reconcile(mirror)
+    names = _Names()
+    while True:
+        rows = list(pending().order_by("history_id")[:batch_size])
+        if not rows:
+            break
+        sources = sources_by_entry(r.id for r in rows)
+        shas: dict[int, str] = {}
+        try:
+            for row in rows:
+                shas[row.history_id] = commit_revision(mirror, row, names, sources)
+            mirror.publish()
+        except Exception:
+            mirror.discard()
+            raise
+        _record(shas)
+        result.committed += len(shas)
+
+
+def drain(*, batch_size: int | None = None) -> DrainResult:
+    """Commit every pending revision, in order. Safe to call from anywhere, any number of times."""
+    started = time.monotonic()
+    batch_size = batch_size or settings.CAIRN_MIRROR_BATCH_SIZE
+    result = DrainResult()
+    if not pending().exists():
+        push()  # a push that failed earlier is retried by the next drain or sweep
+        return result
+    for _ in range(5):
+        with advisory_lock() as got:
+            if not got:
+                # Another drain holds the lock; it re-checks for new work after releasing.
+                result.locked_out = True
+                break
+            _drain_locked(batch_size, result)
+        # A revision that committed while we held the lock may have had its own drain locked out.
+        if not pending().exists():
+            break
+    result.seconds = time.monotonic() - started
+    push()
+    return result
+
+
+PUSHED_MARKER = "cairn-pushed"  # inside the bare repository: the last commit the remote got
+
+
+def push() -> bool:
+    """Push the branch to CAIRN_MIRROR_PUSH_URL when the remote is behind. Failures are logged,
+    never raised; the marker is only moved on success, so the next drain or sweep retries."""
+    url = settings.CAIRN_MIRROR_PUSH_URL
+    if not url:
+        return False
+    repo = open_mirror()
+    head = repo.head()
+    marker = repo.path / PUSHED_MARKER
+    if head is None or (marker.exists() and marker.read_text().strip() == f"{head.id} {url}"):
+        return False
+    try:
+        repo.push(
+            url,
+            username=settings.CAIRN_MIRROR_PUSH_USERNAME,
+            password=settings.CAIRN_MIRROR_PUSH_PASSWORD,
+            ssh_key=settings.CAIRN_MIRROR_PUSH_SSH_KEY,
+        )
+    except Exception as exc:
+        log.warning("Mirror: push to %s failed (%s); the next drain or sweep retries.", url, exc)
+        return False
+    marker.write_text(f"{head.id} {url}\n")
+    return True

@@ -1,0 +1,36 @@
+"""Celery tasks of the git mirror. Writes enqueue `mirror_drain` after they commit
+(knowledge.services._background); the beat sweep and worker start catch up on anything missed."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from celery.signals import worker_ready
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, name="history.tasks.mirror_drain", acks_late=True, max_retries=12)
+def mirror_drain(self) -> dict:
+    """Commit every pending revision to the mirror, in order (idempotent; one drain at a time)."""
+    from history import mirror
+
+    try:
+        result = mirror.drain()
+    except Exception as exc:
+        countdown = min(600, 2 ** (self.request.retries + 1))
+        log.warning("Mirror drain failed (%s); retrying in %ss.", exc, countdown)
+        raise self.retry(exc=exc, countdown=countdown) from exc
+    if result.committed or result.reconciled:
+        log.info("Mirror: %d revision(s) committed in %.2fs.", result.committed, result.seconds)
+    return {"committed": result.committed, "reconciled": result.reconciled}
+
+
+@worker_ready.connect
+def _sweep_on_worker_start(sender=None, **kwargs) -> None:
+    # Whatever was pending while no worker ran (or when one was killed) is committed now.
+    try:
+        mirror_drain.apply_async(retry=False)
+    except Exception as exc:
+        log.warning("Could not queue the start-up mirror sweep (%s).", exc)

@@ -1,0 +1,103 @@
+"""Revert (a new revision through the services), history and diff selectors."""
+
+import pytest
+
+from history import mirror
+from history.selectors import entry_diff, entry_history
+from history.services import entry_revert
+from knowledge.actors import Actor
+from knowledge.errors import EntryConflict, Forbidden, NotFound, ValidationFailed
+from knowledge.models import Entry
+from knowledge.services import entry_move, entry_update, entry_upsert
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def entry(actor, project):
+    e = entry_upsert(
+        actor=actor,
+        project="acme",
+        subtopic="plans",
+        title="Plan",
+        body="alpha\nbeta\ngamma\n",
+        tags=["q3"],
+    ).entry
+    entry_update(
+        actor=actor,
+        entry_id=e.pk,
+        body="alpha\nBETA\ngamma\ndelta\n",
+        tags=["q4"],
+        reason="new numbers",
+    )
+    return Entry.objects.get(pk=e.pk)
+
+
+def test_revert_is_a_new_revision_through_the_services(actor, entry):
+    reverted = entry_revert(actor=actor, entry_id=entry.short_id, to_version=1, reason="undo")
+    assert reverted.version == 3
+    assert reverted.body == "alpha\nbeta\ngamma\n"
+    assert reverted.tags == ["q3"]
+    rows = list(entry.history.order_by("history_id"))
+    assert len(rows) == 3  # nothing rewritten
+    assert rows[-1].history_change_reason == "undo"
+    assert rows[-1].history_user.username == "alice"
+    assert mirror.pending().count() == 3  # and the mirror will commit it like any write
+
+
+def test_revert_moves_the_entry_back(actor, entry):
+    entry_move(actor=actor, entry_id=entry.pk, subtopic="archive")
+    reverted = entry_revert(actor=actor, entry_id=entry.pk, to_version=2)
+    assert reverted.subtopic.path == "plans"
+    assert reverted.version == 4
+
+
+def test_revert_checks_the_version_the_caller_saw(actor, entry):
+    with pytest.raises(EntryConflict):
+        entry_revert(actor=actor, entry_id=entry.pk, to_version=1, expected_version=1)
+
+
+def test_revert_to_the_current_text_says_so(actor, entry):
+    with pytest.raises(ValidationFailed, match="already reads as version 2"):
+        entry_revert(actor=actor, entry_id=entry.pk, to_version=2)
+
+
+def test_revert_to_an_unknown_version_names_the_range(actor, entry):
+    with pytest.raises(NotFound, match="versions run from 1 to 2"):
+        entry_revert(actor=actor, entry_id=entry.pk, to_version=9)
+
+
+def test_a_read_only_token_cannot_revert(read_only_actor, entry):
+    with pytest.raises(Forbidden):
+        entry_revert(actor=read_only_actor, entry_id=entry.pk, to_version=1)
+
+
+def test_history_lists_who_when_why_and_commit(actor, entry):
+    items = entry_history(actor, entry.short_id)
+    assert [i["version"] for i in items] == [2, 1]
+    assert items[0]["reason"] == "new numbers"
+    assert items[0]["user"] == "alice"
+    assert items[0]["generated_by"] == "human:alice"
+    assert items[0]["git_commit"] is None  # pending
+    mirror.drain()
+    items = entry_history(actor, entry.short_id, limit=1)
+    assert len(items) == 1 and len(items[0]["git_commit"]) == 40
+
+
+def test_history_is_scoped_by_what_the_actor_can_see(entry, user):
+    stranger = Actor(user=user, project_ids=frozenset())
+    with pytest.raises(NotFound):
+        entry_history(stranger, entry.pk)
+    with pytest.raises(NotFound):
+        entry_diff(stranger, entry.pk, from_version=1)
+
+
+def test_diff_is_a_compact_unified_diff(actor, entry):
+    diff = entry_diff(actor, entry.short_id, from_version=1, to_version=2, context=0)
+    lines = diff.splitlines()
+    assert lines[0] == f"--- {entry.short_id}@v1"
+    assert lines[1] == f"+++ {entry.short_id}@v2"
+    assert "-beta" in lines and "+BETA" in lines and "+delta" in lines
+    assert "-- q3" in lines and "+- q4" in lines
+    assert "alpha" not in diff  # no context asked for
+    assert entry_diff(actor, entry.pk, from_version=2) == ""
