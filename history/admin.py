@@ -63,7 +63,7 @@ class RevisionAdminMixin:
 
     def history_view(self, request, object_id, extra_context=None):
         entry = self._entry(request, object_id)
-        rows = selectors.revisions(entry)
+        rows = selectors.entry_revisions(_actor(request), entry.pk, limit=500)
         extra = {
             "revisions": [
                 {
@@ -88,8 +88,8 @@ class RevisionAdminMixin:
         try:
             old_v = int(request.GET.get("from") or max(entry.version - 1, 1))
             new_v = int(request.GET.get("to") or entry.version)
-            old_row = selectors.revision_for(entry, old_v)
-            new_row = selectors.revision_for(entry, new_v)
+            old_row = selectors.revision_for(_actor(request), entry, old_v)
+            new_row = selectors.revision_for(_actor(request), entry, new_v)
         except (ValueError, NotFound) as exc:
             messages.error(request, getattr(exc, "message", "Pick two versions to compare."))
             return HttpResponseRedirect(self._url("history", entry.pk))
@@ -114,7 +114,13 @@ class RevisionAdminMixin:
             "history_url": self._url("history", entry.pk),
             "revert_url": self._url("revision_revert", entry.pk, old_v),
             "can_revert": self.has_change_permission(request, entry) and old_v != entry.version,
-            "versions": sorted({r.version for r in selectors.revisions(entry)}, reverse=True),
+            "versions": sorted(
+                {
+                    r.version
+                    for r in selectors.entry_revisions(_actor(request), entry.pk, limit=500)
+                },
+                reverse=True,
+            ),
         }
         return TemplateResponse(request, "history/admin/revision_diff.html", context)
 
@@ -139,7 +145,7 @@ class RevisionAdminMixin:
                 )
             return HttpResponseRedirect(self._url("history", entry.pk))
         try:
-            row = selectors.revision_for(entry, version)
+            row = selectors.revision_for(_actor(request), entry, version)
         except NotFound as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(self._url("history", entry.pk))
@@ -151,7 +157,9 @@ class RevisionAdminMixin:
             "version": version,
             "revision": selectors.revision_summary(row),
             "diff": selectors.unified_diff(
-                selectors.revision_text(selectors.revision_for(entry, entry.version)),
+                selectors.revision_text(
+                    selectors.revision_for(_actor(request), entry, entry.version)
+                ),
                 selectors.revision_text(row),
                 old_label=f"now (version {entry.version})",
                 new_label=f"after revert (as version {version})",

@@ -8,18 +8,9 @@ from history.files import render_entry
 from history.mirror import HistoricalEntry, _Names, sources_by_entry, state_of
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
-from knowledge.selectors import entry_get
+from knowledge.selectors import entry_get, entry_revisions, visible_projects
 
 _ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
-
-
-def revisions(entry) -> list:
-    """Every revision of an entry (no scoping: callers pass an entry they were allowed to get)."""
-    return list(
-        HistoricalEntry.objects.filter(id=entry.pk)
-        .select_related("history_user")
-        .order_by("-history_id")
-    )
 
 
 def revision_summary(row) -> dict:
@@ -39,18 +30,15 @@ def revision_summary(row) -> dict:
 
 def entry_history(actor: Actor, ref: str | int, *, limit: int = 50) -> list[dict]:
     """The revisions of an entry the actor can see, newest first, with who/when/why/commit."""
-    entry = entry_get(actor, ref)
-    rows = (
-        HistoricalEntry.objects.filter(id=entry.pk)
-        .select_related("history_user")
-        .order_by("-history_id")[: max(1, min(limit, 500))]
-    )
-    return [revision_summary(r) for r in rows]
+    return [revision_summary(r) for r in entry_revisions(actor, ref, limit=max(1, min(limit, 500)))]
 
 
-def revision_for(entry, version: int):
+def revision_for(actor: Actor, entry, version: int):
+    """One version of an entry, as long as the actor may see the project it was in then."""
     row = (
-        HistoricalEntry.objects.filter(id=entry.pk, version=version)
+        HistoricalEntry.objects.filter(
+            id=entry.pk, version=version, project_id__in=visible_projects(actor).values("pk")
+        )
         .exclude(history_type="-")
         .order_by("-history_id")
         .first()
@@ -58,8 +46,8 @@ def revision_for(entry, version: int):
     if row is None:
         latest = entry.version
         raise NotFound(
-            f"Entry {entry.short_id} has no version {version}; its versions run from 1 to "
-            f"{latest}. See history({entry.short_id}).",
+            f"Entry {entry.short_id} has no version {version} that you can see; its versions "
+            f"run from 1 to {latest}. See history({entry.short_id}).",
             entry=entry.short_id,
             version=version,
         )
@@ -105,8 +93,8 @@ def entry_diff(
     """
     entry = entry_get(actor, ref)
     to_version = to_version or entry.version
-    old = revision_text(revision_for(entry, from_version))
-    new = revision_text(revision_for(entry, to_version))
+    old = revision_text(revision_for(actor, entry, from_version))
+    new = revision_text(revision_for(actor, entry, to_version))
     return unified_diff(
         old,
         new,
@@ -120,10 +108,10 @@ __all__ = [
     "entry_diff",
     "entry_get",
     "entry_history",
+    "entry_revisions",
     "revision_for",
     "revision_summary",
     "revision_text",
-    "revisions",
     "side_by_side_html",
     "unified_diff",
 ]

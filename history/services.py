@@ -29,7 +29,7 @@ def entry_revert(
     back to the old subtopic is recorded separately). Raises EntryConflict on a stale
     expected_version, ValidationFailed when the entry already looks like that version."""
     entry = entry_get(actor, entry_id)
-    row = revision_for(entry, to_version)
+    row = revision_for(actor, entry, to_version)
     reason = reason or f"revert to version {to_version}"
     moved = row.project_id != entry.project_id or row.subtopic_id != entry.subtopic_id
     if moved:

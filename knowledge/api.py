@@ -5,11 +5,14 @@ from ninja import Query, Router
 from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.responses import Status
 
+from history.selectors import entry_diff, entry_history
+from history.services import entry_revert
 from knowledge import inputs
 from knowledge.errors import AlreadyExists, EntryConflict
 from knowledge.schemas import (
     CorrectIn,
     CorrectOut,
+    DiffOut,
     EditIn,
     EntryCreateIn,
     EntryDetailOut,
@@ -21,6 +24,7 @@ from knowledge.schemas import (
     ProjectIn,
     ProjectOut,
     ProjectPatch,
+    RevertIn,
     RevisionOut,
     SearchOut,
     SourceCheckIn,
@@ -36,7 +40,6 @@ from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
     entry_get,
     entry_list,
-    entry_revisions,
     project_get,
     project_overview,
     sources_check,
@@ -55,7 +58,6 @@ from knowledge.services import (
 from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
 
 router = Router()
-HISTORY_TYPES = {"+": "created", "~": "changed", "-": "deleted"}
 
 
 # --- projects -------------------------------------------------------------------------------
@@ -210,22 +212,32 @@ def verify_entry(request: HttpRequest, ref: Text, data: VerifyIn):
     return entry_verify(actor=request.auth, entry_id=entry.pk, **data.model_dump())
 
 
-@router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["entries"])
-def entry_history(request: HttpRequest, ref: Text, limit: int = Query(50, ge=1, le=500)):
-    return [
-        {
-            "revision": h.history_id,
-            "version": h.version,
-            "when": h.history_date,
-            "type": HISTORY_TYPES.get(h.history_type, "changed"),
-            "who": h.history_user.get_username() if h.history_user_id else "",
-            "generated_by": h.generated_by,
-            "reason": h.history_change_reason or "",
-            "title": h.title,
-            "git_commit": getattr(h, "git_commit", "") or "",
-        }
-        for h in entry_revisions(request.auth, ref, limit=limit)
-    ]
+@router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["history"])
+def history_list(request: HttpRequest, ref: Text, limit: int = Query(50, ge=1, le=500)):
+    """Revisions newest first: who, when, why, and the git commit once mirrored."""
+    return entry_history(request.auth, ref, limit=limit)
+
+
+@router.get("/entries/{ref}/diff", response=DiffOut, tags=["history"])
+def history_diff(
+    request: HttpRequest,
+    ref: Text,
+    from_version: int = Query(..., ge=1),
+    to_version: int | None = Query(None, ge=1),
+):
+    """A unified diff between two versions (to_version defaults to the current one)."""
+    entry = entry_get(request.auth, ref)
+    to_version = to_version or entry.version
+    text = entry_diff(request.auth, entry.pk, from_version=from_version, to_version=to_version)
+    return {"entry": entry.short_id, "from_version": from_version, "to_version": to_version,
+            "diff": text}  # fmt: skip
+
+
+@router.post("/entries/{ref}/revert", response=EntryDetailOut, tags=["history"])
+def history_revert(request: HttpRequest, ref: Text, data: RevertIn):
+    """Make the entry look as it did at `to_version`, as a new revision."""
+    entry = entry_get(request.auth, ref)
+    return entry_revert(actor=request.auth, entry_id=entry.pk, **data.model_dump())
 
 
 # --- search and sources ---------------------------------------------------------------------

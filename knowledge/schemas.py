@@ -221,13 +221,26 @@ class VerifyIn(StrictIn):
 class RevisionOut(Schema):
     revision: int
     version: int
-    when: datetime
-    type: Literal["created", "changed", "deleted"]
-    who: str
+    action: Literal["created", "changed", "deleted"]
+    at: datetime
+    user: str | None
     generated_by: str
     reason: str
     title: str
-    git_commit: str = ""
+    git_commit: str | None = Field(None, description="null until the git mirror commits it")
+
+
+class DiffOut(Schema):
+    entry: str
+    from_version: int
+    to_version: int
+    diff: str = Field(description="unified diff; empty when the versions are the same")
+
+
+class RevertIn(StrictIn):
+    to_version: int = Field(ge=1)
+    expected_version: int | None = None
+    reason: str = ""
 
 
 class SearchHitOut(Schema):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
+from history.selectors import entry_diff, entry_history
 from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
@@ -16,7 +17,6 @@ from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
     entry_get,
     entry_list,
-    entry_revisions,
     project_get,
     project_overview,
     sources_check,
@@ -270,29 +270,37 @@ def browse(actor: Actor, *, project, subtopic):
 
 def history(actor: Actor, *, id, limit):
     entry = _entry_or_hints(actor, id)
-    kinds = {"+": "created", "~": "changed", "-": "deleted"}
-    rows = []
-    for h in entry_revisions(actor, entry.pk, limit=max(1, min(int(limit), 200))):
-        row = {
-            "revision": h.history_id,
-            "version": h.version,
-            "when": h.history_date.isoformat(),
-            "type": kinds.get(h.history_type, h.history_type),
-            "who": h.history_user.get_username() if h.history_user_id else "",
-            "generated_by": h.generated_by,
-            "reason": h.history_change_reason or "",
-            "title": h.title,
-        }
-        if getattr(h, "git_commit", ""):
-            row["git_commit"] = h.git_commit
-        rows.append(row)
+    rows = [
+        {**r, "at": r["at"].isoformat()}
+        for r in entry_history(actor, entry.pk, limit=max(1, min(int(limit), 200)))
+    ]
     lines = [f"History of {entry.short_id} {entry.title!r} (newest first):"]
     lines += [
-        f"- v{r['version']} {r['when'][:16]} {r['type']} by {r['who'] or r['generated_by']}"
+        f"- v{r['version']} {r['at'][:16]} {r['action']} by {r['user'] or r['generated_by']}"
         + (f": {r['reason']}" if r["reason"] else "")
+        + (f" [{r['git_commit'][:10]}]" if r["git_commit"] else "")
         for r in rows
     ]
+    if len(rows) > 1:
+        lines.append(
+            f"Next: diff({entry.short_id}, from_version={rows[1]['version']}) for the last change."
+        )
     return render.result("\n".join(lines), {"entry": entry.short_id, "revisions": rows})
+
+
+def diff(actor: Actor, *, id, from_version, to_version):
+    entry = _entry_or_hints(actor, id)
+    text = entry_diff(actor, entry.pk, from_version=from_version, to_version=to_version)
+    to_v = to_version or entry.version
+    summary = (
+        f"Diff of {entry.short_id} {entry.title!r}, version {from_version} → {to_v}:"
+        if text
+        else f"Versions {from_version} and {to_v} of {entry.short_id} are the same."
+    )
+    return render.result(
+        f"{summary}\n{text}".rstrip(),
+        {"entry": entry.short_id, "from_version": from_version, "to_version": to_v, "diff": text},
+    )
 
 
 def delete(actor: Actor, *, id, reason):

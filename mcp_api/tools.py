@@ -151,8 +151,20 @@ async def browse(project: OptProject = None, subtopic: Subtopic = None) -> CallT
 
 @mcp.tool(annotations=READ)
 async def history(id: EntryRef, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
-    """An entry's revisions, newest first: version, when, who, why."""
+    """An entry's revisions, newest first: version, when, who, why, git commit."""
     return await _call(handlers.history, **locals())
+
+
+@mcp.tool(annotations=READ)
+async def diff(
+    id: EntryRef,
+    from_version: Annotated[int, Field(ge=1, description="The older version.")],
+    to_version: Annotated[
+        int | None, Field(ge=1, description="The newer version; default the current one.")
+    ] = None,
+) -> CallToolResult:
+    """A compact unified diff of an entry between two versions (see history for versions)."""
+    return await _call(handlers.diff, **locals())
 
 
 @mcp.tool(annotations=DESTRUCTIVE)

@@ -11,6 +11,7 @@ from django.urls import path
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
+from history.admin import RevisionAdminMixin
 from knowledge.admin.common import MarkdownEditor, ScopedAdminMixin, actor_for, report
 from knowledge.errors import KnowledgeError, ValidationFailed
 from knowledge.models import Entry
@@ -71,7 +72,7 @@ class EntryForm(forms.ModelForm):
 
 
 @admin.register(Entry)
-class EntryAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
+class EntryAdmin(RevisionAdminMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     form = EntryForm
     list_display = (
         "title",

@@ -141,7 +141,12 @@ def test_edit_move_status_verify_correct_history_delete(api, owner):
     assert corrected.json()["superseded"]["status"] == EntryStatus.SUPERSEDED
     history = api.get(f"{url}/history").json()
     assert history[0]["reason"] == "superseded: was wrong"
-    assert [h["type"] for h in history][-1] == "created"
+    assert [h["action"] for h in history][-1] == "created"
+    assert "git_commit" in history[0]  # null until the mirror commits it
+    diff = api.get(f"{url}/diff?from_version=1").json()
+    assert diff["from_version"] == 1 and "+" in diff["diff"]
+    reverted = api.post(f"{url}/revert", {"to_version": 1}, content_type="application/json")
+    assert reverted.status_code == 200, reverted.content
     _problem(api.delete(url), 422, "validation_failed")  # reason is required
     assert api.delete(f"{url}?reason=cleanup").status_code == 204
     _problem(api.get(url), 404, "not_found")

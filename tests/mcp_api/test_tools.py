@@ -185,8 +185,21 @@ def test_history_lists_revisions_newest_first(call):
     revs = res.structured_content["revisions"]
     assert [r["version"] for r in revs] == [2, 1]
     assert revs[0]["reason"] == "new prices"
-    assert revs[0]["who"] == "mcp-owner"
+    assert revs[0]["user"] == "mcp-owner"
     assert call("history", id="zzzzzzzz").is_error
+    assert "diff(" in res.content[0].text  # the next move
+
+
+def test_diff_shows_what_changed_between_versions(call):
+    entry = _upsert(call, body="old price: 10")
+    call("upsert", project="acme", title="Pricing", body="new price: 12", reason="raise")
+    res = call("diff", id=entry["short_id"], from_version=1)
+    assert not res.is_error
+    text = res.structured_content["diff"]
+    assert "-old price: 10" in text and "+new price: 12" in text
+    assert res.structured_content["to_version"] == 2
+    missing = call("diff", id=entry["short_id"], from_version=9)
+    assert missing.is_error and "versions run from 1 to 2" in missing.content[0].text
 
 
 def test_delete_needs_a_reason(call):

@@ -51,6 +51,7 @@ def test_initialize_lists_tools_and_gives_instructions(mcp_url, token):
         "recent",
         "browse",
         "history",
+        "diff",
         "delete",
         "check_sources",
         "create_project",
