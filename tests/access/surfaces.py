@@ -323,6 +323,7 @@ def _membership_revoke(world: World) -> bool:
     return ok
 
 
-from tests.access import surfaces_admin  # noqa: E402, F401  (registers the admin columns)
+# The other columns register themselves on import.
+from tests.access import surfaces_admin, surfaces_api  # noqa: E402, F401
 
 __all__ = ["PERSON_ROLES", "SURFACES", "Surface", "surface"]
