@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import BooleanField, FloatField, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from pgvector.django import CosineDistance
 
@@ -91,16 +92,24 @@ def _as_list(value: str | list[str] | tuple | None) -> list[str]:
 def _as_datetime(value, name: str) -> dt.datetime | dt.date | None:
     if value is None or value == "":
         return None
-    if isinstance(value, dt.date):
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value
-    text = str(value).strip()
-    parsed = parse_datetime(text) or parse_date(text)
+    if isinstance(value, dt.datetime):
+        parsed = value
+    else:
+        text = str(value).strip()
+        try:
+            parsed = parse_date(text) or parse_datetime(text)
+        except ValueError:
+            parsed = None
     if parsed is None:
         raise ValidationFailed(
             f"{name}={value!r} is not a date; use ISO form like 2026-08-31 or "
             "2026-08-31T14:00:00Z.",
             field=name,
         )
+    if isinstance(parsed, dt.datetime) and timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed)
     return parsed
 
 
