@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
 
 from knowledge.search.providers import EmbeddingUnavailable
-from knowledge.services.embeddings import entry_embed
+from knowledge.services.embeddings import entry_embed, lexeme_stats_refresh
 
 log = logging.getLogger(__name__)
 
@@ -26,5 +27,6 @@ def embed_entry(entry_id: int) -> str:
     chunks went with it). Until this runs the entry is already found by full text.
     """
     outcome = entry_embed(entry_id=entry_id)
+    lexeme_stats_refresh(max_age=settings.CAIRN_SEARCH_STATS_MAX_AGE)
     log.info("embed_entry(%s): %s", entry_id, outcome)
     return outcome

@@ -147,6 +147,8 @@ CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default
 # How many candidates each ranking contributes before fusion, and HNSW search breadth.
 CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
 CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
+# The embedding task recounts word statistics (idf) at most this often, in seconds.
+CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)
 
 # --- Agents and programs: MCP endpoint and REST API (mcp_api/, knowledge/api.py) --------------
 # (MCP and REST settings go here)

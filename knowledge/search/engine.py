@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
-import os
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import BooleanField, FloatField, Q, QuerySet
+from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -24,6 +22,7 @@ from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk, EntryStatus
 from knowledge.paths import normalize_path
+from knowledge.search.fulltext import lexeme_terms, text_ranking
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.selectors import project_get, visible_entries
@@ -33,10 +32,6 @@ log = logging.getLogger(__name__)
 MODES = ("hybrid", "text", "semantic")
 MAX_LIMIT = 100
 SNIPPET_CHARS = 300
-# ts_rank normalization 1: divide by 1 + log(length), so a long entry that mentions a word
-# in passing does not outrank a short one about it.
-RANK_NORMALIZATION = int(os.environ.get("CAIRN_BENCH_RANK_NORM", 1))
-TEXT_POOL = 5000
 HEADLINE_OPTIONS = (
     'MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel="**", StopSel="**"'
 )
@@ -64,7 +59,7 @@ class Rankings:
 
     text: list[int] = field(default_factory=list)
     semantic: list[int] = field(default_factory=list)
-    chunks: dict[int, str] = field(default_factory=dict)  # entry id -> best chunk text
+    chunks: dict[int, int] = field(default_factory=dict)  # entry id -> best chunk id
     rank_tsquery: str | None = None
 
 
@@ -167,66 +162,9 @@ def _scope(
     return entries
 
 
-@dataclass
-class Term:
-    tsquery: str  # a one-lexeme tsquery literal, e.g. 'support'
-    ndoc: int  # entries containing it (from knowledge_lexemestat; 0 when not counted yet)
-    idf: float
-
-
-def _terms(words: list[str], config: str) -> list[Term]:
-    """The query's distinct lexemes with their BM25 idf, rarest first."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT quote_literal(u.lexeme), coalesce(s.ndoc, 0)
-            FROM unnest(to_tsvector(%s::regconfig, %s)) u
-            LEFT JOIN knowledge_lexemestat s ON s.word = u.lexeme
-            UNION ALL
-            SELECT NULL, ndoc FROM knowledge_lexemestat WHERE word = ''
-            """,
-            [config, " ".join(words)],
-        )
-        rows = cursor.fetchall()
-    total = next((n for lexeme, n in rows if lexeme is None), 0)
-    pairs = [(lexeme, n) for lexeme, n in rows if lexeme is not None]
-    total = max([total, 1, *(n for _, n in pairs)])
-    terms = [Term(lexeme, n, math.log(1 + (total - n + 0.5) / (n + 0.5))) for lexeme, n in pairs]
-    return sorted(terms, key=lambda t: (t.ndoc, t.tsquery))
-
-
-def _text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[int]:
-    """BM25-like: sum over the query's lexemes of idf times ts_rank (which saturates with
-    repetition and weighs title > tags/path > body), over entries containing any of them.
-
-    Entries are matched by the rarest lexemes until their counts add up to TEXT_POOL; a word
-    in half the corpus would otherwise make the whole corpus a candidate to score.
-    """
-    matching: list[Term] = []
-    pool = 0
-    for term in terms:
-        if matching and pool + term.ndoc > TEXT_POOL:
-            break
-        matching.append(term)
-        pool += term.ndoc
-    match = " | ".join(t.tsquery for t in matching)
-    rank_sql = " + ".join(
-        f"%s * ts_rank(search_vector, %s::tsquery, {RANK_NORMALIZATION})" for _ in terms
-    )
-    rank_params: list = []
-    for term in terms:
-        rank_params += [term.idf, term.tsquery]
-    return list(
-        scope.filter(RawSQL("search_vector @@ %s::tsquery", [match], BooleanField()))
-        .annotate(rank=RawSQL(rank_sql, rank_params, FloatField()))
-        .order_by("-rank", "-updated_at", "-pk")
-        .values_list("pk", flat=True)[:n]
-    )
-
-
 def _semantic_ranking(
     scope: QuerySet[Entry], query: str, n: int
-) -> tuple[list[int], dict[int, str]]:
+) -> tuple[list[int], dict[int, int]]:
     provider = get_provider()
     if provider is None:
         raise EmbeddingUnavailable(
@@ -241,18 +179,19 @@ def _semantic_ranking(
             "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
             [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
         )
+        # Only ids and distances here: chunk texts are read for the few hits shown.
         rows = list(
             EntryChunk.objects.filter(model=provider.name, entry__in=scope.values("pk"))
             .annotate(distance=CosineDistance("embedding", vector))
             .order_by("distance")
-            .values_list("entry_id", "distance", "text")[: n * 4]
+            .values_list("entry_id", "distance", "pk")[: n * 3]
         )
     rows.sort(key=lambda row: row[1])  # relaxed_order may return rows slightly out of order
     ranking: list[int] = []
-    best: dict[int, str] = {}
-    for entry_id, _distance, text in rows:
+    best: dict[int, int] = {}
+    for entry_id, _distance, chunk_id in rows:
         if entry_id not in best:
-            best[entry_id] = text
+            best[entry_id] = chunk_id
             ranking.append(entry_id)
     return ranking[:n], best
 
@@ -278,11 +217,11 @@ def rankings(
     result = Rankings()
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
-    terms = _terms(words, config) if words else []
+    terms = lexeme_terms(words, config) if words else []
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
-            result.text = _text_ranking(scope, terms, n)
+            result.text = text_ranking(scope, terms, n)
 
     if mode == "semantic":
         result.semantic, result.chunks = _semantic_ranking(scope, query, n)
@@ -369,15 +308,28 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
         return []
     ids = [entry_id for entry_id, _ in fused]
     entries = Entry.objects.filter(pk__in=ids).select_related("project", "subtopic")
-    if found.rank_tsquery:
+    text_ids, semantic_ids = set(found.text), set(found.semantic)
+    if found.rank_tsquery and text_ids & set(ids):
+        # ts_headline reads the whole body: only for hits the full text actually matched.
         entries = entries.annotate(
             headline=RawSQL(
-                "ts_headline(%s::regconfig, knowledge_entry.body, %s::tsquery, %s)",
-                [settings.CAIRN_SEARCH_CONFIG, found.rank_tsquery, HEADLINE_OPTIONS],
+                "CASE WHEN knowledge_entry.id = ANY(%s) THEN "
+                "ts_headline(%s::regconfig, knowledge_entry.body, %s::tsquery, %s) END",
+                [
+                    list(text_ids & set(ids)),
+                    settings.CAIRN_SEARCH_CONFIG,
+                    found.rank_tsquery,
+                    HEADLINE_OPTIONS,
+                ],
             )
         )
+    chunk_ids = [found.chunks[i] for i in ids if i in found.chunks and i not in text_ids]
+    chunk_texts = (
+        dict(EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "text"))
+        if chunk_ids
+        else {}
+    )
     by_id = {entry.pk: entry for entry in entries}
-    text_ids, semantic_ids = set(found.text), set(found.semantic)
     hits = []
     for entry_id, score in fused:
         entry = by_id.get(entry_id)
@@ -398,7 +350,7 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
                 status=entry.status,
                 updated=entry.updated_at,
                 score=round(score, 6),
-                snippet=_snippet(entry, found, entry_id in text_ids),
+                snippet=_snippet(entry, chunk_texts.get(entry_id, "")),
                 matched=matched,
             )
         )
@@ -413,10 +365,8 @@ def _shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut + "…"
 
 
-def _snippet(entry: Entry, found: Rankings, text_matched: bool) -> str:
-    headline = getattr(entry, "headline", "") or ""
-    if text_matched and "**" in headline:
+def _snippet(entry: Entry, chunk_text: str) -> str:
+    headline = getattr(entry, "headline", None) or ""
+    if "**" in headline:
         return _shorten(headline)
-    if entry.pk in found.chunks:
-        return _shorten(found.chunks[entry.pk])
-    return _shorten(headline or entry.body)
+    return _shorten(chunk_text or headline or entry.body)

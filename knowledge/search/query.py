@@ -1,6 +1,6 @@
 """Turn a search box query into Postgres tsqueries.
 
-Natural-language questions must not need every word to match, so plain words are OR-ed and
+Natural-language questions must not need every word to match, so plain words are optional and
 ranked by how well they match. What websearch users expect still holds: a "quoted phrase" must
 appear, `-word` / `-"phrase"` must not, and `OR` between quoted phrases makes them alternatives.
 """
@@ -79,41 +79,6 @@ def _or_sql(func: str, items: list[str], config: str) -> tuple[str, list]:
     for item in items:
         params += [config, item]
     return f"({sql})", params
-
-
-def tsquery_sql(parsed: ParsedQuery, config: str) -> tuple[str | None, str | None, list, list]:
-    """(match_sql, rank_sql, match_params, rank_params); None when there is nothing to rank.
-
-    match: (any word or phrase) AND every required group AND NOT any exclusion.
-    rank: every word and phrase, OR-ed, for ts_rank_cd and ts_headline.
-    """
-    optional_words = [w for w in parsed.words if " " not in w]
-    optional_phrases = [w for w in parsed.words if " " in w]
-    parts: list[str] = []
-    params: list = []
-    if optional_words or optional_phrases:
-        sqls = []
-        if optional_words:
-            s, p = _or_sql("plainto_tsquery", optional_words, config)
-            sqls.append(s)
-            params += p
-        if optional_phrases:
-            s, p = _or_sql("phraseto_tsquery", optional_phrases, config)
-            sqls.append(s)
-            params += p
-        parts.append("(" + " || ".join(sqls) + ")")
-    rank_sql = " || ".join(parts) if parts else None
-    rank_params = list(params)
-    for group in parsed.required:
-        s, p = _or_sql("phraseto_tsquery", group, config)
-        parts.append(s)
-        params += p
-        rank_sql = f"{rank_sql} || {s}" if rank_sql else s
-        rank_params += p
-    if not parts:
-        return None, None, [], []
-    match_sql = " && ".join(parts)
-    return f"({match_sql})", f"({rank_sql})", params, rank_params
 
 
 def filter_sql(parsed: ParsedQuery, config: str) -> tuple[str | None, list]:

@@ -9,7 +9,12 @@ from tqdm import tqdm
 
 from knowledge.models import Entry, Project
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
-from knowledge.services.embeddings import entries_embed, entries_reindex_text, needs_embedding
+from knowledge.services.embeddings import (
+    entries_embed,
+    entries_reindex_text,
+    lexeme_stats_refresh,
+    needs_embedding,
+)
 
 
 class Command(BaseCommand):
@@ -105,6 +110,7 @@ class Command(BaseCommand):
                     bar.update(len(part))
             detail = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
             self._rate("embeddings", len(ids), time.perf_counter() - start, f"entries ({detail})")
+        lexeme_stats_refresh()
 
     def _rate(self, what: str, count: int, seconds: float, unit: str) -> None:
         rate = count / seconds if seconds > 0 else 0.0
