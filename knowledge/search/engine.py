@@ -262,22 +262,25 @@ def search_entries(
         limit = 0
     if not 1 <= limit <= MAX_LIMIT:
         raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}.", field="limit")
-    found = rankings(
-        actor,
-        query,
-        mode=mode,
-        candidates=max(settings.CAIRN_SEARCH_CANDIDATES, limit),
-        project=project,
-        subtopic=subtopic,
-        kinds=kinds,
-        tags=tags,
-        tags_all=tags_all,
-        status=status,
-        after=after,
-        before=before,
-        include_history=include_history,
-        include_transcripts=include_transcripts,
-    )
+    filters = {
+        "project": project,
+        "subtopic": subtopic,
+        "kinds": kinds,
+        "tags": tags,
+        "tags_all": tags_all,
+        "status": status,
+        "after": after,
+        "before": before,
+        "include_history": include_history,
+        "include_transcripts": include_transcripts,
+    }
+    candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
+    found = rankings(actor, query, mode=mode, candidates=candidates, **filters)
+    if not (found.text or found.semantic) and parse(query).required:
+        # A quoted title that no entry spells exactly (questions quote books, songs…): rather
+        # than answer nothing, search again with the phrase's words as ordinary words.
+        relaxed = query.replace('"', " ")
+        found = rankings(actor, relaxed, mode=mode, candidates=candidates, **filters)
     fused = fuse(found, mode)[:limit]
     return _hits(fused, found)
 

@@ -197,3 +197,12 @@ def test_bad_input_gets_a_clear_error(actor, kwargs, field):
 
 def test_limit_caps_the_results(actor, corpus):
     assert len(search_entries(actor, "the deployment backups plans lunch", limit=2)) == 2
+
+
+def test_a_quoted_title_spelled_differently_falls_back_to_its_words(actor, project, index):
+    entry = EntryFactory(project=project, title="Reading", body="Becoming Nicole moved me a lot.")
+    index(entry)
+    assert titles(search_entries(actor, 'What did she take from "Nicole Becoming"?')) == [
+        "Reading"
+    ]
+    assert search_entries(actor, '"Nicole Becoming" -nicole') == []  # exclusions still hold
