@@ -202,7 +202,5 @@ def test_limit_caps_the_results(actor, corpus):
 def test_a_quoted_title_spelled_differently_falls_back_to_its_words(actor, project, index):
     entry = EntryFactory(project=project, title="Reading", body="Becoming Nicole moved me a lot.")
     index(entry)
-    assert titles(search_entries(actor, 'What did she take from "Nicole Becoming"?')) == [
-        "Reading"
-    ]
+    assert titles(search_entries(actor, 'What did she take from "Nicole Becoming"?')) == ["Reading"]
     assert search_entries(actor, '"Nicole Becoming" -nicole') == []  # exclusions still hold
