@@ -151,15 +151,17 @@ def main() -> None:
     sample_ids = list(
         Entry.objects.order_by("pk").values_list("pk", flat=True)[: args.embed_sample]
     )
-    start = time.perf_counter()
-    for i in tqdm(range(0, len(sample_ids), 32), desc="embed sample"):
-        entries_embed(entry_ids=sample_ids[i : i + 32])
-    embed_seconds = time.perf_counter() - start
-    real_vectors = np.array(list(EntryChunk.objects.values_list("embedding", flat=True)))
+    if not args.reuse:
+        start = time.perf_counter()
+        for i in tqdm(range(0, len(sample_ids), 32), desc="embed sample"):
+            entries_embed(entry_ids=sample_ids[i : i + 32])
+        embed_seconds = time.perf_counter() - start
+        embed_rate = len(sample_ids) / embed_seconds
+    real_vectors = np.array(
+        list(EntryChunk.objects.filter(entry_id__in=sample_ids).values_list("embedding", flat=True))
+    )
     sample_chunks = len(real_vectors)
-    embed_rate = len(sample_ids) / embed_seconds
 
-    next_index = args.ingest_sample
     rows = []
     for size in sizes:
         # 3. Bulk-fill up to `size` entries (same full-text expression as the service).
@@ -304,7 +306,8 @@ def main() -> None:
     )
     print(
         f"Embedding (one thread): {embed_rate:.2f} entries/s = "
-        f"{sample_chunks / embed_seconds:.2f} chunks/s on {len(sample_ids)} entries; "
+        f"{sample_chunks / embed_seconds if embed_seconds else 0:.2f} chunks/s on "
+        f"{len(sample_ids)} entries; "
         f"{chunks_per_entry:.2f} chunks/entry in the corpus"
     )
     print(
