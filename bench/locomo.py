@@ -1,0 +1,378 @@
+"""LoCoMo retrieval benchmark: Cairn's search (text, semantic, hybrid) against in-process BM25.
+
+    .venv/bin/python bench/locomo.py --data ../shared/bench-data/locomo-dev.json
+
+Ingests each conversation into its own project through the services at session level (one
+entry per session) and turn level (one entry per turn), embeds the entries (passage vectors are
+cached under var/bench-cache/ so a re-run does not embed again), then searches with every
+non-adversarial question. Scoring follows the data's README. Prints a table, writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import re
+import sqlite3
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench._setup import ROOT, percentile, setup_django, table, write_json
+
+KS = (1, 5, 10, 20)
+STOPWORDS = frozenset(
+    re.findall(
+        r"\w+",
+        """
+        a about above after again against all am an and any are as at be because been before
+        being below between both but by can could did do does doing down during each few for
+        from further had has have having he her here hers herself him himself his how i if in
+        into is it its itself just me more most my myself no nor not now of off on once only or
+        other our ours ourselves out over own same she should so some such than that the their
+        theirs them themselves then there these they this those through to too under until up
+        very was we were what when where which while who whom why will with would you your yours
+        yourself yourselves
+        """,
+    )
+)
+
+
+def light_stem(token: str) -> str:
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            return token[: -len(suffix)] + keep
+    return token
+
+
+def bm25_tokens(text: str) -> list[str]:
+    return [light_stem(t) for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in STOPWORDS]
+
+
+class CachedProvider:
+    """Wraps the configured provider; passage vectors are cached by text under var/."""
+
+    def __init__(self, inner, path: Path) -> None:
+        import numpy as np
+
+        self.np = np
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path)
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS v (model TEXT, key TEXT, vec BLOB, "
+            "PRIMARY KEY (model, key))"
+        )
+        self.embedded = 0
+        self.seconds = 0.0
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def embed_passages(self, texts):
+        np = self.np
+        keys = [self._key(t) for t in texts]
+        found = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            rows = self.db.execute(
+                f"SELECT key, vec FROM v WHERE model = ? AND key IN ({','.join('?' * len(part))})",
+                [self.name, *part],
+            ).fetchall()
+            found.update({k: np.frombuffer(b, dtype=np.float32) for k, b in rows})
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            start = time.perf_counter()
+            vectors = self.inner.embed_passages([texts[i] for i in missing])
+            self.seconds += time.perf_counter() - start
+            self.embedded += len(missing)
+            for i, vec in zip(missing, vectors, strict=True):
+                found[keys[i]] = vec.astype(np.float32)
+                self.db.execute(
+                    "INSERT OR REPLACE INTO v VALUES (?, ?, ?)",
+                    [self.name, keys[i], vec.astype(np.float32).tobytes()],
+                )
+            self.db.commit()
+        return np.vstack([found[k] for k in keys])
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def parse_evidence(raw: list) -> list[str]:
+    ids = []
+    for item in raw:
+        for part in str(item).split(";"):
+            part = part.strip()
+            if re.fullmatch(r"D\d+:\d+", part):
+                ids.append(part)
+    return ids
+
+
+def sessions_of(conv: dict) -> list[tuple[int, str, list[dict]]]:
+    out = []
+    for key, turns in conv.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(turns, list):
+            n = int(m.group(1))
+            out.append((n, conv.get(f"session_{n}_date_time", ""), turns))
+    return sorted(out)
+
+
+def turn_line(turn: dict) -> str:
+    line = f"{turn['speaker']}: {turn.get('text', '')}"
+    if turn.get("blip_caption"):
+        line += f" [shares an image: {turn['blip_caption']}]"
+    return line
+
+
+def ingest(samples, level: str, actor) -> tuple[dict[int, str], dict[str, str], float]:
+    """Returns (entry id -> evidence unit, sample id -> project slug, seconds)."""
+    from knowledge.errors import AlreadyExists
+    from knowledge.services import entry_upsert, project_create
+
+    units: dict[int, str] = {}
+    projects: dict[str, str] = {}
+    start = time.perf_counter()
+    from tqdm import tqdm
+
+    for sample in tqdm(samples, desc=f"ingest {level}", unit="conv"):
+        slug = f"locomo-{level}-{sample['sample_id']}"
+        with contextlib.suppress(AlreadyExists):
+            project_create(actor=actor, slug=slug, name=slug)
+        projects[sample["sample_id"]] = slug
+        for n, date, turns in sessions_of(sample["conversation"]):
+            if level == "session":
+                body = "\n".join(turn_line(t) for t in turns)
+                entry = entry_upsert(
+                    actor=actor,
+                    project=slug,
+                    title=f"Session {n} ({date})",
+                    body=body,
+                    kind="session",
+                ).entry
+                units[entry.pk] = f"S{n}"
+            else:
+                for t in turns:
+                    entry = entry_upsert(
+                        actor=actor,
+                        project=slug,
+                        subtopic=f"session-{n}",
+                        title=f"{t['dia_id']} {t['speaker']} ({date})",
+                        body=turn_line(t),
+                        kind="turn",
+                    ).entry
+                    units[entry.pk] = t["dia_id"]
+    return units, projects, time.perf_counter() - start
+
+
+def unit_of(evidence: str, level: str) -> str:
+    return "S" + evidence[1:].split(":")[0] if level == "session" else evidence
+
+
+def score(ranked: list[str], gold: set[str]) -> dict:
+    out = {}
+    for k in KS:
+        out[f"recall@{k}"] = len(gold & set(ranked[:k])) / len(gold)
+    out["hit@5"] = float(bool(gold & set(ranked[:5])))
+    out["mrr"] = next((1 / (i + 1) for i, u in enumerate(ranked) if u in gold), 0.0)
+    return out
+
+
+def mean_scores(rows: list[dict]) -> dict:
+    return {k: statistics.fmean(r[k] for r in rows) for k in rows[0]} if rows else {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", required=True, help="path to locomo-dev.json")
+    parser.add_argument("--levels", default="session,turn")
+    parser.add_argument("--modes", default="text,semantic,hybrid")
+    parser.add_argument("--limit-questions", type=int, default=0, help="0 = all")
+    parser.add_argument("--db", default="cairn_bench_locomo")
+    parser.add_argument(
+        "--weights",
+        default="0,0.1,0.2,0.25,0.3,0.4,0.5,0.75,1.0",
+        help="semantic weights to sweep (text weight 1.0) for the tuning table",
+    )
+    args = parser.parse_args()
+    logging.getLogger("knowledge.services._background").setLevel(logging.ERROR)
+
+    data_path = Path(args.data)
+    if not data_path.exists():
+        sys.exit(f"No LoCoMo data at {data_path}; pass --data ../shared/bench-data/locomo-dev.json")
+    samples = json.loads(data_path.read_text())
+    setup_django(args.db)
+
+    from django.conf import settings
+    from rank_bm25 import BM25Okapi
+    from tqdm import tqdm
+
+    from knowledge.actors import Actor
+    from knowledge.models import Entry
+    from knowledge.search.engine import fuse, rankings, search_entries
+    from knowledge.search.providers import get_provider
+    from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
+    from tests.factories import UserFactory
+
+    actor = Actor.for_user(UserFactory(username="bench"), agent="agent:bench")
+    modes = [m for m in args.modes.split(",") if m]
+    sweep = [float(w) for w in args.weights.split(",") if w]
+    provider = get_provider()
+    cached = CachedProvider(provider, ROOT / "var" / "bench-cache" / "embeddings.sqlite3")
+    report: dict = {
+        "data": str(data_path),
+        "settings": {
+            "text_weight": settings.CAIRN_SEARCH_TEXT_WEIGHT,
+            "semantic_weight": settings.CAIRN_SEARCH_SEMANTIC_WEIGHT,
+            "rrf_k": settings.CAIRN_SEARCH_RRF_K,
+            "candidates": settings.CAIRN_SEARCH_CANDIDATES,
+            "chunk_words": settings.CAIRN_CHUNK_WORDS,
+            "chunk_overlap": settings.CAIRN_CHUNK_OVERLAP,
+            "search_config": settings.CAIRN_SEARCH_CONFIG,
+            "model": provider.name if provider else None,
+        },
+        "levels": {},
+    }
+    rows_out = []
+    sweep_rows = []
+    for level in [lv for lv in args.levels.split(",") if lv]:
+        units, projects, ingest_s = ingest(samples, level, actor)
+        ids = list(units)
+        lexeme_stats_refresh()
+        embed_start = time.perf_counter()
+        semantic = bool({"semantic", "hybrid"} & set(modes))
+        for i in tqdm(range(0, len(ids) if semantic else 0, 32), desc=f"embed {level}"):
+            entries_embed(entry_ids=ids[i : i + 32], provider=cached)
+        embed_s = time.perf_counter() - embed_start
+
+        # BM25 baseline over the same entries, one index per conversation.
+        bm25 = {}
+        for sid, slug in projects.items():
+            entries = list(
+                Entry.objects.filter(project__slug=slug).values_list("pk", "title", "body")
+            )
+            bm25[sid] = (
+                BM25Okapi([bm25_tokens(f"{t}\n{b}") for _, t, b in entries]),
+                [pk for pk, _, _ in entries],
+            )
+
+        questions = [
+            (s["sample_id"], qa)
+            for s in samples
+            for qa in s["qa"]
+            if qa.get("category") != 5 and parse_evidence(qa.get("evidence", []))
+        ]
+        if args.limit_questions:
+            questions = questions[: args.limit_questions]
+        per_mode: dict[str, list[dict]] = {m: [] for m in [*modes, "bm25-stem"]}
+        latency: dict[str, list[float]] = {m: [] for m in per_mode}
+        empty: dict[str, int] = dict.fromkeys(per_mode, 0)
+        sweep_scores: dict[float, list[dict]] = {w: [] for w in sweep}
+        for sid, qa in tqdm(questions, desc=f"search {level}", unit="q"):
+            gold = {unit_of(e, level) for e in parse_evidence(qa["evidence"])}
+            question = str(qa["question"])
+            for mode in modes:
+                start = time.perf_counter()
+                hits = search_entries(actor, question, project=projects[sid], limit=20, mode=mode)
+                latency[mode].append((time.perf_counter() - start) * 1000)
+                empty[mode] += not hits
+                per_mode[mode].append(score([units.get(h.id, "?") for h in hits], gold))
+            start = time.perf_counter()
+            index, pks = bm25[sid]
+            scores = index.get_scores(bm25_tokens(question))
+            order = sorted(range(len(pks)), key=lambda i: -scores[i])[:20]
+            latency["bm25-stem"].append((time.perf_counter() - start) * 1000)
+            per_mode["bm25-stem"].append(score([units[pks[i]] for i in order], gold))
+            if sweep and semantic:
+                found = rankings(
+                    actor,
+                    question,
+                    mode="hybrid",
+                    candidates=50,
+                    project=projects[sid],
+                    subtopic=None,
+                    kinds=None,
+                    tags=None,
+                    tags_all=False,
+                    status=None,
+                    after=None,
+                    before=None,
+                    include_history=False,
+                    include_transcripts=False,
+                )
+                for w in sweep:
+                    fused = fuse(found, "hybrid", text_weight=1.0, semantic_weight=w)[:20]
+                    sweep_scores[w].append(score([units.get(i, "?") for i, _ in fused], gold))
+        level_report = {
+            "entries": len(units),
+            "questions": len(questions),
+            "ingest_seconds": round(ingest_s, 1),
+            "embed_seconds": round(embed_s, 1),
+            "embedded_now": cached.embedded,
+            "model_seconds": round(cached.seconds, 1),
+            "modes": {},
+            "sweep": {},
+        }
+        for mode, rows in per_mode.items():
+            means = mean_scores(rows)
+            level_report["modes"][mode] = {
+                **{k: round(v, 4) for k, v in means.items()},
+                "empty": empty[mode],
+                "p50_ms": round(percentile(latency[mode], 50), 1),
+                "p95_ms": round(percentile(latency[mode], 95), 1),
+            }
+            rows_out.append(
+                [
+                    level,
+                    mode,
+                    *[means[f"recall@{k}"] for k in KS],
+                    means["hit@5"],
+                    means["mrr"],
+                    empty[mode],
+                    percentile(latency[mode], 50),
+                    percentile(latency[mode], 95),
+                ]
+            )
+        for w, rows in sweep_scores.items():
+            means = mean_scores(rows)
+            level_report["sweep"][str(w)] = {k: round(v, 4) for k, v in means.items()}
+            sweep_rows.append(
+                [level, w, *[means[f"recall@{k}"] for k in KS], means["hit@5"], means["mrr"]]
+            )
+        report["levels"][level] = level_report
+        cached.embedded, cached.seconds = 0, 0.0
+
+    headers = [
+        "level",
+        "mode",
+        *[f"R@{k}" for k in KS],
+        "hit@5",
+        "MRR",
+        "empty",
+        "p50 ms",
+        "p95 ms",
+    ]
+    print()
+    print(table(headers, rows_out))
+    if sweep_rows:
+        print("\nFusion sweep (text weight 1.0, k=60; semantic weight below):")
+        print(table(["level", "sem w", *[f"R@{k}" for k in KS], "hit@5", "MRR"], sweep_rows))
+    for level, lr in report["levels"].items():
+        rate = lr["embedded_now"] / lr["model_seconds"] if lr["model_seconds"] else math.nan
+        print(
+            f"{level}: {lr['entries']} entries, ingest {lr['ingest_seconds']} s, embed "
+            f"{lr['embed_seconds']} s ({lr['embedded_now']} chunks computed now, "
+            f"{rate:.1f} chunks/s)"
+        )
+    print(f"JSON: {write_json('locomo', report)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""Search at scale: a synthetic corpus of 10k and 100k entries, search latency per mode with
+filters, ingest rate through the services and reindex (full text + embedding) rates.
+
+    .venv/bin/python bench/scale.py                 # 10k then 100k
+    .venv/bin/python bench/scale.py --sizes 10000   # just 10k
+
+What is real and what is not (printed with the results too):
+- A sample of entries is written through the services (entry_upsert) to measure the ingest
+  rate; the rest of the corpus is bulk-inserted with the same full-text expression as the
+  service (no revisions), because ingesting 100k entries one by one would take most of an hour.
+- Embedding throughput is measured with the configured model on a sample of real chunks and
+  extrapolated to the corpus. The corpus's vectors are then synthesized from the sampled real
+  vectors (mixtures of two plus noise, re-normalized) so that the HNSW index sees vectors from
+  the model's own space; query vectors are real (embedded per search, included in latency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench._setup import percentile, setup_django, table, write_json
+
+SYLLABLES = [
+    "ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "de", "pa", "gro", "shi", "an", "el", "or",
+    "ul", "ber", "con", "dar", "fen", "gil", "hal", "jor", "kel", "lin", "mor", "nes", "pol",
+]  # fmt: skip
+STOP = ["the", "a", "of", "and", "to", "in", "is", "it", "for", "on", "with", "as", "was"]
+PROJECTS = 8
+SUBTOPICS = ["ops", "ops/storage", "ops/network", "people", "sales/emea", "sales/apac",
+             "research/2026-08", "research/2026-09", "support/incidents", ""]  # fmt: skip
+KINDS = ["note", "decision", "fact", "session", "task"]
+TAGS = ["alpha", "beta", "gamma", "delta", "urgent", "customer", "infra", "ml"]
+
+
+class Corpus:
+    def __init__(self, seed: int = 7, vocabulary: int = 20000) -> None:
+        self.rng = random.Random(seed)
+        words = set()
+        while len(words) < vocabulary:
+            words.add("".join(self.rng.choices(SYLLABLES, k=self.rng.randint(2, 4))))
+        self.words = sorted(words)
+        self.rng.shuffle(self.words)
+        # Zipf-like frequencies, like real text: a few words everywhere, most words rare.
+        self.cum_weights = list(
+            itertools.accumulate(1 / (rank + 1) ** 1.05 for rank in range(vocabulary))
+        )
+
+    def text(self, n: int) -> str:
+        picked = self.rng.choices(self.words, cum_weights=self.cum_weights, k=n)
+        out = []
+        for i, word in enumerate(picked):
+            if self.rng.random() < 0.3:
+                out.append(self.rng.choice(STOP))
+            out.append(word)
+            if i % 14 == 13:
+                out[-1] += "."
+                if self.rng.random() < 0.3:
+                    out[-1] += "\n\n"
+        return " ".join(out)
+
+    def entry(self, i: int) -> dict:
+        length = int(min(1500, max(15, self.rng.lognormvariate(4.6, 0.9))))  # median ~100 words
+        return {
+            "project": f"scale-{i % PROJECTS}",
+            "subtopic": self.rng.choice(SUBTOPICS),
+            "title": f"{self.text(4).replace('.', '').strip()} {i}",
+            "body": self.text(length),
+            "kind": self.rng.choice(KINDS),
+            "tags": self.rng.sample(TAGS, self.rng.randint(0, 3)),
+        }
+
+    def query(self) -> str:
+        # Questions mix mid-frequency topic words with common and unknown ones.
+        words = self.rng.choices(self.words[50:4000], k=self.rng.randint(2, 5))
+        return " ".join(["what", "about", *words, "zzqx"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Search latency and indexing rates at scale")
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=100, help="queries per mode and filter")
+    parser.add_argument("--ingest-sample", type=int, default=500)
+    parser.add_argument("--embed-sample", type=int, default=64, help="entries embedded for real")
+    parser.add_argument("--db", default="cairn_bench_scale")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the corpus of an earlier run and only measure search (and fill up if short)",
+    )
+    args = parser.parse_args()
+    setup_django(args.db)
+
+    import numpy as np
+    from django.conf import settings
+    from django.db import connection
+    from tqdm import tqdm
+
+    from knowledge.actors import Actor
+    from knowledge.models import Entry, EntryChunk, Project, content_hash
+    from knowledge.paths import entry_slug
+    from knowledge.search import search_entries
+    from knowledge.search.chunking import chunk_text
+    from knowledge.search.providers import get_provider
+    from knowledge.services import entry_upsert, project_create
+    from knowledge.services.embeddings import (
+        embedding_key,
+        entries_embed,
+        entries_reindex_text,
+        lexeme_stats_refresh,
+    )
+    from knowledge.services.subtopics import ensure_path
+    from tests.factories import UserFactory
+
+    actor = Actor.for_user(UserFactory(username="bench"), agent="agent:bench")
+    provider = get_provider()
+    corpus = Corpus()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    report: dict = {"method": __doc__, "model": provider.name, "sizes": {}}
+
+    # Start from an empty corpus so numbers belong to this run.
+    if not args.reuse:
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE knowledge_entry, knowledge_historicalentry CASCADE")
+    for p in range(PROJECTS):
+        if not Project.objects.filter(slug=f"scale-{p}").exists():
+            project_create(actor=actor, slug=f"scale-{p}", name=f"Scale {p}")
+    projects = {p.slug: p for p in Project.objects.filter(slug__startswith="scale-")}
+    nodes = {
+        (slug, path): ensure_path(actor=actor, project=proj, path=path or None)
+        for slug, proj in projects.items()
+        for path in SUBTOPICS
+    }
+
+    # 1. Ingest rate through the services (revisions, full text, everything a write does).
+    ingest_rate = embed_rate = embed_seconds = 0.0
+    next_index = Entry.objects.count() + 1
+    if not args.reuse:
+        start = time.perf_counter()
+        for i in tqdm(range(args.ingest_sample), desc="ingest via services"):
+            entry_upsert(actor=actor, **corpus.entry(i))
+        ingest_rate = args.ingest_sample / (time.perf_counter() - start)
+        next_index = args.ingest_sample
+
+    # 2. Embedding throughput on a real sample (the reindex / worker path, one thread).
+    sample_ids = list(
+        Entry.objects.order_by("pk").values_list("pk", flat=True)[: args.embed_sample]
+    )
+    if not args.reuse:
+        start = time.perf_counter()
+        for i in tqdm(range(0, len(sample_ids), 32), desc="embed sample"):
+            entries_embed(entry_ids=sample_ids[i : i + 32])
+        embed_seconds = time.perf_counter() - start
+        embed_rate = len(sample_ids) / embed_seconds
+    real_vectors = np.array(
+        list(EntryChunk.objects.filter(entry_id__in=sample_ids).values_list("embedding", flat=True))
+    )
+    sample_chunks = len(real_vectors)
+
+    rows = []
+    for size in sizes:
+        # 3. Bulk-fill up to `size` entries (same full-text expression as the service).
+        todo = size - Entry.objects.count()
+        batch = 2000
+        with tqdm(total=todo, desc=f"bulk fill to {size}") as bar:
+            while todo > 0:
+                made = []
+                for _ in range(min(batch, todo)):
+                    data = corpus.entry(next_index)
+                    next_index += 1
+                    made.append(
+                        Entry(
+                            project=projects[data["project"]],
+                            subtopic=nodes[(data["project"], data["subtopic"])],
+                            title=data["title"],
+                            slug=entry_slug(data["title"]),
+                            body=data["body"],
+                            kind=data["kind"],
+                            tags=data["tags"],
+                            content_hash=content_hash(data["kind"], data["body"]),
+                            generated_by="agent:bench",
+                        )
+                    )
+                Entry.objects.bulk_create(made)
+                ids = [e.pk for e in made]
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        """
+                        UPDATE knowledge_entry e SET search_vector =
+                            setweight(to_tsvector(%s::regconfig, e.title), 'A')
+                            || setweight(to_tsvector(%s::regconfig, array_to_string(e.tags, ' ')
+                               || ' ' || replace(replace(coalesce(s.path, ''), '/', ' '),
+                               '-', ' ')), 'B')
+                            || setweight(to_tsvector(%s::regconfig, e.body), 'C')
+                        FROM knowledge_entry e2 LEFT JOIN knowledge_subtopic s
+                            ON s.id = e2.subtopic_id
+                        WHERE e.id = e2.id AND e.id = ANY(%s)
+                        """,
+                        [settings.CAIRN_SEARCH_CONFIG] * 3 + [ids],
+                    )
+                # Synthetic vectors from the real sample's space, one per real chunk boundary.
+                chunks = []
+                rng = np.random.default_rng(next_index)
+                for entry in made:
+                    pieces = chunk_text(
+                        entry.body,
+                        size=settings.CAIRN_CHUNK_WORDS,
+                        overlap=settings.CAIRN_CHUNK_OVERLAP,
+                    ) or [None]
+                    for ordinal, piece in enumerate(pieces):
+                        a, b = rng.integers(0, sample_chunks, 2)
+                        vec = 0.7 * real_vectors[a] + 0.3 * real_vectors[b]
+                        vec = vec + rng.normal(0, 0.02, vec.shape)
+                        vec = vec / np.linalg.norm(vec)
+                        chunks.append(
+                            EntryChunk(
+                                entry=entry,
+                                ordinal=ordinal,
+                                text=piece.text if piece else entry.title,
+                                model=provider.name,
+                                embedding=vec.astype(np.float32),
+                            )
+                        )
+                EntryChunk.objects.bulk_create(chunks, batch_size=1000)
+                for entry in made:
+                    entry.embedded_hash = embedding_key(entry)
+                    entry.embedding_model = provider.name
+                Entry.objects.bulk_update(made, ["embedded_hash", "embedding_model"], 1000)
+                todo -= len(made)
+                bar.update(len(made))
+        start = time.perf_counter()
+        lexeme_stats_refresh()
+        stats_seconds = time.perf_counter() - start
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE knowledge_entry")
+            cursor.execute("VACUUM ANALYZE knowledge_entrychunk")
+        n_chunks = EntryChunk.objects.count()
+
+        # 4. Full-text reindex rate on a slice of the corpus.
+        slice_ids = list(Entry.objects.order_by("?").values_list("pk", flat=True)[:2000])
+        start = time.perf_counter()
+        entries_reindex_text(entry_ids=slice_ids)
+        text_rate = len(slice_ids) / (time.perf_counter() - start)
+
+        # 5. Search latency, warm, service level (query embedding included).
+        filters = {
+            "none": {},
+            "project": {"project": "scale-3"},
+            "project+subtopic": {"project": "scale-3", "subtopic": "ops"},
+            "kinds+tags": {"kinds": ["decision"], "tags": ["urgent", "infra"]},
+            "after": {"after": "2000-01-01"},
+        }
+        level = {
+            "entries": size,
+            "chunks": n_chunks,
+            "stats_refresh_s": round(stats_seconds, 2),
+            "fulltext_reindex_per_s": round(text_rate, 1),
+            "latency": {},
+        }
+        for _ in range(10):  # warm caches and the model
+            search_entries(actor, corpus.query())
+        for fname, fargs in filters.items():
+            for mode in ("text", "semantic", "hybrid"):
+                times, empty = [], 0
+                for _ in range(args.queries):
+                    q = corpus.query()
+                    start = time.perf_counter()
+                    hits = search_entries(actor, q, mode=mode, limit=10, **fargs)
+                    times.append((time.perf_counter() - start) * 1000)
+                    empty += not hits
+                p50, p95 = percentile(times, 50), percentile(times, 95)
+                level["latency"][f"{fname}/{mode}"] = {
+                    "p50_ms": round(p50, 1),
+                    "p95_ms": round(p95, 1),
+                    "empty": empty,
+                }
+                rows.append([size, fname, mode, p50, p95, empty])
+        report["sizes"][str(size)] = level
+
+    chunks_per_entry = EntryChunk.objects.count() / max(1, Entry.objects.count())
+    embed_100k_min = 100_000 / embed_rate / 60 if embed_rate else 0.0
+    report.update(
+        {
+            "ingest_via_services_per_s": round(ingest_rate, 1),
+            "embed_sample_entries": len(sample_ids),
+            "embed_sample_chunks": sample_chunks,
+            "embed_entries_per_s_one_thread": round(embed_rate, 2),
+            "embed_chunks_per_s_one_thread": round(sample_chunks / embed_seconds, 2)
+            if embed_seconds
+            else None,
+            "chunks_per_entry": round(chunks_per_entry, 2),
+            "reindex_100k_estimate_min_one_worker": round(embed_100k_min, 1),
+            "reindex_100k_estimate_min_two_workers": round(embed_100k_min / 2, 1),
+        }
+    )
+    print()
+    print(table(["entries", "filter", "mode", "p50 ms", "p95 ms", "empty"], rows))
+    print(
+        f"\nIngest through the services: {ingest_rate:.1f} entries/s "
+        f"(sample of {args.ingest_sample})"
+    )
+    print(
+        f"Embedding (one thread): {embed_rate:.2f} entries/s = "
+        f"{sample_chunks / embed_seconds if embed_seconds else 0:.2f} chunks/s on "
+        f"{len(sample_ids)} entries; "
+        f"{chunks_per_entry:.2f} chunks/entry in the corpus"
+    )
+    print(
+        f"Reindex of 100k entries, estimated from that rate: {embed_100k_min:.0f} min on one "
+        f"worker, {embed_100k_min / 2:.0f} min on two (2 cores)"
+    )
+    for size, level in report["sizes"].items():
+        print(
+            f"{size}: {level['chunks']} chunks; full-text reindex "
+            f"{level['fulltext_reindex_per_s']} entries/s; word statistics refresh "
+            f"{level['stats_refresh_s']} s"
+        )
+    print(f"JSON: {write_json('scale', report)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""Search: full text + local embeddings + Reciprocal Rank Fusion. See knowledge.search.engine."""
+
+from knowledge.search.engine import MODES, SearchHit, search_entries
+
+__all__ = ["MODES", "SearchHit", "search_entries"]

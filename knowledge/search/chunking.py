@@ -1,0 +1,132 @@
+"""Split an entry into overlapping, heading- and paragraph-aware chunks for embedding.
+
+e5-small reads at most 512 tokens, so a long entry embedded whole loses its end; chunks of a few
+hundred words keep every part findable, and an entry scores by its best chunk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int
+    text: str  # the chunk's own words (shown as a snippet)
+    heading: str  # the nearest heading above it, for context
+
+    def for_embedding(self, title: str) -> str:
+        context = " — ".join(part for part in (title, self.heading) if part)
+        return f"{context}\n{self.text}" if context else self.text
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _split_long(unit: str, size: int) -> list[str]:
+    """A paragraph or line longer than a chunk: cut at sentence ends, then at word counts."""
+    pieces: list[str] = []
+    current: list[str] = []
+    for sentence in _SENTENCE_END.split(unit):
+        words = sentence.split()
+        while len(words) > size:
+            if current:
+                pieces.append(" ".join(current))
+                current = []
+            pieces.append(" ".join(words[:size]))
+            words = words[size:]
+        if current and len(current) + len(words) > size:
+            pieces.append(" ".join(current))
+            current = []
+        current.extend(words)
+    if current:
+        pieces.append(" ".join(current))
+    return pieces
+
+
+def _units(body: str, size: int) -> list[tuple[str, str]]:
+    """(heading, unit) pairs: paragraphs, or lines when a paragraph is a list of short lines."""
+    units: list[tuple[str, str]] = []
+    heading = ""
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if not paragraph:
+            return
+        text = "\n".join(paragraph).strip()
+        paragraph.clear()
+        if not text:
+            return
+        if _words(text) <= size:
+            units.append((heading, text))
+            return
+        for line in text.split("\n"):
+            for piece in _split_long(line, size) if _words(line) > size else [line.strip()]:
+                if piece:
+                    units.append((heading, piece))
+
+    for line in body.replace("\r\n", "\n").split("\n"):
+        match = _HEADING.match(line)
+        if match:
+            flush()
+            heading = match.group(2)
+            units.append((heading, ""))  # marks a section start
+        elif not line.strip():
+            flush()
+        else:
+            paragraph.append(line)
+    flush()
+    return units
+
+
+def chunk_text(body: str, *, size: int = 200, overlap: int = 40) -> list[Chunk]:
+    """Chunks of at most ~`size` words; consecutive chunks of a section share ~`overlap` words.
+
+    A new section (heading) starts a new chunk once the current one holds a third of a chunk,
+    so small sections stay together and large ones don't bleed into each other.
+    """
+    size = max(size, 20)
+    overlap = max(0, min(overlap, size // 2))
+    chunks: list[Chunk] = []
+    current: list[str] = []
+    current_heading = ""
+    count = 0
+
+    def emit() -> None:
+        nonlocal current, count
+        text = "\n".join(current).strip()
+        if text:
+            chunks.append(Chunk(len(chunks), text, current_heading))
+        current, count = [], 0
+
+    for heading, unit in _units(body, size):
+        if not unit:  # a heading
+            if count >= size // 3:
+                emit()
+            if not current:
+                current_heading = heading
+            continue
+        n = _words(unit)
+        if current and count + n > size:
+            tail: list[str] = []
+            kept = 0
+            same_section = heading == current_heading
+            for prev in reversed(current):
+                if not same_section or kept + _words(prev) > overlap:
+                    break
+                tail.insert(0, prev)
+                kept += _words(prev)
+            emit()
+            current, count = tail, kept
+            current_heading = heading
+        if not current:
+            current_heading = heading
+        current.append(unit)
+        count += n
+    emit()
+    return chunks

@@ -1,0 +1,375 @@
+"""Hybrid search: Postgres full text and pgvector similarity, fused by Reciprocal Rank Fusion.
+
+Both rankings run over the same filtered set of entries (what the actor may see, narrowed by
+the caller's filters, inside the SQL) so fusion never has to drop hits afterwards.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import BooleanField, Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from pgvector.django import CosineDistance
+
+from knowledge.actors import Actor
+from knowledge.errors import ValidationFailed
+from knowledge.models import Entry, EntryChunk, EntryStatus
+from knowledge.paths import normalize_path
+from knowledge.search.fulltext import lexeme_terms, text_ranking
+from knowledge.search.providers import EmbeddingUnavailable, get_provider
+from knowledge.search.query import filter_sql, parse
+from knowledge.selectors import project_get, visible_entries
+
+log = logging.getLogger(__name__)
+
+MODES = ("hybrid", "text", "semantic")
+MAX_LIMIT = 100
+SNIPPET_CHARS = 300
+HEADLINE_OPTIONS = (
+    'MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel="**", StopSel="**"'
+)
+
+
+@dataclass
+class SearchHit:
+    id: int
+    short_id: str
+    title: str
+    project: str
+    path: str
+    kind: str
+    tags: list[str]
+    status: str
+    updated: dt.datetime
+    score: float
+    snippet: str
+    matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"
+
+
+@dataclass
+class Rankings:
+    """The two candidate lists before fusion (used by the benchmarks to tune the weights)."""
+
+    text: list[int] = field(default_factory=list)
+    semantic: list[int] = field(default_factory=list)
+    chunks: dict[int, int] = field(default_factory=dict)  # entry id -> best chunk id
+    rank_tsquery: str | None = None
+
+
+def rrf(rankings: list[tuple[float, list[int]]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal Rank Fusion: each list adds weight / (k + rank) to its items (rank from 1)."""
+    scores: dict[int, float] = {}
+    for weight, ids in rankings:
+        if weight <= 0:
+            continue
+        for rank, item in enumerate(ids, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    # Ties (rare) go to the text ranking's order, then the id, so results are stable.
+    first_list = {item: i for i, item in enumerate(rankings[0][1])} if rankings else {}
+    return sorted(scores.items(), key=lambda kv: (-kv[1], first_list.get(kv[0], 1 << 30), kv[0]))
+
+
+def _as_list(value: str | list[str] | tuple | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.split(",")
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _as_datetime(value, name: str) -> dt.datetime | dt.date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, dt.datetime):
+        parsed = value
+    else:
+        text = str(value).strip()
+        try:
+            parsed = parse_date(text) or parse_datetime(text)
+        except ValueError:
+            parsed = None
+    if parsed is None:
+        raise ValidationFailed(
+            f"{name}={value!r} is not a date; use ISO form like 2026-08-31 or "
+            "2026-08-31T14:00:00Z.",
+            field=name,
+        )
+    if isinstance(parsed, dt.datetime) and timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed)
+    return parsed
+
+
+def _scope(
+    actor: Actor,
+    *,
+    project,
+    subtopic,
+    kinds,
+    tags,
+    tags_all,
+    status,
+    after,
+    before,
+    include_history,
+    include_transcripts,
+) -> QuerySet[Entry]:
+    entries = visible_entries(actor)
+    if project not in (None, ""):
+        entries = entries.filter(project=project_get(actor, project))
+    if subtopic:
+        path = normalize_path(subtopic)
+        entries = entries.filter(Q(subtopic__path=path) | Q(subtopic__path__startswith=f"{path}/"))
+    kinds = [k.lower() for k in _as_list(kinds)]
+    if kinds:
+        entries = entries.filter(kind__in=kinds)
+    tags = [t.lower().lstrip("#") for t in _as_list(tags)]
+    if tags:
+        entries = (
+            entries.filter(tags__contains=tags) if tags_all else entries.filter(tags__overlap=tags)
+        )
+    statuses = _as_list(status)
+    unknown = [s for s in statuses if s not in EntryStatus.values]
+    if unknown:
+        raise ValidationFailed(
+            f"Unknown status {', '.join(unknown)}; use any of {', '.join(EntryStatus.values)}.",
+            field="status",
+        )
+    if statuses:
+        entries = entries.filter(status__in=statuses)
+    elif not include_history:
+        entries = entries.exclude(status=EntryStatus.SUPERSEDED)
+    if not include_transcripts:
+        entries = entries.filter(searchable=True)
+    after = _as_datetime(after, "after")
+    before = _as_datetime(before, "before")
+    if after is not None:
+        lookup = (
+            "updated_at__date__gte" if not isinstance(after, dt.datetime) else "updated_at__gte"
+        )
+        entries = entries.filter(**{lookup: after})
+    if before is not None:
+        lookup = "updated_at__date__lt" if not isinstance(before, dt.datetime) else "updated_at__lt"
+        entries = entries.filter(**{lookup: before})
+    return entries
+
+
+def _semantic_ranking(
+    scope: QuerySet[Entry], query: str, n: int
+) -> tuple[list[int], dict[int, int]]:
+    provider = get_provider()
+    if provider is None:
+        raise EmbeddingUnavailable(
+            "Semantic search is switched off (CAIRN_EMBEDDING_PROVIDER=none). "
+            "Use mode='text' or 'hybrid', or configure an embedding provider."
+        )
+    vector = provider.embed_query(query)
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Filtered HNSW scans keep going until enough rows pass the filters (pgvector >= 0.8).
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
+        )
+        # Only ids and distances here: chunk texts are read for the few hits shown.
+        rows = list(
+            EntryChunk.objects.filter(model=provider.name, entry__in=scope.values("pk"))
+            .annotate(distance=CosineDistance("embedding", vector))
+            .order_by("distance")
+            .values_list("entry_id", "distance", "pk")[: n * 3]
+        )
+    rows.sort(key=lambda row: row[1])  # relaxed_order may return rows slightly out of order
+    ranking: list[int] = []
+    best: dict[int, int] = {}
+    for entry_id, _distance, chunk_id in rows:
+        if entry_id not in best:
+            best[entry_id] = chunk_id
+            ranking.append(entry_id)
+    return ranking[:n], best
+
+
+def rankings(
+    actor: Actor, query: str, *, mode: str = "hybrid", candidates: int | None = None, **filters
+) -> Rankings:
+    """The full-text and semantic candidate lists for a query, both already filtered."""
+    if mode not in MODES:
+        raise ValidationFailed(
+            f"Unknown search mode {mode!r}; use hybrid, text or semantic.", field="mode"
+        )
+    query = " ".join((query or "").split())
+    if not query:
+        raise ValidationFailed("Search needs a query, e.g. 'deployment checklist'.", field="query")
+    n = candidates or settings.CAIRN_SEARCH_CANDIDATES
+    config = settings.CAIRN_SEARCH_CONFIG
+    parsed = parse(query)
+    scope = _scope(actor, **filters)
+    constraint, constraint_params = filter_sql(parsed, config)
+    if constraint:
+        scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
+    result = Rankings()
+
+    words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
+    terms = lexeme_terms(words, config) if words else []
+    if terms:  # none when the query holds only stop words
+        result.rank_tsquery = " | ".join(t.tsquery for t in terms)
+        if mode in ("hybrid", "text"):
+            result.text = text_ranking(scope, terms, n)
+
+    if mode == "semantic":
+        result.semantic, result.chunks = _semantic_ranking(scope, query, n)
+    elif mode == "hybrid":
+        try:
+            result.semantic, result.chunks = _semantic_ranking(scope, query, n)
+        except EmbeddingUnavailable as exc:
+            log.warning("Hybrid search fell back to full text: %s", exc.message)
+    return result
+
+
+def search_entries(
+    actor: Actor,
+    query: str,
+    *,
+    project: str | int | None = None,
+    subtopic: str | None = None,
+    kinds: list[str] | str | None = None,
+    tags: list[str] | str | None = None,
+    tags_all: bool = False,
+    status: list[str] | str | None = None,
+    after: dt.datetime | dt.date | str | None = None,
+    before: dt.datetime | dt.date | str | None = None,
+    limit: int = 10,
+    mode: str = "hybrid",
+    include_history: bool = False,
+    include_transcripts: bool = False,
+) -> list[SearchHit]:
+    """Entries the actor may see that match `query`, best first.
+
+    mode: hybrid (full text and semantic, fused), text or semantic. Filters apply before
+    ranking. Superseded entries and transcripts are left out unless include_history /
+    include_transcripts (or an explicit status) ask for them.
+    """
+    try:
+        limit = int(limit)
+    except (TypeError, ValueError):
+        limit = 0
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}.", field="limit")
+    filters = {
+        "project": project,
+        "subtopic": subtopic,
+        "kinds": kinds,
+        "tags": tags,
+        "tags_all": tags_all,
+        "status": status,
+        "after": after,
+        "before": before,
+        "include_history": include_history,
+        "include_transcripts": include_transcripts,
+    }
+    candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
+    found = rankings(actor, query, mode=mode, candidates=candidates, **filters)
+    if not (found.text or found.semantic) and parse(query).required:
+        # A quoted title that no entry spells exactly (questions quote books, songs…): rather
+        # than answer nothing, search again with the phrase's words as ordinary words.
+        relaxed = query.replace('"', " ")
+        found = rankings(actor, relaxed, mode=mode, candidates=candidates, **filters)
+    fused = fuse(found, mode)[:limit]
+    return _hits(fused, found)
+
+
+def fuse(
+    found: Rankings,
+    mode: str,
+    *,
+    text_weight: float | None = None,
+    semantic_weight: float | None = None,
+) -> list[tuple[int, float]]:
+    if mode == "text":
+        weights = (1.0, 0.0)
+    elif mode == "semantic":
+        weights = (0.0, 1.0)
+    else:
+        weights = (
+            settings.CAIRN_SEARCH_TEXT_WEIGHT if text_weight is None else text_weight,
+            settings.CAIRN_SEARCH_SEMANTIC_WEIGHT if semantic_weight is None else semantic_weight,
+        )
+    return rrf(
+        [(weights[0], found.text), (weights[1], found.semantic)], settings.CAIRN_SEARCH_RRF_K
+    )
+
+
+def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
+    if not fused:
+        return []
+    ids = [entry_id for entry_id, _ in fused]
+    entries = Entry.objects.filter(pk__in=ids).select_related("project", "subtopic")
+    text_ids, semantic_ids = set(found.text), set(found.semantic)
+    if found.rank_tsquery and text_ids & set(ids):
+        # ts_headline reads the whole body: only for hits the full text actually matched.
+        entries = entries.annotate(
+            headline=RawSQL(
+                "CASE WHEN knowledge_entry.id = ANY(%s) THEN "
+                "ts_headline(%s::regconfig, knowledge_entry.body, %s::tsquery, %s) END",
+                [
+                    list(text_ids & set(ids)),
+                    settings.CAIRN_SEARCH_CONFIG,
+                    found.rank_tsquery,
+                    HEADLINE_OPTIONS,
+                ],
+            )
+        )
+    chunk_ids = [found.chunks[i] for i in ids if i in found.chunks and i not in text_ids]
+    chunk_texts = (
+        dict(EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "text"))
+        if chunk_ids
+        else {}
+    )
+    by_id = {entry.pk: entry for entry in entries}
+    hits = []
+    for entry_id, score in fused:
+        entry = by_id.get(entry_id)
+        if entry is None:  # deleted between ranking and loading
+            continue
+        matched = [
+            m for m, ids_ in (("text", text_ids), ("semantic", semantic_ids)) if entry_id in ids_
+        ]
+        hits.append(
+            SearchHit(
+                id=entry.pk,
+                short_id=entry.short_id,
+                title=entry.title,
+                project=entry.project.slug,
+                path=entry.path,
+                kind=entry.kind,
+                tags=list(entry.tags),
+                status=entry.status,
+                updated=entry.updated_at,
+                score=round(score, 6),
+                snippet=_snippet(entry, chunk_texts.get(entry_id, "")),
+                matched=matched,
+            )
+        )
+    return hits
+
+
+def _shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def _snippet(entry: Entry, chunk_text: str) -> str:
+    headline = getattr(entry, "headline", None) or ""
+    if "**" in headline:
+        return _shorten(headline)
+    return _shorten(chunk_text or headline or entry.body)

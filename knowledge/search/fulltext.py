@@ -1,0 +1,80 @@
+"""Full-text ranking: BM25-style weighting of Postgres ts_rank by how rare each word is.
+
+ts_rank alone treats every query word alike, so in a natural-language question the common
+words ("go", "time") swamp the telling ones. Each lexeme's document frequency comes from
+knowledge_lexemestat (recounted in the background), giving it a BM25 idf.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import BooleanField, FloatField, QuerySet
+from django.db.models.expressions import RawSQL
+
+from knowledge.models import Entry
+
+# ts_rank normalization 1: divide by 1 + log(length), so a long entry that mentions a word
+# in passing does not outrank a short one about it.
+RANK_NORMALIZATION = 1
+# Candidates are matched by the rarest lexemes until their counts add up to this.
+TEXT_POOL = 5000
+
+
+@dataclass
+class Term:
+    tsquery: str  # a one-lexeme tsquery literal, e.g. 'support'
+    ndoc: int  # entries containing it (from knowledge_lexemestat; 0 when not counted yet)
+    idf: float
+
+
+def lexeme_terms(words: list[str], config: str) -> list[Term]:
+    """The query's distinct lexemes with their BM25 idf, rarest first."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT quote_literal(u.lexeme), coalesce(s.ndoc, 0)
+            FROM unnest(to_tsvector(%s::regconfig, %s)) u
+            LEFT JOIN knowledge_lexemestat s ON s.word = u.lexeme
+            UNION ALL
+            SELECT NULL, ndoc FROM knowledge_lexemestat WHERE word = ''
+            """,
+            [config, " ".join(words)],
+        )
+        rows = cursor.fetchall()
+    total = next((n for lexeme, n in rows if lexeme is None), 0)
+    pairs = [(lexeme, n) for lexeme, n in rows if lexeme is not None]
+    total = max([total, 1, *(n for _, n in pairs)])
+    terms = [Term(lexeme, n, math.log(1 + (total - n + 0.5) / (n + 0.5))) for lexeme, n in pairs]
+    return sorted(terms, key=lambda t: (t.ndoc, t.tsquery))
+
+
+def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[int]:
+    """BM25-like: sum over the query's lexemes of idf times ts_rank (which saturates with
+    repetition and weighs title > tags/path > body), over entries containing any of them.
+
+    Entries are matched by the rarest lexemes until their counts add up to TEXT_POOL; a word
+    in half the corpus would otherwise make the whole corpus a candidate to score.
+    """
+    matching: list[Term] = []
+    pool = 0
+    for term in terms:
+        if matching and pool + term.ndoc > TEXT_POOL:
+            break
+        matching.append(term)
+        pool += term.ndoc
+    match = " | ".join(t.tsquery for t in matching)
+    rank_sql = " + ".join(
+        f"%s * ts_rank(search_vector, %s::tsquery, {RANK_NORMALIZATION})" for _ in terms
+    )
+    rank_params: list = []
+    for term in terms:
+        rank_params += [term.idf, term.tsquery]
+    return list(
+        scope.filter(RawSQL("search_vector @@ %s::tsquery", [match], BooleanField()))
+        .annotate(rank=RawSQL(rank_sql, rank_params, FloatField()))
+        .order_by("-rank", "-updated_at", "-pk")
+        .values_list("pk", flat=True)[:n]
+    )

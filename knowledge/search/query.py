@@ -1,0 +1,98 @@
+"""Turn a search box query into Postgres tsqueries.
+
+Natural-language questions must not need every word to match, so plain words are optional and
+ranked by how well they match. What websearch users expect still holds: a "quoted phrase" must
+appear, `-word` / `-"phrase"` must not, and `OR` between quoted phrases makes them alternatives.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+MAX_TERMS = 32
+
+
+@dataclass
+class ParsedQuery:
+    words: list[str] = field(default_factory=list)  # optional: any may match
+    required: list[list[str]] = field(default_factory=list)  # each group: one phrase must match
+    excluded: list[str] = field(default_factory=list)  # none may match
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.words or self.required)
+
+
+def parse(text: str) -> ParsedQuery:
+    parsed = ParsedQuery()
+    tokens: list[tuple[str, str]] = []  # (kind, text): kind in word, phrase, not, or
+    for match in _TOKEN.finditer(text or ""):
+        negated, phrase, word = match.groups()
+        if phrase is not None:
+            phrase = " ".join(phrase.split())
+            if phrase:
+                tokens.append(("not" if negated else "phrase", phrase))
+        elif word == "OR":
+            tokens.append(("or", word))
+        elif word.startswith("-") and len(word) > 1:
+            tokens.append(("not", word[1:]))
+        else:
+            word = word.strip("\"'")
+            if word and word != "-":
+                tokens.append(("word", word))
+
+    def or_neighbour(i: int, step: int) -> str | None:
+        j = i + step
+        if 0 <= j < len(tokens) and tokens[j][0] == "or" and 0 <= j + step < len(tokens):
+            return tokens[j + step][0]
+        return None
+
+    group: list[str] | None = None
+    for i, (kind, value) in enumerate(tokens):
+        if kind == "not":
+            parsed.excluded.append(value)
+        elif kind == "word":
+            parsed.words.append(value)
+        elif kind == "phrase":
+            left, right = or_neighbour(i, -1), or_neighbour(i, 1)
+            if {left, right} - {None, "phrase"}:
+                parsed.words.append(value)  # "a phrase" OR word: nothing is required
+                group = None
+                continue
+            if left == "phrase" and group is not None:
+                group.append(value)
+            else:
+                group = [value]
+                parsed.required.append(group)
+            continue
+        if kind != "or":
+            group = None
+    parsed.words = parsed.words[:MAX_TERMS]
+    return parsed
+
+
+def _or_sql(func: str, items: list[str], config: str) -> tuple[str, list]:
+    sql = " || ".join(f"{func}(%s::regconfig, %s)" for _ in items)
+    params: list = []
+    for item in items:
+        params += [config, item]
+    return f"({sql})", params
+
+
+def filter_sql(parsed: ParsedQuery, config: str) -> tuple[str | None, list]:
+    """The hard constraints alone (required phrases, exclusions), for semantic candidates too."""
+    parts: list[str] = []
+    params: list = []
+    for group in parsed.required:
+        s, p = _or_sql("phraseto_tsquery", group, config)
+        parts.append(f"search_vector @@ {s}")
+        params += p
+    for value in parsed.excluded:
+        func = "phraseto_tsquery" if " " in value else "plainto_tsquery"
+        parts.append(f"NOT coalesce(search_vector @@ {func}(%s::regconfig, %s), false)")
+        params += [config, value]
+    if not parts:
+        return None, []
+    return " AND ".join(f"({p})" for p in parts), params

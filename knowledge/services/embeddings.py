@@ -1,0 +1,151 @@
+"""Embedding writes: an entry's chunks and vectors, kept in step with its content and the model.
+
+Called by the Celery task after a write commits and by `manage.py reindex`; never inside a
+user's write, so a slow or absent model never delays or fails a save.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Literal
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from knowledge.models import Entry, EntryChunk
+from knowledge.search.chunking import chunk_text
+from knowledge.search.providers import EmbeddingProvider, get_provider
+from knowledge.services.entries import _index_text
+
+EmbedOutcome = Literal["embedded", "unchanged", "missing", "disabled"]
+
+
+def _pieces(entry: Entry) -> tuple[list[str], list[str]]:
+    """(texts to store, texts to embed) for an entry; an empty body embeds the title alone."""
+    chunks = chunk_text(
+        entry.body, size=settings.CAIRN_CHUNK_WORDS, overlap=settings.CAIRN_CHUNK_OVERLAP
+    )
+    if not chunks:
+        return [entry.title], [entry.title]
+    return [c.text for c in chunks], [c.for_embedding(entry.title) for c in chunks]
+
+
+def embedding_key(entry: Entry) -> str:
+    """What the vectors were made from: the content hash plus the title, which every chunk
+    carries as context, so a rename re-embeds as well."""
+    return hashlib.sha256(f"{entry.content_hash}\n{entry.title}".encode()).hexdigest()
+
+
+def needs_embedding(entry: Entry, model_name: str) -> bool:
+    return entry.embedded_hash != embedding_key(entry) or entry.embedding_model != model_name
+
+
+def entries_embed(
+    *,
+    entry_ids: list[int],
+    provider: EmbeddingProvider | None = None,
+    force: bool = False,
+) -> dict[int, EmbedOutcome]:
+    """Embed these entries' chunks with one model call, skipping those already current.
+
+    Outcomes per id: embedded, unchanged, missing
+    (deleted meanwhile) or disabled (no provider configured).
+    """
+    provider = provider or get_provider()
+    outcomes: dict[int, EmbedOutcome] = {}
+    if provider is None:
+        return dict.fromkeys(entry_ids, "disabled")
+    entries = {e.pk: e for e in Entry.objects.filter(pk__in=entry_ids)}
+    todo: list[Entry] = []
+    for entry_id in entry_ids:
+        entry = entries.get(entry_id)
+        if entry is None:
+            outcomes[entry_id] = "missing"
+        elif force or needs_embedding(entry, provider.name):
+            todo.append(entry)
+        else:
+            outcomes[entry_id] = "unchanged"
+    if not todo:
+        return outcomes
+    plans = [(entry, *_pieces(entry)) for entry in todo]
+    texts = [t for _, _, embed_texts in plans for t in embed_texts]
+    # The model runs outside any transaction: no row is locked while it works.
+    vectors = provider.embed_passages(texts)
+    offset = 0
+    for entry, stored, embed_texts in plans:
+        rows = vectors[offset : offset + len(embed_texts)]
+        offset += len(embed_texts)
+        outcomes[entry.pk] = _store(entry, stored, rows, provider.name)
+    return outcomes
+
+
+@transaction.atomic
+def _store(entry: Entry, texts: list[str], vectors, model_name: str) -> EmbedOutcome:
+    # Lock the row and re-check: the entry may have changed while the model ran; then the task
+    # queued by that later write embeds the new text, and this stale result is dropped.
+    current = (
+        Entry.objects.select_for_update()
+        .filter(pk=entry.pk)
+        .values_list("content_hash", "title")
+        .first()
+    )
+    if current is None:
+        return "missing"
+    if current != (entry.content_hash, entry.title):
+        return "unchanged"
+    EntryChunk.objects.filter(entry_id=entry.pk).delete()
+    EntryChunk.objects.bulk_create(
+        EntryChunk(entry_id=entry.pk, ordinal=i, text=text, model=model_name, embedding=vector)
+        for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+    )
+    # update() rather than save(): derived data, not a new revision of the entry.
+    Entry.objects.filter(pk=entry.pk).update(
+        embedded_hash=embedding_key(entry), embedding_model=model_name
+    )
+    return "embedded"
+
+
+def entry_embed(*, entry_id: int, force: bool = False) -> EmbedOutcome:
+    """Embed one entry if its content or the configured model changed since it was embedded."""
+    return entries_embed(entry_ids=[entry_id], force=force)[entry_id]
+
+
+def entries_reindex_text(*, entry_ids: list[int]) -> int:
+    """Rebuild the full-text vectors of these entries (after changing CAIRN_SEARCH_CONFIG)."""
+    count = 0
+    for entry in Entry.objects.filter(pk__in=entry_ids).select_related("subtopic"):
+        with transaction.atomic():
+            _index_text(entry)
+        count += 1
+    return count
+
+
+_stats_refreshed_at = 0.0
+
+
+def lexeme_stats_refresh(*, max_age: float = 0.0) -> bool:
+    """Recount how many entries contain each word (IDF for full-text ranking).
+
+    With max_age, skips when this process refreshed less than max_age seconds ago: the counts
+    only need to be roughly current, and a recount reads every entry's vector.
+    """
+    global _stats_refreshed_at
+    now = time.monotonic()
+    if max_age and now - _stats_refreshed_at < max_age:
+        return False
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Readers keep seeing the old counts until this commits.
+        cursor.execute("DELETE FROM knowledge_lexemestat")
+        cursor.execute(
+            """
+            INSERT INTO knowledge_lexemestat (word, ndoc)
+            SELECT word, ndoc FROM ts_stat(
+                'SELECT search_vector FROM knowledge_entry
+                 WHERE searchable AND search_vector IS NOT NULL')
+            UNION ALL
+            SELECT '', count(*) FROM knowledge_entry WHERE searchable
+            """
+        )
+    _stats_refreshed_at = now
+    return True

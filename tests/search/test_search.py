@@ -1,0 +1,206 @@
+import datetime as dt
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+
+from knowledge.actors import Actor
+from knowledge.errors import NotFound, ValidationFailed
+from knowledge.models import EntryStatus
+from knowledge.search import search_entries
+from knowledge.services import entry_update, entry_upsert
+from tests.factories import EntryFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def titles(hits):
+    return [h.title for h in hits]
+
+
+@pytest.fixture
+def corpus(actor, project, index):
+    entries = [
+        EntryFactory(
+            project=project,
+            title="Deployment checklist",
+            body="Run migrations, then restart the workers and watch the error rate.",
+            subtopic="ops",
+            tags=["deploy", "runbook"],
+        ),
+        EntryFactory(
+            project=project,
+            title="Team lunch",
+            body="We talked about the deployment checklist only briefly, then about pizza.",
+            subtopic="social",
+        ),
+        EntryFactory(
+            project=project,
+            title="Database backups",
+            body="Nightly pg_dump to object storage; restore tested every month.",
+            subtopic="ops/storage",
+            kind="decision",
+            tags=["postgres"],
+        ),
+        EntryFactory(
+            project=project,
+            title="Holiday plans",
+            body="Caroline is travelling to Sweden in July to see the midnight sun.",
+            subtopic="people",
+        ),
+    ]
+    index(*entries)
+    return {e.title: e for e in entries}
+
+
+def test_exact_title_beats_a_body_mention(actor, corpus):
+    hits = search_entries(actor, "deployment checklist")
+    assert titles(hits)[:2] == ["Deployment checklist", "Team lunch"]
+    assert hits[0].score > hits[1].score
+
+
+def test_a_question_with_unmatched_words_still_finds_the_entry(actor, corpus):
+    # "frobnicate" and "yesterday" appear nowhere: the remaining words must still match.
+    hits = search_entries(actor, "how do we frobnicate nightly backups yesterday", mode="text")
+    assert titles(hits)[0] == "Database backups"
+
+
+def test_a_paraphrase_with_no_shared_words_is_found_semantically(actor, corpus):
+    query = "vacation trip abroad in summer"
+    assert search_entries(actor, query, mode="text") == []
+    hits = search_entries(actor, query, mode="semantic")
+    assert titles(hits)[0] == "Holiday plans"
+    assert titles(search_entries(actor, query))[0] == "Holiday plans"  # hybrid too
+
+
+def test_hits_carry_the_fields_callers_show(actor, corpus):
+    hit = search_entries(actor, "restart workers", limit=1)[0]
+    entry = corpus["Deployment checklist"]
+    assert (hit.id, hit.short_id, hit.title) == (entry.pk, entry.short_id, entry.title)
+    assert hit.path == "acme/ops" and hit.project == "acme"
+    assert hit.kind == "note" and hit.tags == ["deploy", "runbook"]
+    assert hit.status == "active" and isinstance(hit.updated, dt.datetime)
+    assert "**restart**" in hit.snippet and len(hit.snippet) <= 300
+    assert set(hit.matched) == {"text", "semantic"}
+
+
+def test_a_semantic_only_hit_gets_its_best_chunk_as_snippet(actor, corpus):
+    hit = search_entries(actor, "vacation trip abroad in summer", mode="semantic")[0]
+    assert hit.snippet.startswith("Caroline is travelling")
+
+
+def test_phrases_are_required_and_exclusions_respected(actor, corpus):
+    assert titles(search_entries(actor, '"deployment checklist"', mode="text")) == [
+        "Deployment checklist",
+        "Team lunch",
+    ]
+    assert titles(search_entries(actor, '"deployment checklist" -pizza')) == [
+        "Deployment checklist"
+    ]
+    # exclusions hold in semantic mode as well
+    hits = search_entries(actor, "deployment checklist -pizza", mode="semantic")
+    assert "Team lunch" not in titles(hits)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"subtopic": "ops"}, {"Deployment checklist", "Database backups"}),
+        ({"subtopic": "ops/storage"}, {"Database backups"}),
+        ({"kinds": ["decision"]}, {"Database backups"}),
+        ({"tags": ["deploy", "postgres"]}, {"Deployment checklist", "Database backups"}),
+        ({"tags": ["deploy", "postgres"], "tags_all": True}, set()),
+        ({"tags": ["deploy", "runbook"], "tags_all": True}, {"Deployment checklist"}),
+        ({"before": "2000-01-01"}, set()),
+    ],
+)
+def test_filters_apply_in_every_mode(actor, corpus, filters, expected):
+    query = "deployment checklist backups restore workers"
+    for mode in ("text", "semantic", "hybrid"):
+        assert set(titles(search_entries(actor, query, mode=mode, **filters))) <= expected
+    assert set(titles(search_entries(actor, query, mode="hybrid", **filters))) == expected
+
+
+def test_date_filters_use_the_update_time(actor, corpus):
+    today = dt.date.today()
+    assert search_entries(actor, "backups", after=today - dt.timedelta(days=1))
+    assert not search_entries(actor, "backups", after=today + dt.timedelta(days=2))
+
+
+def test_superseded_and_transcripts_are_hidden_unless_asked(actor, project, index):
+    old = EntryFactory(project=project, title="Old pricing", body="Pricing is 10 euro a seat.")
+    new = EntryFactory(project=project, title="New pricing", body="Pricing is 12 euro a seat.")
+    talk = entry_upsert(
+        actor=actor,
+        project="acme",
+        title="Call transcript",
+        kind="transcript",
+        body="Customer asked about pricing per seat.",
+    ).entry
+    entry_update(actor=actor, entry_id=old.pk, status=EntryStatus.SUPERSEDED)
+    index(old, new, talk)
+    for mode in ("text", "semantic", "hybrid"):
+        assert titles(search_entries(actor, "pricing per seat", mode=mode)) == ["New pricing"]
+    assert set(titles(search_entries(actor, "pricing per seat", include_history=True))) == {
+        "Old pricing",
+        "New pricing",
+    }
+    assert "Call transcript" in titles(
+        search_entries(actor, "pricing per seat", include_transcripts=True)
+    )
+    assert titles(search_entries(actor, "pricing", status="superseded")) == ["Old pricing"]
+
+
+def test_search_only_sees_what_the_actor_may_see(actor, user, project, index):
+    other = ProjectFactory(slug="secret", name="Secret")
+    mine = EntryFactory(project=project, title="Rocket plan", body="Launch window in May.")
+    theirs = EntryFactory(project=other, title="Rocket budget", body="Launch costs money.")
+    index(mine, theirs)
+    narrowed = Actor(user=user, project_ids=frozenset({project.pk}))
+    for mode in ("text", "semantic", "hybrid"):
+        assert titles(search_entries(narrowed, "rocket launch", mode=mode)) == ["Rocket plan"]
+        assert search_entries(Actor(user=AnonymousUser()), "rocket launch", mode=mode) == []
+    assert len(search_entries(actor, "rocket launch")) == 2
+    with pytest.raises(NotFound):
+        search_entries(narrowed, "rocket", project="secret")
+    assert titles(search_entries(actor, "rocket", project="secret")) == ["Rocket budget"]
+
+
+def test_an_entry_is_found_by_text_before_it_is_embedded(actor, project, index):
+    entry = EntryFactory(project=project, title="Unembedded note", body="Zebra crossings.")
+    assert titles(search_entries(actor, "zebra")) == ["Unembedded note"]
+    assert search_entries(actor, "zebra", mode="semantic") == []
+    index(entry)
+    assert titles(search_entries(actor, "zebra", mode="semantic")) == ["Unembedded note"]
+
+
+def test_a_query_of_stop_words_still_answers_in_hybrid_mode(actor, corpus):
+    assert search_entries(actor, "what is it", mode="text") == []
+    assert len(search_entries(actor, "what is it")) == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"query": "  "}, "query"),
+        ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": "x", "limit": 0}, "limit"),
+        ({"query": "x", "limit": 1000}, "limit"),
+        ({"query": "x", "status": "done"}, "status"),
+        ({"query": "x", "after": "last tuesday"}, "after"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(actor, kwargs, field):
+    with pytest.raises(ValidationFailed) as err:
+        search_entries(actor, **kwargs)
+    assert err.value.data["field"] == field
+
+
+def test_limit_caps_the_results(actor, corpus):
+    assert len(search_entries(actor, "the deployment backups plans lunch", limit=2)) == 2
+
+
+def test_a_quoted_title_spelled_differently_falls_back_to_its_words(actor, project, index):
+    entry = EntryFactory(project=project, title="Reading", body="Becoming Nicole moved me a lot.")
+    index(entry)
+    assert titles(search_entries(actor, 'What did she take from "Nicole Becoming"?')) == ["Reading"]
+    assert search_entries(actor, '"Nicole Becoming" -nicole') == []  # exclusions still hold
