@@ -92,7 +92,7 @@ def measure_lag(
     HistoricalEntry = Entry.history.model
     table = HistoricalEntry._meta.db_table
     started_broker = embedded.start_broker()
-    _background._broker_down_until = 0.0
+    _background.enabled = True
     worker = start_worker(db_name, Path(mirror.open_mirror().path), tmp / "worker.log")
     seen: dict[int, float] = {}
     stop = threading.Event()
@@ -208,7 +208,7 @@ def main() -> None:
         actor = Actor.for_user(user, agent="agent:bench")
         project_create(actor=actor, slug="bench", name="Bench")
 
-        _background._broker_down_until = float("inf")  # phase 1 queues with no worker
+        _background.enabled = False  # phase 1 queues with no worker
         t = time.perf_counter()
         mix = queue_revisions(actor, "bench", args.queued, random.Random(args.seed))
         queue_seconds = time.perf_counter() - t

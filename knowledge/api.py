@@ -1,5 +1,7 @@
 """REST endpoints: parse → selector/service → schema. Nothing here writes the ORM itself."""
 
+from typing import Literal
+
 from django.http import HttpRequest
 from ninja import Query, Router
 from ninja.pagination import LimitOffsetPagination, paginate
@@ -256,6 +258,7 @@ class SearchParams(NoNul):
     limit: int = 10
     include_history: bool = False
     include_transcripts: bool = False
+    mode: Literal["hybrid", "text", "semantic"] = "hybrid"
 
 
 @router.get("/search", response=SearchOut, tags=["search"])
@@ -275,6 +278,7 @@ def search(request: HttpRequest, params: Query[SearchParams]):
         limit=max(1, min(params.limit, 100)),
         include_history=params.include_history,
         include_transcripts=params.include_transcripts,
+        mode=params.mode,
     )
     return {"results": hits}
 

@@ -10,24 +10,37 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
-# After a failed publish, skip publishing for a while: each attempt on a dead broker costs
-# seconds of connection retries, which no write should pay more than once per window.
+# After a failed publish to a configured broker, skip publishing for a while: each attempt on a
+# dead broker costs seconds of connection retries, which no write should pay more than once.
 BROKER_BACKOFF_SECONDS = 30.0
 _broker_down_until = 0.0
+_warned_embedded_down = False
+# Benchmarks switch queueing off to measure a write alone (or to let revisions pile up).
+enabled = True
 
 
 def _send(task_name: str, *args: object) -> None:
-    global _broker_down_until
-    if time.monotonic() < _broker_down_until:
+    global _broker_down_until, _warned_embedded_down
+    if not enabled:
         return
     from django.conf import settings
 
     from memory_site import embedded
     from memory_site.celery import app
 
+    if settings.CELERY_EMBEDDED_BROKER:
+        # The embedded broker is a local socket: checking for it is instant, so no back-off.
+        if not embedded.BROKER_SOCKET.exists():
+            if not _warned_embedded_down:
+                _warned_embedded_down = True
+                log.warning(
+                    "The embedded broker is not running (start Cairn with `manage.py serve`): "
+                    "embeddings and the git mirror catch up when a worker runs."
+                )
+            return
+    elif time.monotonic() < _broker_down_until:
+        return
     try:
-        if settings.CELERY_EMBEDDED_BROKER and not embedded.BROKER_SOCKET.exists():
-            raise ConnectionError("the embedded broker is not running (start it: manage.py serve)")
         app.send_task(task_name, args=args, retry=False)
     except Exception as exc:
         _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
