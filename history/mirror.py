@@ -72,34 +72,27 @@ class _Names:
         self.entries: dict[int, str] = {}
 
     def project(self, pk: int | None) -> str:
-        if pk is None:
-            return ""
-        if pk not in self.projects:
-            row = Project.objects.filter(pk=pk).values_list("slug", flat=True).first()
-            if row is None:
-                row = (
-                    Project.history.filter(id=pk)
-                    .order_by("-history_id")
-                    .values_list("slug", flat=True)
-                    .first()
-                )
-            self.projects[pk] = row or f"project-{pk}"
-        return self.projects[pk]
+        return self._name(Project, "slug", pk, self.projects, "project")
 
     def subtopic(self, pk: int | None) -> str:
+        return self._name(Subtopic, "path", pk, self.subtopics, "topic")
+
+    @staticmethod
+    def _name(model, field: str, pk: int | None, cache: dict, fallback: str) -> str:
+        """The current value, else the last one its history knew (the row may be gone)."""
         if pk is None:
             return ""
-        if pk not in self.subtopics:
-            row = Subtopic.objects.filter(pk=pk).values_list("path", flat=True).first()
-            if row is None:
-                row = (
-                    Subtopic.history.filter(id=pk)
+        if pk not in cache:
+            value = model.objects.filter(pk=pk).values_list(field, flat=True).first()
+            if value is None:
+                value = (
+                    model.history.filter(id=pk)
                     .order_by("-history_id")
-                    .values_list("path", flat=True)
+                    .values_list(field, flat=True)
                     .first()
                 )
-            self.subtopics[pk] = row or f"topic-{pk}"
-        return self.subtopics[pk]
+            cache[pk] = value or f"{fallback}-{pk}"
+        return cache[pk]
 
     def user(self, pk: int | None) -> tuple[str, str, str]:
         """(username, full name, email) or empty strings."""

@@ -71,6 +71,13 @@ class EntryForm(forms.ModelForm):
         return data
 
 
+# Who wrote, changed and verified an entry: shown, never edited by hand.
+PROVENANCE = (
+    "short_id", "version", "generated_by", "created_by", "updated_by", "verified_by",
+    "verified_at", "supersedes", "superseded_by", "source_list", "created_at", "updated_at",
+)  # fmt: skip
+
+
 @admin.register(Entry)
 class EntryAdmin(RevisionAdminMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     form = EntryForm
@@ -94,44 +101,11 @@ class EntryAdmin(RevisionAdminMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     )
     search_fields = ("title", "body", "short_id", "tags", "subtopic__path")
     list_select_related = ("project", "subtopic")
-    readonly_fields = (
-        "short_id",
-        "version",
-        "rendered",
-        "generated_by",
-        "created_by",
-        "updated_by",
-        "verified_by",
-        "verified_at",
-        "supersedes",
-        "superseded_by",
-        "source_list",
-        "created_at",
-        "updated_at",
-    )
+    readonly_fields = ("rendered", *PROVENANCE)
     fieldsets = (
         (None, {"fields": ("project", "subtopic_path", "title", "body", "reason")}),
         ("Metadata", {"fields": ("kind", "tags_text", "status", "searchable", "metadata")}),
-        (
-            "Provenance",
-            {
-                "classes": ("collapse",),
-                "fields": (
-                    "short_id",
-                    "version",
-                    "generated_by",
-                    "created_by",
-                    "updated_by",
-                    "verified_by",
-                    "verified_at",
-                    "supersedes",
-                    "superseded_by",
-                    "source_list",
-                    "created_at",
-                    "updated_at",
-                ),
-            },
-        ),
+        ("Provenance", {"classes": ("collapse",), "fields": PROVENANCE}),
         ("Rendered", {"classes": ("collapse",), "fields": ("rendered",)}),
     )
     history_list_display = ("version", "status", "generated_by")
