@@ -10,8 +10,7 @@ import difflib
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db.models import Count, Exists, F, Q, QuerySet
+from django.db.models import Count, Exists, Q, QuerySet
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, NotFound
@@ -279,12 +278,3 @@ def sources_check(actor: Actor, project: str | int, items: list[dict]) -> list[d
         entries = list(source.entries.all()) if source else []
         answer.append({**item, "logged": bool(entries), "entries": [e.short_id for e in entries]})
     return answer
-
-
-def text_search(
-    actor: Actor, query: str, *, project: str | int | None = None, limit: int = 10
-) -> QuerySet[Entry]:
-    """Plain full-text search (websearch syntax); knowledge.search builds the hybrid one."""
-    q = SearchQuery(query, search_type="websearch", config=settings.CAIRN_SEARCH_CONFIG)
-    entries = entry_list(actor, project=project).filter(searchable=True, search_vector=q)
-    return entries.annotate(rank=SearchRank(F("search_vector"), q)).order_by("-rank")[:limit]

@@ -28,6 +28,7 @@ import pytest
 from knowledge import selectors
 from knowledge.errors import Forbidden, KnowledgeError, NotFound
 from knowledge.models import Entry, Membership, Project, Role
+from knowledge.search import search_entries
 from knowledge.services import (
     entry_delete,
     entry_set_status,
@@ -182,11 +183,11 @@ def _entry_list_project(world: World) -> bool:
     return True
 
 
-@surface("text_search", "read")
-def _text_search(world: World) -> bool:
-    hits = list(selectors.text_search(world.actor(), SECRET_WORD))
+@surface("search_entries", "read")
+def _search_entries(world: World) -> bool:
+    hits = search_entries(world.actor(), SECRET_WORD, mode="text")
     # No other project mentions the word: a hit is the target entry or a leak.
-    assert all(h.pk == world.entry.pk for h in hits)
+    assert all(h.id == world.entry.pk for h in hits)
     return len(hits) == 1
 
 

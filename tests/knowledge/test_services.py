@@ -3,7 +3,8 @@ import pytest
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
 from knowledge.models import Entry, EntryStatus, Subtopic
 from knowledge.paths import normalize_path
-from knowledge.selectors import entry_get, text_search
+from knowledge.search import search_entries
+from knowledge.selectors import entry_get
 from knowledge.services import (
     entry_delete,
     entry_move,
@@ -154,15 +155,19 @@ def test_transcripts_are_kept_out_of_search_by_default(actor, project):
     ).entry
     assert entry.searchable is False
     entry_upsert(actor=actor, project="acme", title="Note", body="zebra crossing")
-    assert [e.title for e in text_search(actor, "zebra")] == ["Note"]
+    assert [h.title for h in search_entries(actor, "zebra", mode="text")] == ["Note"]
+
+
+def _found(actor, query):
+    return [h.id for h in search_entries(actor, query, mode="text")]
 
 
 def test_full_text_index_is_fresh_after_every_write(actor, project):
     entry = entry_upsert(actor=actor, project="acme", title="Cache", body="redis eviction").entry
-    assert [e.pk for e in text_search(actor, "eviction")] == [entry.pk]
+    assert _found(actor, "eviction") == [entry.pk]
     entry_update(actor=actor, entry_id=entry.pk, body="memcached slabs")
-    assert list(text_search(actor, "eviction")) == []
-    assert [e.pk for e in text_search(actor, "slabs")] == [entry.pk]
+    assert _found(actor, "eviction") == []
+    assert _found(actor, "slabs") == [entry.pk]
 
 
 def test_sources_are_linked_once_per_project(actor, project):
