@@ -140,19 +140,22 @@ class EntryAdmin(RevisionAdminMixin, ScopedAdminMixin, SimpleHistoryAdmin):
         data = form.cleaned_data
         actor = actor_for(request)
         reason = data.get("reason") or ("edited in the admin" if change else "created in the admin")
+        fields = {
+            "title": data["title"],
+            "body": data["body"],
+            "kind": data["kind"],
+            "tags": data["tags_text"],
+            "status": data["status"],
+            "searchable": data["searchable"],
+            "metadata": data["metadata"],
+            "reason": reason,
+        }
         if not change:
             result = entry_upsert(
                 actor=actor,
                 project=data["project"].pk,
                 subtopic=data["subtopic_path"],
-                title=data["title"],
-                body=data["body"],
-                kind=data["kind"],
-                tags=data["tags_text"],
-                status=data["status"],
-                searchable=data["searchable"],
-                metadata=data["metadata"],
-                reason=reason,
+                **fields,
             )
             entry = result.entry
             if result.outcome != "created":
@@ -162,17 +165,7 @@ class EntryAdmin(RevisionAdminMixin, ScopedAdminMixin, SimpleHistoryAdmin):
                 )
         else:
             entry = entry_update(
-                actor=actor,
-                entry_id=obj.pk,
-                expected_version=data.get("version"),
-                title=data["title"],
-                body=data["body"],
-                kind=data["kind"],
-                tags=data["tags_text"],
-                status=data["status"],
-                searchable=data["searchable"],
-                metadata=data["metadata"],
-                reason=reason,
+                actor=actor, entry_id=obj.pk, expected_version=data.get("version"), **fields
             )
             current_path = entry.subtopic.path if entry.subtopic_id else ""
             moved_project = data["project"].pk != entry.project_id
