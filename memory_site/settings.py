@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "knowledge",
     "history",
     "mcp_api",
+    "memory_site",
 ]
 
 MIDDLEWARE = [

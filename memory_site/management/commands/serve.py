@@ -15,8 +15,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from knowledge.management.commands.createadmin import PASSWORD_FILE, ensure_admin
 from memory_site import embedded
+from memory_site.management.commands.createadmin import PASSWORD_FILE, ensure_admin
 
 
 def _stop_process(proc: subprocess.Popen, timeout: float) -> None:
