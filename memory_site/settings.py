@@ -191,8 +191,8 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- Team sign-in: OpenID Connect and access control -------------------------------------------
 # django-allauth's openid_connect provider, one app per configured issuer
-# (knowledge/sso/oidc_config.py).
-from knowledge.sso.oidc_config import allauth_apps, providers_from_env  # noqa: E402
+# (memory_site/oidc_config.py).
+from memory_site.oidc_config import allauth_apps, providers_from_env  # noqa: E402
 
 INSTALLED_APPS += [
     "allauth",

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from knowledge.sso.oidc_config import OIDCConfigError, allauth_apps, providers_from_env
+from memory_site.oidc_config import OIDCConfigError, allauth_apps, providers_from_env
 
 KC = {
     "id": "keycloak",
