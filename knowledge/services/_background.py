@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 
+from celery import current_app
+from django.conf import settings
 from django.db import transaction
 
 log = logging.getLogger(__name__)
@@ -23,14 +26,10 @@ def _send(task_name: str, *args: object) -> None:
     global _broker_down_until, _warned_embedded_down
     if not enabled:
         return
-    from django.conf import settings
-
-    from memory_site import embedded
-    from memory_site.celery import app
-
-    if settings.CELERY_EMBEDDED_BROKER:
+    broker_socket = settings.CAIRN_BROKER_SOCKET
+    if broker_socket:
         # The embedded broker is a local socket: checking for it is instant, so no back-off.
-        if not embedded.BROKER_SOCKET.exists():
+        if not Path(broker_socket).exists():
             if not _warned_embedded_down:
                 _warned_embedded_down = True
                 log.warning(
@@ -41,7 +40,8 @@ def _send(task_name: str, *args: object) -> None:
     elif time.monotonic() < _broker_down_until:
         return
     try:
-        app.send_task(task_name, args=args, retry=False)
+        # The site's Celery app (memory_site/celery.py) is the current one once Django is set up.
+        current_app.send_task(task_name, args=args, retry=False)
     except Exception as exc:
         _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
         log.warning(
