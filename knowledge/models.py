@@ -18,8 +18,6 @@ from django.db.models.functions import Lower
 from pgvector.django import HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
-from history.models import RevisionBase
-
 SHORT_ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"  # no 0/o, 1/l/i: easy to read aloud
 
 
@@ -32,6 +30,16 @@ def content_hash(kind: str, body: str) -> str:
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     normalized = "\n".join(line.rstrip() for line in lines).strip()
     return hashlib.sha256(f"{kind.strip().lower()}\n{normalized}".encode()).hexdigest()
+
+
+class RevisionBase(models.Model):
+    """Extra columns on each history row (django-simple-history `bases`): the git mirror
+    fills in the commit that holds it."""
+
+    git_commit = models.CharField(max_length=40, blank=True, default="", db_index=True)
+
+    class Meta:
+        abstract = True
 
 
 class Sensitivity(models.TextChoices):
