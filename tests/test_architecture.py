@@ -101,3 +101,17 @@ def test_the_write_detector_catches_a_direct_write(tmp_path):
         "def route(): pass\n"
     )
     assert len(_write_calls(sample, root=tmp_path)) == 3
+
+
+SITE_PACKAGES = ("history", "mcp_api", "memory_site")
+KNOWLEDGE_CORE = [
+    p
+    for p in _modules("knowledge/**/*.py")
+    if p.relative_to(ROOT).parts[1] not in {"api.py", "api_auth.py", "api", "admin"}
+]
+
+
+@pytest.mark.parametrize("path", KNOWLEDGE_CORE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_knowledge_core_never_imports_history_mcp_or_the_site(path):
+    bad = {m for m in _imports(path) if m.split(".")[0] in SITE_PACKAGES}
+    assert bad == set(), "the knowledge core stands alone; the site and history build on it"
