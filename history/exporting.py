@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from history.files import alternate_path, render_entry
-from history.mirror import HistoricalEntry, _Names, sources_by_entry, state_of
+from history.mirror import HistoricalEntry, Names, sources_by_entry, state_of
 from knowledge.models import Entry, Project
 
 _EPOCH_ZIP = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same data gives the same archive
@@ -41,7 +41,7 @@ def markdown_files(
 ) -> Iterator[tuple[str, bytes]]:
     """(path, bytes) for every current entry, in the mirror's layout."""
     rows = list(entries(projects))
-    names = _Names()
+    names = Names()
     sources = sources_by_entry(e.pk for e in rows)
     taken: set[str] = set()
     if progress is not None:
@@ -66,7 +66,7 @@ def _json(value):
 def jsonl_lines(projects: list[str] | None = None, *, progress=None) -> Iterator[str]:
     """One JSON object per current entry: its state and every revision, oldest first."""
     rows = list(entries(projects))
-    names = _Names()
+    names = Names()
     sources = sources_by_entry(e.pk for e in rows)
     if progress is not None:
         progress.reset(total=len(rows))

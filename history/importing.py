@@ -1,6 +1,6 @@
 """Import Markdown with YAML frontmatter: Cairn exports, Basic Memory projects, Obsidian vaults
-and brain-engine `memory/` folders. Every write goes through the services (history.services
-.entry_import → knowledge.services.entry_upsert); one bad file is reported, never fatal."""
+and brain-engine `memory/` folders. This module reads and parses; the writes are one call of
+knowledge.services.entries_import. One bad file is reported, never fatal."""
 
 from __future__ import annotations
 
@@ -12,16 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.utils.text import slugify
 
 from history.files import FrontmatterError, parse_markdown
-from history.services import entry_import, entry_link_supersession
 from knowledge.actors import Actor
-from knowledge.errors import KnowledgeError, NotFound
 from knowledge.models import EntryStatus
-from knowledge.selectors import project_get
-from knowledge.services import project_create
+from knowledge.services import ImportItem, entries_import
 
 MARKDOWN = {".md", ".markdown"}
 SKIP_DIRS = {".git", ".obsidian", ".trash", ".cairn", "node_modules", "__pycache__"}
@@ -140,15 +136,6 @@ def _place(rel: Path, project: str | None) -> tuple[str | None, str]:
     return folders[0], "/".join(folders[1:])
 
 
-def _project(actor: Actor, slug: str, cache: dict) -> str:
-    if slug not in cache:
-        try:
-            cache[slug] = project_get(actor, slug, for_write=True).slug
-        except NotFound:
-            cache[slug] = project_create(actor=actor, slug=slug, reason="import").slug
-    return cache[slug]
-
-
 def discover(root: Path) -> list[Path]:
     files = []
     for path in sorted(root.rglob("*")):
@@ -160,85 +147,64 @@ def discover(root: Path) -> list[Path]:
     return files
 
 
-def import_file(actor: Actor, root: Path, path: Path, *, project: str | None, cache: dict):
+def read_file(root: Path, path: Path, *, project: str | None) -> ImportItem | FileResult:
+    """What one file would import, or why it is skipped."""
     rel = path.relative_to(root)
     if path.is_symlink():
-        return FileResult(
-            str(rel), "skipped", "a symbolic link (import the file it points to)"
-        ), None
+        return FileResult(str(rel), "skipped", "a symbolic link (import the file it points to)")
     if path.suffix.lower() not in MARKDOWN:
-        return FileResult(str(rel), "skipped", "not a Markdown file (.md)"), None
+        return FileResult(str(rel), "skipped", "not a Markdown file (.md)")
     size = path.stat().st_size
     if size > settings.CAIRN_IMPORT_MAX_BYTES:
         return FileResult(
             str(rel), "skipped", f"too large ({size} bytes; limit CAIRN_IMPORT_MAX_BYTES)"
-        ), None
+        )
     raw = path.read_bytes()
     if b"\0" in raw:
-        return FileResult(str(rel), "skipped", "binary content"), None
+        return FileResult(str(rel), "skipped", "binary content")
     try:
         front, body = parse_markdown(raw)
     except UnicodeDecodeError:
-        return FileResult(str(rel), "skipped", "not UTF-8 text"), None
+        return FileResult(str(rel), "skipped", "not UTF-8 text")
     except FrontmatterError as exc:
-        return FileResult(str(rel), "skipped", str(exc)), None
+        return FileResult(str(rel), "skipped", str(exc))
     project_slug, subtopic = _place(rel, project)
     if project_slug is None:
         return FileResult(
             str(rel), "skipped", "not inside a project folder; pass --project to choose one"
-        ), None
-    fields, provenance = record_from(front, body, rel)
-    try:
-        with transaction.atomic():
-            slug = _project(actor, project_slug, cache)
-        result = entry_import(
-            actor=actor,
-            provenance=provenance,
-            project=slug,
-            subtopic=subtopic or None,
-            reason=f"import {rel}",
-            **fields,
         )
-    except KnowledgeError as exc:
-        return FileResult(str(rel), "skipped", exc.message), None
-    links = None
-    if provenance and result.outcome == "created":
-        links = (result.entry.pk, provenance.get("supersedes"), provenance.get("superseded_by"))
-    return FileResult(str(rel), result.outcome, entry=result.entry.short_id), links
+    fields, provenance = record_from(front, body, rel)
+    fields.update(subtopic=subtopic or None, reason=f"import {rel}")
+    return ImportItem(str(rel), project_slug, fields, provenance)
+
+
+def _read_or_skip(root: Path, path: Path, *, project: str | None) -> ImportItem | FileResult:
+    try:
+        return read_file(root, path, project=project)
+    except Exception as exc:  # an unreadable file is reported, never fatal
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        return FileResult(str(path.relative_to(root)), "skipped", reason)
 
 
 def import_folder(
     root: Path, *, actor: Actor, project: str | None = None, dry_run: bool = False, progress=None
 ) -> ImportReport:
-    """Import every file under root. One transaction: a dry run rolls it back at the end, and
-    links between entries (supersedes) are restored once every file is in."""
+    """Import every file under root in one transaction (a dry run rolls it back); links between
+    entries (supersedes) are restored once every file is in."""
     report = ImportReport(dry_run=dry_run)
     files = discover(root)
     if progress is not None:
         progress.reset(total=len(files))
-    cache: dict[str, str] = {}
-    with transaction.atomic():
-        links = []
-        for path in files:
-            try:
-                result, link = import_file(actor, root, path, project=project, cache=cache)
-            except Exception as exc:  # one bad file never stops the run (its savepoint is gone)
-                reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-                result, link = FileResult(str(path.relative_to(root)), "skipped", reason), None
-            report.results.append(result)
-            if link and (link[1] or link[2]):
-                links.append(link)
-            if progress is not None:
-                progress.update(1)
-        for entry_id, supersedes, superseded_by in links:
-            entry_link_supersession(
-                actor=actor,
-                entry_id=entry_id,
-                supersedes=supersedes or "",
-                superseded_by=superseded_by or "",
-            )
-        if dry_run:
-            transaction.set_rollback(True)
+    read = [_read_or_skip(root, path, project=project) for path in files]
+    items = [r for r in read if isinstance(r, ImportItem)]
+    if progress is not None:
+        progress.update(len(read) - len(items))  # skipped files are done already
+    outcomes = iter(entries_import(actor=actor, items=items, dry_run=dry_run, progress=progress))
+    for result in read:
+        if isinstance(result, ImportItem):
+            done = next(outcomes)
+            result = FileResult(done.name, done.outcome, done.reason, done.entry)
+        report.results.append(result)
     return report
 
 

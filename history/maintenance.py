@@ -13,7 +13,7 @@ from django.utils import timezone
 from history.files import alternate_path, entry_id_of, render_entry
 from history.mirror import (
     HistoricalEntry,
-    _Names,
+    Names,
     _record,
     advisory_lock,
     commit_revision,
@@ -44,7 +44,7 @@ def status() -> dict:
 
 def expected_files() -> dict[str, tuple[str, bytes]]:
     """What the database says is current: {entry id: (natural path, rendered bytes)}."""
-    names = _Names()
+    names = Names()
     entries = list(Entry.objects.order_by("pk"))
     sources = sources_by_entry(e.pk for e in entries)
     out = {}
@@ -87,7 +87,7 @@ def rebuild(*, progress=None) -> int:
     with advisory_lock(wait=True):
         shutil.rmtree(fresh, ignore_errors=True)
         mirror = open_mirror(fresh)
-        names = _Names()
+        names = Names()
         shas: dict[int, str] = {}
         rows = HistoricalEntry.objects.order_by("history_id")
         total = rows.count()

@@ -62,7 +62,7 @@ def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
 # --- From rows to plain states --------------------------------------------------------------
 
 
-class _Names:
+class Names:
     """Slugs, paths and user names by id, with the history tables as fallback for deleted rows."""
 
     def __init__(self) -> None:
@@ -142,7 +142,7 @@ def sources_by_entry(entry_ids: Iterable[int]) -> dict[int, tuple[dict, ...]]:
     }
 
 
-def state_of(obj, names: _Names, sources: dict[int, tuple[dict, ...]]) -> EntryState:
+def state_of(obj, names: Names, sources: dict[int, tuple[dict, ...]]) -> EntryState:
     """An Entry or a HistoricalEntry row as the plain state the mirror renders."""
     return EntryState(
         id=obj.short_id,
@@ -168,7 +168,7 @@ def state_of(obj, names: _Names, sources: dict[int, tuple[dict, ...]]) -> EntryS
     )
 
 
-def author_of(row, names: _Names) -> Person:
+def author_of(row, names: Names) -> Person:
     """The acting user (and the agent label they wrote under), else the agent label alone."""
     username, full_name, email = names.user(row.history_user_id)
     label = row.generated_by if row.history_type != "-" else ""
@@ -183,7 +183,7 @@ def author_of(row, names: _Names) -> Person:
 _VERBS = {"+": "create", "~": "update", "-": "delete"}
 
 
-def commit_revision(mirror: Mirror, row, names: _Names, sources: dict) -> str:
+def commit_revision(mirror: Mirror, row, names: Names, sources: dict) -> str:
     """Write the commit for one revision on top of the mirror's tip; returns its hash."""
     state = None if row.history_type == "-" else state_of(row, names, sources)
     changes, n_lines = mirror.apply(state, entry_id=row.short_id)
@@ -250,7 +250,7 @@ def _reconcile(mirror: Mirror) -> int:
 def _drain_locked(batch_size: int, result: DrainResult) -> None:
     mirror = open_mirror()
     result.reconciled += _reconcile(mirror)
-    names = _Names()
+    names = Names()
     while True:
         rows = list(pending().order_by("history_id")[:batch_size])
         if not rows:

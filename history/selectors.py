@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 
 from history.files import render_entry
-from history.mirror import HistoricalEntry, _Names, sources_by_entry, state_of
+from history.mirror import HistoricalEntry, Names, sources_by_entry, state_of
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.selectors import entry_get, entry_revisions, visible_projects
@@ -47,7 +47,7 @@ def revision_for(actor: Actor, entry, version: int):
         latest = entry.version
         raise NotFound(
             f"Entry {entry.short_id} has no version {version} that you can see; its versions "
-            f"run from 1 to {latest}. See history({entry.short_id}).",
+            f"run from 1 to {latest}; its history lists them.",
             entry=entry.short_id,
             version=version,
         )
@@ -56,7 +56,7 @@ def revision_for(actor: Actor, entry, version: int):
 
 def revision_text(row) -> str:
     """A revision as the Markdown file the mirror holds for it (frontmatter + body)."""
-    names = _Names()
+    names = Names()
     return render_entry(state_of(row, names, sources_by_entry([row.id]))).decode()
 
 

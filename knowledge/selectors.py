@@ -10,7 +10,7 @@ import difflib
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, Q, QuerySet
+from django.db.models import Case, Count, Exists, Q, QuerySet, When
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, NotFound
@@ -167,39 +167,57 @@ def project_get(
     close = difflib.get_close_matches(text.lower(), slugs, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise NotFound(
-        f"No project {text!r}.{hint} List projects with browse(), or create one with "
-        "create_project(slug, name).",
+        f"No project {text!r} that you can see.{hint} List the projects you can see, or "
+        "create this one.",
         project=text,
         suggestions=close,
     )
 
 
+def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
+    """The condition naming one entry (numeric id, short id, or `project/subtopic/title-or-slug`)
+    and, for a number that could also be a short id, the ordering that prefers the id."""
+    text = str(ref).strip()
+    if text.isdigit():
+        number = int(text)
+        if number > 2**63 - 1:
+            return Q(short_id=text), None
+        return Q(pk=number) | Q(short_id=text), Case(When(pk=number, then=0), default=1)
+    if "/" not in text:
+        return Q(short_id=text.lower()), None
+    project_slug, _, rest = text.strip("/").partition("/")
+    sub_path, _, name = rest.rpartition("/")
+    where = Q(project__slug__iexact=project_slug) & (Q(title__iexact=name) | Q(slug=name.lower()))
+    if sub_path:
+        return where & Q(subtopic__path=normalize_path(sub_path)), None
+    return where & Q(subtopic__isnull=True), None
+
+
+def entry_lookup(entries: QuerySet[Entry], ref: str | int) -> Entry | None:
+    """The entry `ref` names among `entries`, in one query (the caller may lock it)."""
+    if not str(ref).strip():
+        return None
+    where, preference = entry_ref_filter(ref)
+    found = entries.filter(where)
+    if preference is not None:
+        found = found.order_by(preference)
+    return found.first()
+
+
+def entry_not_found(actor: Actor, ref: str | int) -> NotFound:
+    text = str(ref).strip()
+    return NotFound(
+        f"No entry {text!r} that you can see. Search for it, or list the project's entries.",
+        entry=text,
+        suggestions=_close_titles(actor, text),
+    )
+
+
 def entry_get(actor: Actor, ref: str | int) -> Entry:
     """An entry by numeric id, short id, or `project/subtopic/path/title-or-slug`."""
-    entries = visible_entries(actor).select_related("project", "subtopic")
-    text = str(ref).strip()
-    entry = None
-    if text.isdigit():
-        entry = entries.filter(pk=int(text)).first()
-    if entry is None and "/" not in text:
-        entry = entries.filter(short_id=text.lower()).first()
-    if entry is None and "/" in text:
-        project_slug, _, rest = text.strip("/").partition("/")
-        sub_path, _, name = rest.rpartition("/")
-        candidates = entries.filter(project__slug__iexact=project_slug)
-        candidates = (
-            candidates.filter(subtopic__path=normalize_path(sub_path))
-            if sub_path
-            else candidates.filter(subtopic__isnull=True)
-        )
-        entry = candidates.filter(Q(title__iexact=name) | Q(slug=name.lower())).first()
+    entry = entry_lookup(visible_entries(actor).select_related("project", "subtopic"), ref)
     if entry is None:
-        raise NotFound(
-            f"No entry {text!r} that you can see. Find it with search(query), "
-            "or list a project's entries with browse(project).",
-            entry=text,
-            suggestions=_close_titles(actor, text),
-        )
+        raise entry_not_found(actor, ref)
     return entry
 
 

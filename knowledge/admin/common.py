@@ -6,6 +6,9 @@ from django import forms
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
 from django.http import Http404, HttpRequest
+from django.shortcuts import redirect
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_protect
 
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
@@ -64,3 +67,29 @@ class ScopedAdminMixin:
 
 def report(request: HttpRequest, exc: KnowledgeError) -> None:
     messages.error(request, exc.message)
+
+
+class ServiceWritesMixin:
+    """Admin pages whose saves go through the services.
+
+    Django wraps the add/change and delete views in a transaction; each service opens its own
+    durable one, which may not be nested, so these views run without the outer one (Django's
+    own `_changeform_view` / `_delete_view`, minus the wrapper). A refusal by a service (a
+    conflict, a duplicate title, a missing role) is shown on the page; it wrote nothing.
+    """
+
+    @method_decorator(csrf_protect)
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return self._changeform_view(request, object_id, form_url, extra_context)
+        except KnowledgeError as exc:
+            report(request, exc)
+            return redirect(request.get_full_path())
+
+    @method_decorator(csrf_protect)
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return self._delete_view(request, object_id, extra_context)
+        except KnowledgeError as exc:
+            report(request, exc)
+            return redirect(request.get_full_path())

@@ -6,18 +6,22 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
-from django.shortcuts import redirect
 from django.urls import path
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from history.admin import RevisionAdminMixin
-from knowledge.admin.common import MarkdownEditor, ScopedAdminMixin, actor_for, report
-from knowledge.errors import KnowledgeError, ValidationFailed
+from knowledge.admin.common import (
+    MarkdownEditor,
+    ScopedAdminMixin,
+    ServiceWritesMixin,
+    actor_for,
+)
+from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
 from knowledge.paths import normalize_path
 from knowledge.rendering import render_markdown
-from knowledge.services import entry_delete, entry_move, entry_update, entry_upsert
+from knowledge.services import entry_delete, entry_update, entry_upsert
 
 
 class EntryForm(forms.ModelForm):
@@ -79,7 +83,7 @@ PROVENANCE = (
 
 
 @admin.register(Entry)
-class EntryAdmin(RevisionAdminMixin, ScopedAdminMixin, SimpleHistoryAdmin):
+class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     form = EntryForm
     list_display = (
         "title",
@@ -165,28 +169,15 @@ class EntryAdmin(RevisionAdminMixin, ScopedAdminMixin, SimpleHistoryAdmin):
                 )
         else:
             entry = entry_update(
-                actor=actor, entry_id=obj.pk, expected_version=data.get("version"), **fields
+                actor=actor,
+                entry_id=obj.pk,
+                expected_version=data.get("version"),
+                project=data["project"].pk,
+                subtopic=data["subtopic_path"] or "",
+                **fields,
             )
-            current_path = entry.subtopic.path if entry.subtopic_id else ""
-            moved_project = data["project"].pk != entry.project_id
-            if moved_project or (data["subtopic_path"] or "").strip() != current_path:
-                entry = entry_move(
-                    actor=actor,
-                    entry_id=entry.pk,
-                    project=data["project"].pk,
-                    subtopic=data["subtopic_path"],
-                    reason=reason,
-                )
         obj.pk = entry.pk
         obj.refresh_from_db()
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except KnowledgeError as exc:
-            # The service refused (conflict, duplicate title, permission): nothing was written.
-            report(request, exc)
-            return redirect(request.get_full_path())
 
     def delete_model(self, request, obj):
         entry_delete(

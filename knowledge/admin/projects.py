@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
-from django.shortcuts import redirect
 from simple_history.admin import SimpleHistoryAdmin
 
-from knowledge.admin.common import ScopedAdminMixin, actor_for, report
-from knowledge.errors import KnowledgeError
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.models import Membership, Project
 from knowledge.selectors import maintained_projects
 from knowledge.services import membership_grant, membership_revoke, project_create, project_update
@@ -56,7 +54,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
+class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     project_field = "pk"
     list_display = ("slug", "name", "sensitivity", "archived", "updated_at")
     list_filter = ("sensitivity", "archived")
@@ -74,13 +72,6 @@ class ProjectAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
     def has_delete_permission(self, request, obj=None):
         # Projects are archived, not deleted: deleting would drop every entry's history.
         return False
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except KnowledgeError as exc:
-            report(request, exc)  # the service refused; its transaction wrote nothing
-            return redirect(request.get_full_path())
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data

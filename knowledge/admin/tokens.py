@@ -8,13 +8,14 @@ from django.contrib import admin, messages
 from django.utils import timezone
 
 from knowledge.actors import Actor
+from knowledge.admin.common import ServiceWritesMixin
 from knowledge.models import ApiToken
 from knowledge.selectors import visible_projects
-from knowledge.services.tokens import token_create, token_revoke, token_update
+from knowledge.services import token_create, token_revoke, token_update
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ServiceWritesMixin, admin.ModelAdmin):
     list_display = ("name", "prefix", "user", "scope", "agent_label", "last_used_at", "state")
     list_filter = ("scope",)
     search_fields = ("name", "prefix", "user__username", "agent_label")

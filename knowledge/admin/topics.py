@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from knowledge.admin.common import ScopedAdminMixin, actor_for
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.models import Source, Subtopic
 from knowledge.services import subtopic_ensure
 
@@ -24,7 +24,7 @@ class SubtopicForm(forms.ModelForm):
 
 
 @admin.register(Subtopic)
-class SubtopicAdmin(ScopedAdminMixin, SimpleHistoryAdmin):
+class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     form = SubtopicForm
     list_display = ("tree", "project", "entry_count")
     list_filter = (("project", admin.RelatedOnlyFieldListFilter),)

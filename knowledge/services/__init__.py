@@ -1,27 +1,71 @@
-"""The only code that writes. Every surface (admin, REST, MCP, commands, tasks) calls these."""
+"""The only code that writes. Every surface (admin, REST, MCP, web, commands, tasks) calls these.
 
+Each public service opens one durable transaction and composes the steps in `_kernel`; none
+calls another.
+"""
+
+from knowledge.services._kernel import UpsertResult
+from knowledge.services.embeddings import (
+    entries_embed,
+    entries_reindex_text,
+    entry_embed,
+    lexeme_stats_refresh,
+)
 from knowledge.services.entries import (
-    UpsertResult,
     entry_delete,
     entry_move,
+    entry_restore,
     entry_set_status,
     entry_update,
     entry_upsert,
 )
+from knowledge.services.entries_edit import (
+    EDIT_OPERATIONS,
+    apply_edit,
+    entry_correct,
+    entry_edit,
+    entry_verify,
+)
+from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
 from knowledge.services.memberships import membership_grant, membership_revoke
 from knowledge.services.projects import project_create, project_update
 from knowledge.services.subtopics import subtopic_ensure
+from knowledge.services.tokens import (
+    CreatedToken,
+    token_authenticate,
+    token_create,
+    token_revoke,
+    token_update,
+)
 
 __all__ = [
+    "EDIT_OPERATIONS",
+    "CreatedToken",
+    "ImportItem",
+    "ImportOutcome",
     "UpsertResult",
+    "apply_edit",
+    "entries_embed",
+    "entries_import",
+    "entries_reindex_text",
+    "entry_correct",
     "entry_delete",
+    "entry_edit",
+    "entry_embed",
     "entry_move",
+    "entry_restore",
     "entry_set_status",
     "entry_update",
     "entry_upsert",
+    "entry_verify",
+    "lexeme_stats_refresh",
     "membership_grant",
     "membership_revoke",
     "project_create",
     "project_update",
     "subtopic_ensure",
+    "token_authenticate",
+    "token_create",
+    "token_revoke",
+    "token_update",
 ]

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from knowledge.models import Entry, EntryChunk
 from knowledge.search.chunking import chunk_text
 from knowledge.search.providers import EmbeddingProvider, get_provider
-from knowledge.services.entries import _index_text
+from knowledge.services._kernel import index_text
 
 EmbedOutcome = Literal["embedded", "unchanged", "missing", "disabled"]
 
@@ -116,7 +116,7 @@ def entries_reindex_text(*, entry_ids: list[int]) -> int:
     count = 0
     for entry in Entry.objects.filter(pk__in=entry_ids).select_related("subtopic"):
         with transaction.atomic():
-            _index_text(entry)
+            index_text(entry)
         count += 1
     return count
 

@@ -1,6 +1,6 @@
 """Entry writes for agents: partial edits, corrections that keep the wrong version, verification.
 
-They reuse the entry service's private helpers so every write is locked, validated, versioned
+Like every entry write they compose the kernel's steps, so each is locked, validated, versioned
 and recorded the same way.
 """
 
@@ -14,16 +14,7 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryStatus
-from knowledge.paths import entry_slug
-from knowledge.services._background import entry_written
-from knowledge.services._common import record
-from knowledge.services.entries import (
-    _check_version,
-    _entry_for_write,
-    _index_text,
-    _save,
-    entry_update,
-)
+from knowledge.services import _kernel as k
 
 EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -50,7 +41,7 @@ def _replace_section(body: str, section: str, content: str) -> str:
         names = ", ".join(repr(text) for _, _, text in headings) or "none"
         raise ValidationFailed(
             f"No heading {section!r} in this entry. Its headings: {names}. "
-            "Pass one of them as section, or use operation='append' to add a new section.",
+            "Pass one of them as section, or append a new section instead.",
             field="section",
         )
     start, level = match
@@ -86,7 +77,7 @@ def apply_edit(
         wanted = 1 if expected_count is None else expected_count
         if count == 0:
             raise ValidationFailed(
-                f"The text {find[:80]!r} does not occur in this entry. Read it with get(id) "
+                f"The text {find[:80]!r} does not occur in this entry. Read the entry again "
                 "and copy the exact text (whitespace included).",
                 field="find",
             )
@@ -111,7 +102,7 @@ def apply_edit(
     )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def entry_edit(
     *,
     actor: Actor,
@@ -125,8 +116,8 @@ def entry_edit(
     reason: str = "",
 ) -> Entry:
     """Change part of an entry's body (append, prepend, find_replace, replace_section)."""
-    entry = _entry_for_write(actor, entry_id)
-    _check_version(entry, expected_version)
+    entry = k.lock_entry(actor, entry_id)
+    k.check_version(entry, expected_version)
     body = apply_edit(
         entry.body,
         operation=operation,
@@ -135,22 +126,12 @@ def entry_edit(
         section=section,
         expected_count=expected_count,
     )
-    return entry_update(
-        actor=actor, entry_id=entry.pk, body=body, reason=reason or f"edit: {operation}"
-    )
+    if k.apply_changes(entry, body=body):
+        k.save_entry(entry, actor, reason or f"edit: {operation}")
+    return entry
 
 
-def _save_metadata(entry: Entry, actor: Actor, reason: str, *, bump: bool) -> None:
-    """Save a change that is not new text: who wrote the text (generated_by) stays."""
-    if bump:
-        entry.version += 1
-    entry.updated_by = actor.db_user
-    record(entry, actor, reason)
-    entry.save()
-    entry_written(entry.pk)
-
-
-@transaction.atomic
+@transaction.atomic(durable=True)
 def entry_correct(
     *,
     actor: Actor,
@@ -169,8 +150,8 @@ def entry_correct(
         raise ValidationFailed("Say what was wrong (reason).", field="reason")
     if not (body or "").strip():
         raise ValidationFailed("A correction needs the corrected body.", field="body")
-    old = _entry_for_write(actor, entry_id)
-    _check_version(old, expected_version)
+    old = k.lock_entry(actor, entry_id)
+    k.check_version(old, expected_version)
     if old.status == EntryStatus.SUPERSEDED:
         raise ValidationFailed(
             f"Entry {old.short_id} is already superseded"
@@ -178,15 +159,14 @@ def entry_correct(
             + ". Correct the newer entry instead.",
             field="id",
         )
-    new_title = " ".join((title or old.title).split())
+    new_title = k.normalize_title(title or old.title)
     old_status = old.status
     old.title = f"{old.title} (superseded {old.short_id})"[:300]
-    old.slug = entry_slug(old.title)
     old.status = EntryStatus.SUPERSEDED
-    _save_metadata(old, actor, f"superseded: {reason}", bump=True)
-    _index_text(old)
+    k.save_entry(old, actor, f"superseded: {reason}", authored=False)
 
-    new = Entry(
+    new = k.new_entry(
+        actor,
         project=old.project,
         subtopic=old.subtopic,
         title=new_title,
@@ -196,25 +176,26 @@ def entry_correct(
         status=old_status,
         searchable=old.searchable,
         metadata=dict(old.metadata),
-        created_by=actor.db_user,
         supersedes=old,
     )
-    _save(new, actor, f"correction: {reason}")
+    k.save_entry(new, actor, f"correction: {reason}")
     new.sources.set(old.sources.all())
+    # The link back is derived from the new entry's revision: no third revision for it.
     old.superseded_by = new
     Entry.objects.filter(pk=old.pk).update(superseded_by=new)
     return new, old
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def entry_verify(
     *, actor: Actor, entry_id: int | str, expected_version: int | None = None, reason: str = ""
 ) -> Entry:
     """Record that a person confirmed the entry (verified_by = the acting user)."""
-    entry = _entry_for_write(actor, entry_id)
-    _check_version(entry, expected_version)
+    entry = k.lock_entry(actor, entry_id)
+    k.check_version(entry, expected_version)
     entry.verified_by, entry.verified_at = actor.db_user, timezone.now()
-    _save_metadata(entry, actor, reason or "verified", bump=False)
+    # A confirmation is a revision, not a new version of the text.
+    k.save_entry(entry, actor, reason or "verified", authored=False, new_version=False)
     return entry
 
 

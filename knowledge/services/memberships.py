@@ -9,7 +9,7 @@ from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
 from knowledge.models import Membership, Project, Role
 from knowledge.selectors import project_get
-from knowledge.services._common import require_write
+from knowledge.services._kernel import require_write
 
 
 def _principal(user, group) -> dict:
@@ -38,7 +38,7 @@ def _keep_a_maintainer(actor: Actor, project: Project, leaving: Membership) -> N
         )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def membership_grant(
     *,
     actor: Actor,
@@ -66,7 +66,7 @@ def membership_grant(
     return membership
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def membership_revoke(
     *,
     actor: Actor,

@@ -1,16 +1,16 @@
+"""Project writes: create (the creator becomes its maintainer) and change settings."""
+
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
-from django.utils.text import slugify
+from django.db import transaction
 
 from knowledge.actors import Actor
-from knowledge.errors import AlreadyExists, ValidationFailed
-from knowledge.models import Membership, Project, Role, Sensitivity
+from knowledge.models import Project, Sensitivity
 from knowledge.selectors import project_get
-from knowledge.services._common import clean, record, require_write
+from knowledge.services import _kernel as k
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def project_create(
     *,
     actor: Actor,
@@ -21,43 +21,17 @@ def project_create(
     reason: str = "",
 ) -> Project:
     """Create a project. The slug is normalized (`Customer X` → `customer-x`)."""
-    require_write(actor)
-    clean_slug = slugify(slug)[:80].strip("-")
-    if not clean_slug:
-        raise ValidationFailed(
-            f"Project slug {slug!r} has no letters or digits; use e.g. 'customer-x'.",
-            field="slug",
-        )
-    if sensitivity not in Sensitivity.values:
-        raise ValidationFailed(
-            f"Unknown sensitivity {sensitivity!r}; use one of {', '.join(Sensitivity.values)}.",
-            field="sensitivity",
-        )
-    name = (name or slug).strip()
-    if (
-        Project.objects.filter(slug=clean_slug).exists()
-        or Project.objects.filter(name__iexact=name).exists()
-    ):
-        raise AlreadyExists(
-            f"A project {clean_slug!r} (or named {name!r}) already exists. "
-            "Write into it, or pick another slug and name.",
-            project=clean_slug,
-        )
-    project = Project(slug=clean_slug, name=name, description=description, sensitivity=sensitivity)
-    clean(project)
-    record(project, actor, reason or "create project")
-    try:
-        with transaction.atomic():
-            project.save()
-    except IntegrityError as exc:
-        raise AlreadyExists(f"A project {clean_slug!r} already exists.") from exc
-    if actor.db_user is not None:
-        # The creator maintains it: otherwise a confidential project would vanish on creation.
-        Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)
-    return project
+    return k.create_project(
+        actor,
+        slug=slug,
+        name=name,
+        description=description,
+        sensitivity=sensitivity,
+        reason=reason,
+    )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def project_update(
     *,
     actor: Actor,
@@ -69,7 +43,7 @@ def project_update(
     reason: str = "",
 ) -> Project:
     """Change a project's settings; needs the maintainer role (or a superuser)."""
-    require_write(actor)
+    k.require_write(actor)
     proj = project_get(actor, project, for_maintain=True)
     proj = Project.objects.select_for_update().get(pk=proj.pk)
     for field, value in (
@@ -80,7 +54,7 @@ def project_update(
     ):
         if value is not None:
             setattr(proj, field, value)
-    clean(proj)
-    record(proj, actor, reason or "update project")
+    k.clean(proj)
+    k.record(proj, actor, reason or "update project")
     proj.save()
     return proj

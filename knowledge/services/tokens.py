@@ -34,7 +34,7 @@ def _may_manage(actor: Actor, owner) -> bool:
     )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def token_create(
     *,
     actor: Actor,
@@ -85,7 +85,7 @@ def token_create(
     return CreatedToken(token=token, secret=secret)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def token_revoke(*, actor: Actor, token_id: int) -> ApiToken:
     """Revoke a token at once; revoking twice keeps the first revocation time."""
     token = ApiToken.objects.select_for_update().select_related("user").filter(pk=token_id).first()
@@ -97,7 +97,7 @@ def token_revoke(*, actor: Actor, token_id: int) -> ApiToken:
     return token
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def token_update(
     *,
     actor: Actor,

@@ -54,7 +54,7 @@ def oidc_server():
 @pytest.fixture
 def sso(settings, oidc_server):
     """Point allauth at the loopback provider, the way CAIRN_OIDC_PROVIDERS would."""
-    from knowledge.sso.oidc_config import allauth_apps, providers_from_env
+    from memory_site.oidc_config import allauth_apps, providers_from_env
 
     provider = {
         "id": "corp",

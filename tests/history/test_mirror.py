@@ -171,7 +171,7 @@ def test_an_interruption_after_publishing_is_repaired_without_duplicates(actor, 
     entry_upsert(actor=actor, project="acme", title="A", body="1")
     entry_upsert(actor=actor, project="acme", title="B", body="2")
     m = mirror.open_mirror()
-    names = mirror._Names()
+    names = mirror.Names()
     for row in mirror.pending().order_by("history_id"):
         mirror.commit_revision(m, row, names, {})
     m.publish()  # ...and the worker dies before recording the hashes

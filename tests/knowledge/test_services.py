@@ -139,7 +139,9 @@ def test_unknown_project_suggests_close_matches(actor, project):
     with pytest.raises(NotFound) as excinfo:
         entry_upsert(actor=actor, project="acmee", title="x", body="y")
     assert "acme" in excinfo.value.data["suggestions"]
-    assert "create_project" in excinfo.value.message
+    # The core speaks to every surface: no MCP tool names (each surface adds its next moves).
+    assert "(" not in excinfo.value.message
+    assert "create" in excinfo.value.message
 
 
 def test_project_create_normalizes_and_refuses_duplicates(actor, db):

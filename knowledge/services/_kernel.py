@@ -1,0 +1,484 @@
+"""The write kernel: the steps every write takes, shared by the public services.
+
+Private module, public names: only `knowledge.services` modules import it. No step opens a
+transaction of its own (the public service's durable one holds them all) or calls a public
+service. An entry write is: `lock_entry` (one lookup, one row lock) → `check_version` →
+`apply_changes` / `place_entry` → `save_entry` (validate, stamp, save the revision with who and
+why, refresh the full-text data, queue the background work on commit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVector
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, models, transaction
+from django.db.models import Exists, OuterRef, Value
+from django.db.models.functions import Lower
+from django.utils.text import slugify
+
+from knowledge.actors import Actor
+from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
+from knowledge.models import (
+    Entry,
+    EntryStatus,
+    Membership,
+    Project,
+    Role,
+    Sensitivity,
+    Source,
+    Subtopic,
+    content_hash,
+)
+from knowledge.paths import entry_slug, split_path
+from knowledge.selectors import (
+    entry_lookup,
+    entry_not_found,
+    project_get,
+    visible_entries,
+    writable_projects,
+)
+from knowledge.services._background import entry_written
+
+NOT_SEARCHABLE_KINDS = {"transcript"}
+HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
+TEXT_FIELDS = {"body", "title", "kind"}  # a change to these clears "verified"
+# Related rows were loaded or created by the service itself: skip re-checking each FK.
+_TRUSTED_FKS = [
+    "subtopic", "project", "supersedes", "superseded_by", "created_by", "updated_by",
+    "verified_by",
+]  # fmt: skip
+
+
+# --- who may write, and what they sent -------------------------------------------------------
+
+
+def require_write(actor: Actor) -> None:
+    if not getattr(actor.user, "is_authenticated", False):
+        raise Forbidden("Sign in or use an API token to write to Cairn.")
+    if not actor.can_write:
+        raise Forbidden("This token is read-only. Use a token with the write scope to save.")
+
+
+def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
+    """Field validation with messages that name the field; uniqueness is checked by callers."""
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and "\x00" in v for v in values):
+            # PostgreSQL cannot store NUL in text; say so instead of failing with a DataError.
+            raise ValidationFailed(
+                f"{field.name} contains a NUL character (\\x00); remove it and retry.",
+                fields={field.name: ["contains a NUL character"]},
+            )
+    try:
+        instance.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        fields = {k: [str(m) for m in v] for k, v in exc.message_dict.items()}
+        detail = "; ".join(f"{k}: {' '.join(v)}" for k, v in fields.items())
+        raise ValidationFailed(f"Invalid input — {detail}", fields=fields) from exc
+
+
+def record(instance: models.Model, actor: Actor, reason: str) -> None:
+    """Tell django-simple-history who made this revision and why."""
+    instance._history_user = actor.db_user
+    instance._change_reason = (reason or "").strip()[:100] or None
+
+
+def normalize_title(title: str | None) -> str:
+    title = " ".join((title or "").split())
+    if not title:
+        raise ValidationFailed("An entry needs a title.", field="title")
+    return title
+
+
+def normalize_tags(tags: list[str] | str | None) -> list[str] | None:
+    if tags is None:
+        return None
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    seen: dict[str, None] = {}
+    for tag in tags:
+        clean_tag = "-".join(str(tag).strip().lower().lstrip("#").split())[:60]
+        if clean_tag:
+            seen.setdefault(clean_tag, None)
+    return list(seen)
+
+
+def normalize_kind(kind: str | None) -> str | None:
+    return (kind or "").strip().lower() or None
+
+
+def check_status(status: str | None) -> None:
+    if status is not None and status not in EntryStatus.values:
+        raise ValidationFailed(
+            f"Unknown status {status!r}; use one of {', '.join(EntryStatus.values)}.",
+            field="status",
+        )
+
+
+# --- finding and locking ---------------------------------------------------------------------
+
+
+def lock_entry(actor: Actor, ref: str | int) -> Entry:
+    """The entry `ref` names, locked for this transaction (an agent and a person may edit it at
+    once): one query that finds, scopes, locks and says whether the actor may change it."""
+    require_write(actor)
+    entries = (
+        visible_entries(actor)
+        .select_related("project", "subtopic")
+        .select_for_update(of=("self",))
+        .annotate(may_write=Exists(writable_projects(actor).filter(pk=OuterRef("project_id"))))
+    )
+    entry = entry_lookup(entries, ref)
+    if entry is None:
+        raise entry_not_found(actor, ref)
+    if not entry.may_write:
+        raise Forbidden(
+            f"You may read entry {entry.short_id} but not change it: that needs the editor "
+            "role in its project. Ask one of the project's maintainers.",
+            entry=entry.short_id,
+        )
+    return entry
+
+
+def check_version(entry: Entry, expected_version: int | None) -> None:
+    if expected_version is not None and entry.version != expected_version:
+        raise EntryConflict(
+            entry_ref=entry.short_id,
+            expected_version=expected_version,
+            current_version=entry.version,
+        )
+
+
+def identity_taken(
+    project: Project, subtopic: Subtopic | None, title: str, *, exclude: int | None = None
+) -> bool:
+    qs = Entry.objects.annotate(ltitle=Lower("title")).filter(
+        project=project, subtopic=subtopic, ltitle=title.strip().lower()
+    )
+    if exclude:
+        qs = qs.exclude(pk=exclude)
+    return qs.exists()
+
+
+def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) -> Entry | None:
+    """The entry with this identity, locked; the caller checked that the project is writable."""
+    return (
+        Entry.objects.annotate(ltitle=Lower("title"))
+        .filter(project=project, subtopic=subtopic, ltitle=title.strip().lower())
+        .select_for_update(of=("self",))
+        .select_related("project", "subtopic")
+        .first()
+    )
+
+
+def ensure_path(*, actor: Actor, project: Project, path: str | None) -> Subtopic | None:
+    """Create every missing level of `path`. None = the project root."""
+    parent = None
+    slugs: list[str] = []
+    for slug, name in split_path(path):
+        slugs.append(slug)
+        full = "/".join(slugs)
+        node = Subtopic.objects.filter(project=project, path=full).first()
+        if node is None:
+            node = Subtopic(project=project, parent=parent, slug=slug, name=name, path=full)
+            record(node, actor, f"create subtopic {full}")
+            # A concurrent writer may create the same node: the savepoint lets us fall back.
+            try:
+                with transaction.atomic():
+                    node.save()
+            except IntegrityError:
+                node = Subtopic.objects.get(project=project, path=full)
+        parent = node
+    return parent
+
+
+# --- changing ----------------------------------------------------------------------------------
+
+
+def apply_changes(
+    entry: Entry,
+    *,
+    title: str | None = None,
+    body: str | None = None,
+    kind: str | None = None,
+    tags: list[str] | str | None = None,
+    status: str | None = None,
+    searchable: bool | None = None,
+    metadata: dict | None = None,
+) -> set[str]:
+    """Set the given fields (None = keep) on an existing entry; return the names that changed.
+
+    A body that differs only in whitespace or line endings is no change; new text clears the
+    verification (a person confirmed other text).
+    """
+    check_status(status)
+    if title is not None:
+        title = normalize_title(title)
+        renamed = title.lower() != entry.title.lower()  # a change of case keeps the identity
+        if renamed and identity_taken(entry.project, entry.subtopic, title, exclude=entry.pk):
+            raise AlreadyExists(
+                f"Another entry in {entry.path} is already titled {title!r}.", title=title
+            )
+    updates = {
+        "title": title,
+        "body": body,
+        "kind": normalize_kind(kind),
+        "tags": normalize_tags(tags),
+        "status": status,
+        "searchable": searchable,
+        "metadata": metadata,
+    }
+    changed = {k for k, v in updates.items() if v is not None and getattr(entry, k) != v}
+    if "body" in changed and content_hash(updates["kind"] or entry.kind, body) == (
+        entry.content_hash
+    ):
+        changed.discard("body")
+    for field in changed:
+        setattr(entry, field, updates[field])
+    if TEXT_FIELDS & changed:
+        entry.verified_by, entry.verified_at = None, None
+    return changed
+
+
+def place_entry(
+    actor: Actor, entry: Entry, *, project: Project, subtopic: Subtopic | None
+) -> str | None:
+    """Move the entry to another subtopic or project; returns the reason to record, or None
+    when it is already there."""
+    if project.pk == entry.project_id and subtopic == entry.subtopic:
+        return None
+    if identity_taken(project, subtopic, entry.title, exclude=entry.pk):
+        raise AlreadyExists(
+            f"{project.slug}/{subtopic.path if subtopic else ''} already has an entry titled "
+            f"{entry.title!r}. Rename one of them first.",
+        )
+    old_path = entry.path
+    if project.pk != entry.project_id:
+        if entry.project.sensitivity in HIDDEN_SENSITIVITIES:
+            # The new project's readers see this revision's reason: don't name a hidden one.
+            old_path = "another project"
+        entry.sources.clear()  # sources belong to a project
+    entry.project, entry.subtopic = project, subtopic
+    return f"move from {old_path}"
+
+
+def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
+    """Attach sources (get-or-create per project). Returns True when a new link was made."""
+    if not sources:
+        return False
+    linked = set(entry.sources.values_list("pk", flat=True)) if entry.pk else set()
+    added = False
+    for raw in sources:
+        kind = str(raw.get("kind", "")).strip().lower()
+        external_id = str(raw.get("external_id", "")).strip()
+        if not kind or not external_id:
+            raise ValidationFailed(
+                "Each source needs a kind and an external_id, e.g. "
+                '{"kind": "email", "external_id": "<message-id>"}.',
+                field="sources",
+            )
+        source, _ = Source.objects.get_or_create(
+            project=entry.project,
+            kind=kind,
+            external_id=external_id,
+            defaults={"url": raw.get("url") or "", "title": raw.get("title") or ""},
+        )
+        if source.pk not in linked:
+            entry.sources.add(source)
+            added = True
+    return added
+
+
+# --- saving ------------------------------------------------------------------------------------
+
+
+def index_text(entry: Entry) -> None:
+    """Refresh the weighted full-text vector: title A, tags and path B, body C."""
+    config = settings.CAIRN_SEARCH_CONFIG
+    path = entry.subtopic.path.replace("/", " ").replace("-", " ") if entry.subtopic_id else ""
+    Entry.objects.filter(pk=entry.pk).update(
+        search_vector=SearchVector("title", weight="A", config=config)
+        + SearchVector(Value(" ".join([*entry.tags, path])), weight="B", config=config)
+        + SearchVector("body", weight="C", config=config)
+    )
+
+
+def save_entry(
+    entry: Entry, actor: Actor, reason: str, *, authored: bool = True, new_version: bool = True
+) -> None:
+    """Save one revision of an entry: validate, stamp, record who and why, refresh the derived
+    data, queue the background work for after the commit.
+
+    An existing entry's version goes up by one unless `new_version=False` (a verification).
+    `authored=False` is for changes that are not new text (verification, supersession): who
+    wrote the text (generated_by) stays.
+    """
+    if entry.pk is not None and new_version:
+        entry.version += 1
+    entry.slug = entry_slug(entry.title)
+    entry.content_hash = content_hash(entry.kind, entry.body)
+    entry.updated_by = actor.db_user
+    if authored:
+        entry.generated_by = actor.label
+    clean(entry, exclude=_TRUSTED_FKS)
+    record(entry, actor, reason)
+    try:
+        with transaction.atomic():
+            entry.save()
+    except IntegrityError as exc:
+        raise AlreadyExists(
+            f"An entry titled {entry.title!r} already exists in {entry.path}. "
+            "Replace it (upsert), or choose another title.",
+            title=entry.title,
+        ) from exc
+    index_text(entry)
+    entry_written(entry.pk)
+
+
+def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
+    """Delete the row; its history stays (the last revision records who deleted it and why)."""
+    record(entry, actor, reason)
+    entry_id = entry.pk
+    entry.delete()
+    entry_written(entry_id)
+
+
+def new_entry(actor: Actor, **fields: object) -> Entry:
+    """An unsaved entry with Cairn's defaults for what the caller left out."""
+    kind = normalize_kind(fields.pop("kind", None)) or "note"
+    searchable = fields.pop("searchable", None)
+    return Entry(
+        kind=kind,
+        searchable=searchable if searchable is not None else kind not in NOT_SEARCHABLE_KINDS,
+        status=fields.pop("status", None) or EntryStatus.ACTIVE,
+        tags=normalize_tags(fields.pop("tags", None)) or [],
+        metadata=fields.pop("metadata", None) or {},
+        created_by=actor.db_user,
+        **fields,
+    )
+
+
+# --- composite steps ---------------------------------------------------------------------------
+
+
+Outcome = Literal["created", "updated", "unchanged"]
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    entry: Entry
+    outcome: Outcome
+
+
+def upsert_entry(
+    actor: Actor,
+    *,
+    project: str | int,
+    title: str,
+    body: str,
+    subtopic: str | None = None,
+    kind: str | None = None,
+    tags: list[str] | str | None = None,
+    status: str | None = None,
+    searchable: bool | None = None,
+    metadata: dict | None = None,
+    sources: list[dict] | None = None,
+    expected_version: int | None = None,
+    reason: str = "",
+) -> UpsertResult:
+    """Create or replace the entry identified by (project, subtopic, title)."""
+    require_write(actor)
+    title = normalize_title(title)
+    check_status(status)
+    proj = project_get(actor, project, for_write=True)
+    node = ensure_path(actor=actor, project=proj, path=subtopic)
+    entry = lock_by_identity(proj, node, title)  # the project is writable: lock directly
+    if entry is None:
+        if expected_version not in (None, 0):
+            raise NotFound(
+                f"No entry {title!r} in {proj.slug}/{node.path if node else ''} to update at "
+                f"version {expected_version}. Leave out expected_version to create it.",
+            )
+        entry = new_entry(
+            actor,
+            project=proj,
+            subtopic=node,
+            title=title,
+            body=body or "",
+            kind=kind,
+            tags=tags,
+            status=status,
+            searchable=searchable,
+            metadata=metadata,
+        )
+        save_entry(entry, actor, reason or f"create {entry.title}")
+        link_sources(entry, sources)
+        return UpsertResult(entry, "created")
+
+    check_version(entry, expected_version)
+    changed = apply_changes(
+        entry,
+        title=entry.title,
+        body=body or "",
+        kind=kind,
+        tags=tags,
+        status=status,
+        searchable=searchable,
+        metadata=metadata,
+    )
+    new_links = link_sources(entry, sources)
+    if not changed and not new_links:
+        return UpsertResult(entry, "unchanged")
+    save_entry(entry, actor, reason or f"update {entry.title}")
+    return UpsertResult(entry, "updated")
+
+
+def create_project(
+    actor: Actor,
+    *,
+    slug: str,
+    name: str = "",
+    description: str = "",
+    sensitivity: str = Sensitivity.INTERNAL,
+    reason: str = "",
+) -> Project:
+    """Create a project (slug normalized: `Customer X` → `customer-x`); its creator maintains it."""
+    require_write(actor)
+    clean_slug = slugify(slug)[:80].strip("-")
+    if not clean_slug:
+        raise ValidationFailed(
+            f"Project slug {slug!r} has no letters or digits; use e.g. 'customer-x'.",
+            field="slug",
+        )
+    if sensitivity not in Sensitivity.values:
+        raise ValidationFailed(
+            f"Unknown sensitivity {sensitivity!r}; use one of {', '.join(Sensitivity.values)}.",
+            field="sensitivity",
+        )
+    name = (name or slug).strip()
+    if (
+        Project.objects.filter(slug=clean_slug).exists()
+        or Project.objects.filter(name__iexact=name).exists()
+    ):
+        raise AlreadyExists(
+            f"A project {clean_slug!r} (or named {name!r}) already exists. "
+            "Write into it, or pick another slug and name.",
+            project=clean_slug,
+        )
+    project = Project(slug=clean_slug, name=name, description=description, sensitivity=sensitivity)
+    clean(project)
+    record(project, actor, reason or "create project")
+    try:
+        with transaction.atomic():
+            project.save()
+    except IntegrityError as exc:
+        raise AlreadyExists(f"A project {clean_slug!r} already exists.") from exc
+    if actor.db_user is not None:
+        # The creator maintains it: otherwise a confidential project would vanish on creation.
+        Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)
+    return project

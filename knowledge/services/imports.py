@@ -1,0 +1,141 @@
+"""Import writes: many parsed entries in one transaction, each in a savepoint of its own.
+
+The parsing (frontmatter dialects, folders → subtopics) lives with the caller (history's
+importing); this module only writes, through the kernel like every other entry write.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from knowledge.actors import Actor
+from knowledge.errors import KnowledgeError, NotFound
+from knowledge.models import Entry
+from knowledge.selectors import project_get
+from knowledge.services import _kernel as k
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    """One entry to import: `fields` are entry_upsert's (subtopic, title, body, kind, …)."""
+
+    name: str  # where it came from, for the report (a file's path)
+    project: str
+    fields: dict
+    provenance: dict | None = None  # what a Cairn export recorded: id, version, dates, links
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    name: str
+    outcome: str  # created | updated | unchanged | skipped
+    reason: str = ""
+    entry: str = ""
+
+
+@transaction.atomic(durable=True)
+def entries_import(
+    *, actor: Actor, items: Iterable[ImportItem], dry_run: bool = False, progress=None
+) -> list[ImportOutcome]:
+    """Upsert every item, creating missing projects; a bad item is reported and skipped, never
+    fatal. For newly created entries, restore what a Cairn export recorded (short id, version,
+    dates, generated_by, verification), and the supersedes links once every item is in, so
+    links between imported entries resolve whatever the order. `dry_run` rolls it all back.
+    `progress` (tqdm-like) gets update(1) per item."""
+    outcomes, links, projects = [], [], {}
+    for item in items:
+        try:
+            with transaction.atomic():
+                outcome, link = _import_one(actor, item, projects)
+        except KnowledgeError as exc:
+            outcome, link = ImportOutcome(item.name, "skipped", exc.message), None
+        except Exception as exc:  # one bad file never stops the run (its savepoint is gone)
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+            outcome, link = ImportOutcome(item.name, "skipped", reason), None
+        outcomes.append(outcome)
+        if link:
+            links.append(link)
+        if progress is not None:
+            progress.update(1)
+    for entry_id, supersedes, superseded_by in links:
+        _link_supersession(entry_id, supersedes, superseded_by)
+    if dry_run:
+        transaction.set_rollback(True)
+    return outcomes
+
+
+def _import_one(actor: Actor, item: ImportItem, projects: dict[str, str]):
+    if item.project not in projects:
+        try:
+            projects[item.project] = project_get(actor, item.project, for_write=True).slug
+        except NotFound:
+            projects[item.project] = k.create_project(
+                actor, slug=item.project, reason="import"
+            ).slug
+    result = k.upsert_entry(actor, project=projects[item.project], **item.fields)
+    entry, link = result.entry, None
+    if result.outcome == "created" and item.provenance:
+        _restore_provenance(entry, item.provenance)
+        supersedes = item.provenance.get("supersedes")
+        superseded_by = item.provenance.get("superseded_by")
+        if supersedes or superseded_by:
+            link = (entry.pk, supersedes, superseded_by)
+    return ImportOutcome(item.name, result.outcome, entry=entry.short_id), link
+
+
+def _parse_time(value) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    if isinstance(value, str) and value:
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    return None
+
+
+def _restore_provenance(entry: Entry, provenance: dict) -> None:
+    changes: dict[str, object] = {}
+    short_id = str(provenance.get("id") or "").strip().lower()
+    if short_id and not Entry.objects.filter(short_id=short_id).exists():
+        changes["short_id"] = short_id
+    if isinstance(provenance.get("version"), int) and provenance["version"] > 0:
+        changes["version"] = provenance["version"]
+    for key, field in (("created", "created_at"), ("updated", "updated_at")):
+        if when := _parse_time(provenance.get(key)):
+            changes[field] = when
+    if provenance.get("generated_by"):
+        changes["generated_by"] = str(provenance["generated_by"])[:120]
+    if (when := _parse_time(provenance.get("verified_at"))) and provenance.get("verified_by"):
+        user = get_user_model().objects.filter(username=provenance["verified_by"]).first()
+        if user is not None:
+            changes["verified_at"], changes["verified_by"] = when, user
+    if changes:
+        _on_entry_and_first_revision(entry.pk, changes)
+        entry.refresh_from_db()
+
+
+def _link_supersession(entry_id: int, supersedes: str | None, superseded_by: str | None) -> None:
+    """Restore supersedes/superseded_by (by short id); unknown short ids are ignored."""
+    changes = {}
+    for field, ref in (("supersedes", supersedes), ("superseded_by", superseded_by)):
+        if ref:
+            target = Entry.objects.filter(short_id=str(ref).lower()).first()
+            if target is not None and target.pk != entry_id:
+                changes[f"{field}_id"] = target.pk
+    if changes:
+        _on_entry_and_first_revision(entry_id, changes)
+
+
+def _on_entry_and_first_revision(entry_id: int, changes: dict) -> None:
+    """What the export recorded goes on the entry and on the revision the import created, so
+    an export of the import reads the same (restored data, not a new revision)."""
+    Entry.objects.filter(pk=entry_id).update(**changes)
+    latest = Entry.history.filter(id=entry_id).order_by("-history_id").values("history_id")[:1]
+    Entry.history.filter(history_id__in=latest).update(**changes)
