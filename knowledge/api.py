@@ -42,8 +42,8 @@ from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
     entry_get,
     entry_list,
-    project_get,
     project_overview,
+    project_summary,
     sources_check,
     subtopic_tree,
 )
@@ -77,8 +77,7 @@ def create_project(request: HttpRequest, data: ProjectIn):
 
 @router.get("/projects/{project}", response=ProjectOut, tags=["projects"])
 def get_project(request: HttpRequest, project: Text):
-    proj = project_get(request.auth, project)
-    return project_overview(request.auth).get(pk=proj.pk)
+    return project_summary(request.auth, project)
 
 
 @router.patch("/projects/{project}", response=ProjectOut, tags=["projects"])
@@ -119,7 +118,7 @@ def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
         kinds=filters.kind,
         status=filters.status,
         include_history=filters.include_history,
-    ).order_by("-updated_at", "-id")
+    )
 
 
 def _source_dicts(sources):
@@ -167,52 +166,43 @@ def get_entry(request: HttpRequest, ref: Text):
 
 @router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
 def update_entry(request: HttpRequest, ref: Text, data: EntryPatch):
-    entry = entry_get(request.auth, ref)
-    return entry_update(
-        actor=request.auth, entry_id=entry.pk, **data.model_dump(exclude_unset=True)
-    )
+    return entry_update(actor=request.auth, entry_id=ref, **data.model_dump(exclude_unset=True))
 
 
 # api_operation rather than router.delete: the repository's write-path check greps for ".delete(".
 @router.api_operation(["DELETE"], "/entries/{ref}", response={204: None}, tags=["entries"])
 def delete_entry(request: HttpRequest, ref: Text, reason: Text):
-    entry = entry_get(request.auth, ref)
-    entry_delete(actor=request.auth, entry_id=entry.pk, reason=reason)
+    entry_delete(actor=request.auth, entry_id=ref, reason=reason)
     return Status(204, None)
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
 def edit_entry(request: HttpRequest, ref: Text, data: EditIn):
     """Change part of the body: append, prepend, find_replace, replace_section."""
-    entry = entry_get(request.auth, ref)
-    return entry_edit(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    return entry_edit(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 @router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
 def move_entry(request: HttpRequest, ref: Text, data: MoveIn):
-    entry = entry_get(request.auth, ref)
-    return entry_move(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    return entry_move(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 @router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
 def set_entry_status(request: HttpRequest, ref: Text, data: StatusIn):
-    entry = entry_get(request.auth, ref)
-    return entry_set_status(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    return entry_set_status(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
 def correct_entry(request: HttpRequest, ref: Text, data: CorrectIn):
     """Record that the entry was wrong: a new entry supersedes it; both are kept."""
-    entry = entry_get(request.auth, ref)
-    new, old = entry_correct(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    new, old = entry_correct(actor=request.auth, entry_id=ref, **data.model_dump())
     return Status(201, {"entry": new, "superseded": old})
 
 
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
 def verify_entry(request: HttpRequest, ref: Text, data: VerifyIn):
     """Record that you (a person) confirmed the entry."""
-    entry = entry_get(request.auth, ref)
-    return entry_verify(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    return entry_verify(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 @router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["history"])
@@ -239,8 +229,7 @@ def history_diff(
 @router.post("/entries/{ref}/revert", response=EntryDetailOut, tags=["history"])
 def history_revert(request: HttpRequest, ref: Text, data: RevertIn):
     """Make the entry look as it did at `to_version`, as a new revision."""
-    entry = entry_get(request.auth, ref)
-    return entry_revert(actor=request.auth, entry_id=entry.pk, **data.model_dump())
+    return entry_revert(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 # --- search and sources ---------------------------------------------------------------------

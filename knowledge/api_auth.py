@@ -8,7 +8,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from knowledge.actors import Actor
-from knowledge.errors import KnowledgeError
+from knowledge.errors import EntryConflict, KnowledgeError, NotFound
 from knowledge.services.tokens import token_authenticate
 
 PROBLEM = "application/problem+json"
@@ -48,11 +48,28 @@ def _title(code: str) -> str:
     return code.replace("_", " ").capitalize()
 
 
+def next_moves(exc: KnowledgeError) -> str:
+    """What a REST caller may do next, in endpoints (the core's messages name no surface)."""
+    if isinstance(exc, NotFound) and "project" in exc.data:
+        return (
+            "GET /api/v1/projects lists the projects you can see; POST /api/v1/projects adds one."
+        )
+    if isinstance(exc, NotFound) and "entry" in exc.data:
+        return (
+            "GET /api/v1/search?q=… finds entries; GET /api/v1/entries?project=… lists a "
+            "project's entries."
+        )
+    if isinstance(exc, EntryConflict):
+        return f"GET /api/v1/entries/{exc.data['entry']} returns the current version."
+    return ""
+
+
 def register_error_handlers(api) -> None:
     @api.exception_handler(KnowledgeError)
     def knowledge_error(request, exc: KnowledgeError):
         data = {k: v for k, v in exc.data.items() if k not in ("code", "message")}
-        return problem(exc.http_status, exc.code, _title(exc.code), exc.message, **data)
+        detail = " ".join(filter(None, [exc.message, next_moves(exc)]))
+        return problem(exc.http_status, exc.code, _title(exc.code), detail, **data)
 
     @api.exception_handler(ValidationError)
     def validation_error(request, exc: ValidationError):

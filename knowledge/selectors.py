@@ -254,7 +254,7 @@ def entry_list(
         entries = entries.filter(status__in=status)
     elif not include_history:
         entries = entries.exclude(status=EntryStatus.SUPERSEDED)
-    return entries
+    return entries.order_by("-updated_at", "-id")
 
 
 def subtopic_tree(actor: Actor, project: str | int) -> list[dict]:
@@ -267,7 +267,13 @@ def subtopic_tree(actor: Actor, project: str | int) -> list[dict]:
 
 
 def project_overview(actor: Actor) -> QuerySet[Project]:
+    """The projects the actor may see, by slug, each with its entry_count."""
     return visible_projects(actor).annotate(entry_count=Count("entries")).order_by("slug")
+
+
+def project_summary(actor: Actor, ref: str | int) -> Project:
+    """One project the actor may see, with its entry_count."""
+    return project_overview(actor).get(pk=project_get(actor, ref).pk)
 
 
 def entry_revisions(actor: Actor, ref: str | int, *, limit: int = 50):

@@ -125,8 +125,10 @@ def check_status(status: str | None) -> None:
 
 def lock_entry(actor: Actor, ref: str | int) -> Entry:
     """The entry `ref` names, locked for this transaction (an agent and a person may edit it at
-    once): one query that finds, scopes, locks and says whether the actor may change it."""
-    require_write(actor)
+    once): one query that finds, scopes, locks and says whether the actor may change it.
+    What a signed-in actor cannot see is not found, whatever its token's scope."""
+    if not getattr(actor.user, "is_authenticated", False):
+        require_write(actor)  # says to sign in
     entries = (
         visible_entries(actor)
         .select_related("project", "subtopic")
@@ -136,6 +138,7 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     entry = entry_lookup(entries, ref)
     if entry is None:
         raise entry_not_found(actor, ref)
+    require_write(actor)
     if not entry.may_write:
         raise Forbidden(
             f"You may read entry {entry.short_id} but not change it: that needs the editor "
