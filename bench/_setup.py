@@ -40,9 +40,9 @@ def setup_django(db_name: str) -> None:
     call_command("migrate", verbosity=0)
     # The benchmarks embed inline (timed); with no broker running, queuing each write's
     # background task would only add a connection timeout per write.
-    from knowledge.services import _background
+    from knowledge.services import background
 
-    _background.enabled = False
+    background.enabled = False
 
 
 def percentile(values: list[float], p: float) -> float:

@@ -202,7 +202,7 @@ def main() -> None:
         help="semantic weights to sweep (text weight 1.0) for the tuning table",
     )
     args = parser.parse_args()
-    logging.getLogger("knowledge.services._background").setLevel(logging.ERROR)
+    logging.getLogger("knowledge.services.background").setLevel(logging.ERROR)
 
     data_path = Path(args.data)
     if not data_path.exists():

@@ -86,13 +86,13 @@ def measure_lag(
 
     from history import mirror
     from knowledge.models import Entry
-    from knowledge.services import _background, entry_upsert
+    from knowledge.services import background, entry_upsert
     from memory_site import embedded
 
     HistoricalEntry = Entry.history.model
     table = HistoricalEntry._meta.db_table
     started_broker = embedded.start_broker()
-    _background.enabled = True
+    background.enabled = True
     worker = start_worker(db_name, Path(mirror.open_mirror().path), tmp / "worker.log")
     seen: dict[int, float] = {}
     stop = threading.Event()
@@ -199,7 +199,7 @@ def main() -> None:
 
     from history import maintenance, mirror
     from knowledge.actors import Actor
-    from knowledge.services import _background, project_create
+    from knowledge.services import background, project_create
 
     connection.settings_dict["TEST"]["NAME"] = "bench_mirror"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
@@ -208,7 +208,7 @@ def main() -> None:
         actor = Actor.for_user(user, agent="agent:bench")
         project_create(actor=actor, slug="bench", name="Bench")
 
-        _background.enabled = False  # phase 1 queues with no worker
+        background.enabled = False  # phase 1 queues with no worker
         t = time.perf_counter()
         mix = queue_revisions(actor, "bench", args.queued, random.Random(args.seed))
         queue_seconds = time.perf_counter() - t

@@ -23,9 +23,9 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Project
-    from knowledge.services import _background, entry_upsert, project_create
+    from knowledge.services import background, entry_upsert, project_create
 
-    _background.enabled = False  # measure the write, not the queueing
+    background.enabled = False  # measure the write, not the queueing
     user, _ = get_user_model().objects.get_or_create(username="bench")
     actor = Actor.for_user(user, agent="agent:bench")
     slug = f"bench-write-{int(time.time())}"

@@ -14,11 +14,11 @@ from history.files import alternate_path, entry_id_of, render_entry
 from history.mirror import (
     HistoricalEntry,
     Names,
-    _record,
     advisory_lock,
     commit_revision,
     open_mirror,
     pending,
+    record_commits,
     sources_by_entry,
     state_of,
 )
@@ -110,5 +110,5 @@ def rebuild(*, progress=None) -> int:
             HistoricalEntry.objects.exclude(git_commit="").update(git_commit="")
             ids = list(shas)
             for start in range(0, len(ids), 5000):
-                _record({i: shas[i] for i in ids[start : start + 5000]})
+                record_commits({i: shas[i] for i in ids[start : start + 5000]})
     return len(shas)

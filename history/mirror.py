@@ -213,7 +213,7 @@ class DrainResult:
     seconds: float = 0.0
 
 
-def _record(shas: dict[int, str]) -> None:
+def record_commits(shas: dict[int, str]) -> None:
     """Store commit hashes on their revisions; only rows still pending are touched."""
     if not shas:
         return
@@ -241,7 +241,7 @@ def _reconcile(mirror: Mirror) -> int:
         if recorded is None or recorded:  # unknown revision, or the history is recorded from here
             break
         found[info.revision] = info.sha
-    _record(found)
+    record_commits(found)
     if found:
         log.warning("Mirror: recorded %d commit(s) made before an interruption.", len(found))
     return len(found)
@@ -264,7 +264,7 @@ def _drain_locked(batch_size: int, result: DrainResult) -> None:
         except Exception:
             mirror.discard()
             raise
-        _record(shas)
+        record_commits(shas)
         result.committed += len(shas)
 
 

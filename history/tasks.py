@@ -1,5 +1,5 @@
 """Celery tasks of the git mirror. Writes enqueue `mirror_drain` after they commit
-(knowledge.services._background); the beat sweep and worker start catch up on anything missed."""
+(knowledge.services.background); the beat sweep and worker start catch up on anything missed."""
 
 from __future__ import annotations
 

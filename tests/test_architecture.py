@@ -1,6 +1,25 @@
-"""The dependency rules, checked on the source (ast), so a shortcut fails the build."""
+"""The dependency rules, checked on the source (ast), so a shortcut fails the build.
+
+Each rule names itself in its failure, with the file and line that broke it:
+
+1. surfaces never write the ORM directly, selectors never write;
+2. the knowledge core never imports history, mcp_api or memory_site; nothing in the core
+   imports a surface;
+3. surfaces (admin, REST, MCP, web, commands) import services and selectors, never another
+   kind of surface;
+4. no module imports another module's `_private` names (a `_private` module is imported only
+   from inside its own package);
+5. surfaces never build ORM queries (the admin is built on querysets and is exempt);
+6. public services are `transaction.atomic(durable=True)`, take `actor` and keyword-only
+   arguments, call no other public service, and `knowledge.services` exports each of them;
+7. the core's messages name no MCP tool (each surface adds its own next moves).
+"""
+
+from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -8,7 +27,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 WRITE_METHODS = {"save", "delete", "create", "update", "bulk_create", "bulk_update",
                  "get_or_create", "update_or_create", "add", "remove", "clear", "set"}  # fmt: skip
-SURFACE_PREFIXES = ("knowledge.api", "knowledge.admin", "mcp_api", "memory_site.api")
+QUERY_METHODS = {"objects", "filter", "exclude", "order_by", "annotate", "aggregate",
+                 "values", "values_list", "select_related", "prefetch_related", "raw",
+                 "extra", "distinct"}  # fmt: skip
+SITE_PACKAGES = ("history", "mcp_api", "memory_site")
+OURS = {"knowledge", "history", "mcp_api", "memory_site", "web", "tests", "bench"}
 
 
 def _modules(*patterns: str) -> list[Path]:
@@ -16,10 +39,55 @@ def _modules(*patterns: str) -> list[Path]:
     return sorted(p for p in found if "migrations" not in p.parts)
 
 
+def _rel(path: Path, root: Path = ROOT) -> str:
+    return str(path.relative_to(root))
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+# --- what the checks read -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the module imported from (absolute)
+    names: tuple[str, ...]  # the names taken from it (empty for `import x`)
+    line: int
+
+
+def _imports_of(path: Path, root: Path = ROOT) -> list[Import]:
+    found = []
+    package = _module_name(path, root)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            found += [Import(alias.name, (), node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # relative: resolve against the importing package
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, module] if module else base)
+            found.append(Import(module, tuple(a.name for a in node.names), node.lineno))
+    return found
+
+
+def _imports(path: Path) -> set[str]:
+    return {i.module for i in _imports_of(path)}
+
+
 def _write_calls(path: Path, root: Path = ROOT) -> list[str]:
     """ORM write calls: `x.save()`, `Model.objects.create()`, `qs.update()`, m2m `.add()`, …"""
     hits = []
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _tree(path)
     decorators = {
         id(d) for node in ast.walk(tree) for d in getattr(node, "decorator_list", [])
     }  # `@router.delete(...)` declares a route, it deletes nothing
@@ -29,9 +97,28 @@ def _write_calls(path: Path, root: Path = ROOT) -> list[str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
             if name in WRITE_METHODS and not _is_harmless(node.func):
-                hits.append(f"{path.relative_to(root)}:{node.lineno} .{name}()")
+                hits.append(f"{_rel(path, root)}:{node.lineno} .{name}()")
         if isinstance(node, ast.Attribute) and node.attr == "atomic":
-            hits.append(f"{path.relative_to(root)}:{node.lineno} transaction.atomic")
+            hits.append(f"{_rel(path, root)}:{node.lineno} transaction.atomic")
+    return hits
+
+
+def _query_calls(path: Path, root: Path = ROOT) -> list[str]:
+    """ORM query building: `Model.objects`, `.filter()`, `.order_by()`, `.aggregate()`, …"""
+    hits = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Attribute) and node.attr == "objects":
+            hits.append(f"{_rel(path, root)}:{node.lineno} .objects")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in QUERY_METHODS - {"objects"}
+            and not _is_harmless(node.func)
+        ):
+            hits.append(f"{_rel(path, root)}:{node.lineno} .{node.func.attr}()")
+    for imp in _imports_of(path, root):
+        if imp.module.startswith("django.db.models"):
+            hits.append(f"{_rel(path, root)}:{imp.line} imports {imp.module}")
     return hits
 
 
@@ -40,54 +127,292 @@ def _is_harmless(func: ast.Attribute) -> bool:
     target = func.value
     if isinstance(target, ast.Name) and target.id.isupper():
         return True  # module constants such as a ContextVar: `CLIENT_HINT.set(...)`
+    if isinstance(target, ast.Constant | ast.JoinedStr):
+        return True  # "…".join / str methods
     return isinstance(target, ast.Name) and target.id in {
         "counts", "seen", "messages", "parser", "kwargs", "data", "headers", "result",
-        "cleanups", "os", "signal", "stop", "exit_stack", "stack", "tg",
+        "cleanups", "os", "signal", "stop", "exit_stack", "stack", "tg", "re", "builtins",
     }  # fmt: skip
 
 
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
+# --- which code is which --------------------------------------------------------------------------
 
-
-SURFACES = _modules(
-    "mcp_api/**/*.py", "knowledge/api*.py", "knowledge/api/**/*.py", "knowledge/admin/**/*.py",
-    "memory_site/api.py",
-)  # fmt: skip
+SURFACE_KINDS = {
+    "mcp": ("mcp_api/**/*.py",),
+    "rest": ("knowledge/api.py", "knowledge/api_auth.py", "knowledge/api/**/*.py",
+             "memory_site/api.py"),
+    "admin": ("knowledge/admin/**/*.py", "history/admin.py"),
+    "web": ("web/**/*.py",),
+    "commands": ("knowledge/management/**/*.py", "history/management/**/*.py",
+                 "memory_site/management/**/*.py"),
+}  # fmt: skip
+SURFACE_MODULES = {  # the import prefixes that name each kind of surface
+    "mcp": ("mcp_api",),
+    "rest": ("knowledge.api", "knowledge.api_auth", "memory_site.api"),
+    "admin": ("knowledge.admin", "history.admin", "django.contrib.admin"),
+    "web": ("web",),
+    "commands": ("knowledge.management", "history.management", "memory_site.management"),
+}
+SURFACE_FILES = {kind: _modules(*patterns) for kind, patterns in SURFACE_KINDS.items()}
+SURFACES = sorted({p for kind in ("mcp", "rest", "admin", "web") for p in SURFACE_FILES[kind]})
+QUERY_FREE = sorted({p for kind in ("mcp", "rest", "web") for p in SURFACE_FILES[kind]})
 READ_SIDE = _modules("knowledge/selectors.py", "knowledge/selectors/**/*.py")
 CORE = _modules(
-    "knowledge/services/**/*.py", "knowledge/selectors.py", "knowledge/search*.py",
-    "knowledge/search/**/*.py", "history/services.py", "history/selectors.py",
+    "knowledge/services/**/*.py", "knowledge/selectors.py", "knowledge/selectors/**/*.py",
+    "knowledge/search*.py", "knowledge/search/**/*.py", "knowledge/graph/**/*.py",
+    "knowledge/models.py", "knowledge/errors.py", "knowledge/inputs.py", "knowledge/paths.py",
+    "history/services.py", "history/selectors.py",
 )  # fmt: skip
+_NOT_CORE = {"api.py", "api_auth.py", "api", "admin", "management"}
+KNOWLEDGE_CORE = [p for p in _modules("knowledge/**/*.py") if p.parts[len(ROOT.parts) + 1]
+                  not in _NOT_CORE]  # fmt: skip
+ALL_CODE = _modules(
+    "knowledge/**/*.py", "history/**/*.py", "mcp_api/**/*.py", "memory_site/**/*.py",
+    "web/**/*.py", "bench/**/*.py", "manage.py",
+)  # fmt: skip
+# background.py queues the work after a commit (a kernel step; benchmarks switch it off).
+SERVICE_MODULES = [
+    p
+    for p in _modules("knowledge/services/*.py")
+    if not p.name.startswith("_") and p.name != "background.py"
+]
+# Public functions of the service modules that are not write services: pure helpers, the token
+# check every request makes, and embedding runs that keep the model outside any transaction.
+NOT_SERVICES = {"apply_edit", "token_authenticate", "user_by_name", "embedding_key",
+                "needs_embedding", "entries_embed", "entry_embed", "entries_reindex_text",
+                "lexeme_stats_refresh"}  # fmt: skip
+MCP_TOOL_CALL = re.compile(
+    r"\b(browse|create_project|get|search|upsert|edit|list_open|recent|history|diff|correct|"
+    r"verify|delete|check_sources|build_context)\((?!\))"
+)
+
+
+def _kind_of(path: Path) -> str | None:
+    return next((kind for kind, files in SURFACE_FILES.items() if path in files), None)
+
+
+def _ids(p: Path) -> str:
+    return _rel(p)
+
+
+# --- rule 1: writes -------------------------------------------------------------------------------
 
 
 def test_the_checks_see_the_code():
     assert ROOT / "knowledge" / "admin" / "entries.py" in SURFACES
     assert ROOT / "mcp_api" / "tools.py" in SURFACES
     assert ROOT / "knowledge" / "api.py" in SURFACES
-    assert READ_SIDE and CORE
+    assert ROOT / "knowledge" / "services" / "entries.py" in SERVICE_MODULES
+    assert ROOT / "knowledge" / "models.py" in KNOWLEDGE_CORE
+    assert ROOT / "knowledge" / "admin" / "entries.py" not in KNOWLEDGE_CORE
+    assert READ_SIDE and CORE and SURFACE_FILES["commands"]
 
 
-@pytest.mark.parametrize("path", SURFACES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", SURFACES, ids=_ids)
 def test_surfaces_never_write_the_orm_directly(path):
-    assert _write_calls(path) == [], "surfaces must call knowledge.services to write"
+    assert _write_calls(path) == [], "rule 1: surfaces call knowledge.services to write"
 
 
-@pytest.mark.parametrize("path", READ_SIDE, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", READ_SIDE, ids=_ids)
 def test_selectors_never_write(path):
-    assert _write_calls(path) == []
+    assert _write_calls(path) == [], "rule 1: selectors only read"
 
 
-@pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(ROOT)))
+# --- rule 2: the core stands alone ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", KNOWLEDGE_CORE, ids=_ids)
+def test_the_knowledge_core_never_imports_history_mcp_or_the_site(path):
+    bad = [
+        f"{_rel(path)}:{i.line} imports {i.module}"
+        for i in _imports_of(path)
+        if i.module.split(".")[0] in SITE_PACKAGES
+    ]
+    assert bad == [], "rule 2: the knowledge core stands alone; history and the site build on it"
+
+
+def _surface_imports(path: Path, root: Path = ROOT) -> list[str]:
+    prefixes = tuple(p for kind in ("mcp", "rest", "admin", "web") for p in SURFACE_MODULES[kind])
+    return [
+        f"{_rel(path, root)}:{i.line} imports {i.module}"
+        for i in _imports_of(path, root)
+        if i.module.startswith(prefixes) or i.module.split(".")[0] in {"ninja", "mcp"}
+    ]
+
+
+@pytest.mark.parametrize("path", CORE, ids=_ids)
 def test_services_and_selectors_never_import_a_surface(path):
-    bad = {m for m in _imports(path) if m.startswith(SURFACE_PREFIXES) or m in {"ninja", "mcp"}}
-    assert bad == set()
+    assert _surface_imports(path) == [], "rule 2: the core never imports a surface"
+
+
+# --- rule 3: surfaces do not import each other ----------------------------------------------------
+
+
+def _cross_surface_imports(path: Path, kind: str, root: Path = ROOT) -> list[str]:
+    others = tuple(p for other, ps in SURFACE_MODULES.items() if other != kind for p in ps)
+    own = SURFACE_MODULES[kind]
+    return [
+        f"{_rel(path, root)}:{i.line} ({kind}) imports {i.module}"
+        for i in _imports_of(path, root)
+        if i.module.startswith(others) and not i.module.startswith(own)
+    ]
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for files in SURFACE_FILES.values() for p in files), ids=_ids
+)
+def test_surfaces_never_import_another_surface(path):
+    kind = _kind_of(path)
+    assert _cross_surface_imports(path, kind) == [], (
+        "rule 3: a surface imports services and selectors, never another kind of surface"
+    )
+
+
+# --- rule 4: private names stay private -----------------------------------------------------------
+
+
+def _private_imports(path: Path, root: Path = ROOT) -> list[str]:
+    me = _module_name(path, root)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    bad = []
+    for imp in _imports_of(path, root):
+        parts = imp.module.split(".")
+        if parts[0] not in OURS:
+            continue  # a library's internals are its maintainers' business
+        private_module = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
+        if private_module is not None and not (
+            parts[private_module] == "__future__"
+            or package.startswith(".".join(parts[:private_module]))
+        ):
+            bad.append(f"{_rel(path, root)}:{imp.line} imports private module {imp.module}")
+        for name in imp.names:
+            if name.startswith("_") and not name.startswith("__") and imp.module != me:
+                # a private module may be imported from its own package: `from pkg import _mod`
+                if (root / Path(*parts) / f"{name}.py").exists() and package.startswith(imp.module):
+                    continue
+                bad.append(f"{_rel(path, root)}:{imp.line} imports {imp.module}.{name}")
+    return bad
+
+
+@pytest.mark.parametrize("path", ALL_CODE, ids=_ids)
+def test_no_module_imports_another_modules_private_names(path):
+    assert _private_imports(path) == [], (
+        "rule 4: `_private` names belong to their module; make the name public or move the code"
+    )
+
+
+# --- rule 5: surfaces ask selectors ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", QUERY_FREE, ids=_ids)
+def test_surfaces_never_build_orm_queries(path):
+    assert _query_calls(path) == [], (
+        "rule 5: surfaces get their data from knowledge.selectors; add a selector for this read"
+    )
+
+
+# --- rule 6: the shape of a public service --------------------------------------------------------
+
+
+def _is_durable_atomic(decorator: ast.expr) -> bool:
+    return (
+        isinstance(decorator, ast.Call)
+        and isinstance(decorator.func, ast.Attribute)
+        and decorator.func.attr == "atomic"
+        and any(
+            kw.arg == "durable" and getattr(kw.value, "value", None) is True
+            for kw in decorator.keywords
+        )
+    )
+
+
+def _public_functions(path: Path) -> list[ast.FunctionDef]:
+    return [
+        node
+        for node in _tree(path).body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    ]
+
+
+def _service_shape_problems(path: Path, root: Path = ROOT) -> list[str]:
+    problems = []
+    for fn in _public_functions(path):
+        if fn.name in NOT_SERVICES:
+            continue
+        where = f"{_rel(path, root)}:{fn.lineno} {fn.name}"
+        if not any(_is_durable_atomic(d) for d in fn.decorator_list):
+            problems.append(f"{where} is not @transaction.atomic(durable=True)")
+        if fn.args.args or fn.args.posonlyargs:
+            problems.append(f"{where} takes positional arguments (make them keyword-only)")
+        if "actor" not in {a.arg for a in fn.args.kwonlyargs}:
+            problems.append(f"{where} takes no actor")
+    return problems
+
+
+def _public_services() -> set[str]:
+    return {
+        fn.name
+        for path in SERVICE_MODULES
+        for fn in _public_functions(path)
+        if fn.name not in NOT_SERVICES
+    }
+
+
+def _service_calls(path: Path, services: set[str], root: Path = ROOT) -> list[str]:
+    calls = []
+    for fn in _public_functions(path):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name in services and name != fn.name:
+                    calls.append(f"{_rel(path, root)}:{node.lineno} {fn.name} calls {name}")
+    return calls
+
+
+@pytest.mark.parametrize("path", SERVICE_MODULES, ids=_ids)
+def test_public_services_are_durable_and_take_actor_and_keywords(path):
+    assert _service_shape_problems(path) == [], (
+        "rule 6: a public service opens one durable transaction and takes actor=, keywords only"
+    )
+
+
+@pytest.mark.parametrize(
+    "path", [*SERVICE_MODULES, *_modules("knowledge/services/_*.py")], ids=_ids
+)
+def test_public_services_compose_kernel_steps_instead_of_calling_each_other(path):
+    assert _service_calls(path, _public_services()) == [], (
+        "rule 6: services compose the steps in knowledge/services/_kernel.py; a durable service "
+        "cannot run inside another"
+    )
+
+
+def test_the_services_package_exports_every_public_service():
+    import knowledge.services
+
+    missing = _public_services() - set(knowledge.services.__all__)
+    assert missing == set(), "rule 6: export each public service from knowledge/services"
+
+
+# --- rule 7: neutral core messages ----------------------------------------------------------------
+
+
+def _tool_words(path: Path, root: Path = ROOT) -> list[str]:
+    hits = []
+    for node in ast.walk(_tree(path)):
+        is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if is_text and MCP_TOOL_CALL.search(node.value):
+            hits.append(f"{_rel(path, root)}:{node.lineno} {node.value.strip()[:60]!r}")
+    return hits
+
+
+@pytest.mark.parametrize("path", CORE, ids=_ids)
+def test_core_messages_name_no_mcp_tool(path):
+    assert _tool_words(path) == [], (
+        "rule 7: the core's errors fit every surface; MCP, REST and the admin add their next moves"
+    )
+
+
+# --- the checks can fail --------------------------------------------------------------------------
 
 
 def test_the_write_detector_catches_a_direct_write(tmp_path):
@@ -103,15 +428,57 @@ def test_the_write_detector_catches_a_direct_write(tmp_path):
     assert len(_write_calls(sample, root=tmp_path)) == 3
 
 
-SITE_PACKAGES = ("history", "mcp_api", "memory_site")
-KNOWLEDGE_CORE = [
-    p
-    for p in _modules("knowledge/**/*.py")
-    if p.relative_to(ROOT).parts[1] not in {"api.py", "api_auth.py", "api", "admin"}
-]
+def _sample(tmp_path: Path, relpath: str, text: str) -> Path:
+    path = tmp_path / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for parent in path.relative_to(tmp_path).parents:
+        if str(parent) != ".":
+            (tmp_path / parent / "__init__.py").touch()
+    path.write_text(text)
+    return path
 
 
-@pytest.mark.parametrize("path", KNOWLEDGE_CORE, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_knowledge_core_never_imports_history_mcp_or_the_site(path):
-    bad = {m for m in _imports(path) if m.split(".")[0] in SITE_PACKAGES}
-    assert bad == set(), "the knowledge core stands alone; the site and history build on it"
+def test_the_rules_catch_what_they_forbid(tmp_path):
+    handler = _sample(
+        tmp_path,
+        "mcp_api/handlers.py",
+        "from django.db.models import Count\n"
+        "from knowledge.api import router\n"
+        "from knowledge.services.entries import _lock\n"
+        "def recent(actor):\n"
+        "    return Entry.objects.filter(x=1).order_by('-id')\n",
+    )
+    assert len(_query_calls(handler, root=tmp_path)) == 4  # .objects .filter .order_by import
+    assert _cross_surface_imports(handler, "mcp", root=tmp_path) == [
+        "mcp_api/handlers.py:2 (mcp) imports knowledge.api"
+    ]
+    assert _private_imports(handler, root=tmp_path) == [
+        "mcp_api/handlers.py:3 imports knowledge.services.entries._lock"
+    ]
+
+    _sample(tmp_path, "knowledge/services/_kernel.py", "")
+    service = _sample(
+        tmp_path,
+        "knowledge/services/things.py",
+        "from knowledge.services import _kernel as k\n"
+        "from mcp_api import render\n"
+        "@transaction.atomic\n"
+        "def thing_make(actor, *, name): return thing_other(actor=actor)\n"
+        "@transaction.atomic(durable=True)\n"
+        "def thing_other(*, actor): raise NotFound('No thing. Call browse(project).')\n",
+    )
+    assert _private_imports(service, root=tmp_path) == []  # its own package's kernel
+    assert _surface_imports(service, root=tmp_path) == [
+        "knowledge/services/things.py:2 imports mcp_api"
+    ]
+    # not durable, positional arguments, no actor= keyword
+    assert len(_service_shape_problems(service, root=tmp_path)) == 3
+    assert _service_calls(service, {"thing_make", "thing_other"}, root=tmp_path) == [
+        "knowledge/services/things.py:4 thing_make calls thing_other"
+    ]
+    assert len(_tool_words(service, root=tmp_path)) == 1
+
+    outsider = _sample(tmp_path, "history/things.py", "from knowledge.services import _kernel\n")
+    assert _private_imports(outsider, root=tmp_path) == [
+        "history/things.py:1 imports knowledge.services._kernel"
+    ]

@@ -41,7 +41,7 @@ from knowledge.selectors import (
     visible_entries,
     writable_projects,
 )
-from knowledge.services._background import entry_written
+from knowledge.services.background import entry_written
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}

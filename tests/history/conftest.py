@@ -21,10 +21,10 @@ def git(mirror_path):
 def broker():
     """The real embedded broker, running and empty (a write with no broker waits for its
     connection attempts; the tests that commit transactions use a live one)."""
-    from knowledge.services import _background
+    from knowledge.services import background
 
     started = embedded.start_broker()
-    _background._broker_down_until = 0.0  # an earlier test may have seen it down
+    background._broker_down_until = 0.0  # an earlier test may have seen it down
     from memory_site.celery import app
 
     with app.connection_for_write() as conn:
