@@ -29,7 +29,6 @@ from knowledge.services import (
 )
 from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
 from mcp_api import render
-from mcp_api.server import recycle_connection
 
 MAX_WINDOW = 50_000
 
@@ -378,7 +377,6 @@ def verify(actor: Actor, *, id):
 
 def guarded(fn, actor: Actor, **kwargs):
     """Run one handler; knowledge errors become tool errors the agent can act on."""
-    recycle_connection()
     try:
         return fn(actor, **kwargs)
     except _Handled as handled:
