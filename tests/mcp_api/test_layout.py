@@ -60,3 +60,10 @@ def test_imports_are_at_module_level(path):
         if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in top
     ]
     assert local == [], "a function-local import hides a dependency (or a circle)"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.stem)
+def test_the_surface_builds_no_queries(path):
+    assert not {m for m in _imports(_tree(path)) if m.startswith("django.db.models")}, (
+        "counts and filters belong in knowledge/selectors.py"
+    )

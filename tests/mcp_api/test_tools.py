@@ -178,6 +178,18 @@ def test_browse_lists_projects_then_the_tree(call):
     assert call("browse", project="nope").is_error
 
 
+def test_browse_counts_the_project_and_lists_its_root(call):
+    _upsert(call, title="Root", body="r", status="open")
+    _upsert(call, title="Deep", body="d", subtopic="x")
+    page = call("browse", project="acme").structured_content
+    assert page["project"] == {"slug": "acme", "name": "Acme Corp", "total": 2, "open": 1}
+    assert [e["title"] for e in page["entries"]] == ["Root"]
+    assert [e["title"] for e in call("recent", project="acme").structured_content["entries"]] == [
+        "Deep",
+        "Root",
+    ]
+
+
 def test_history_lists_revisions_newest_first(call):
     entry = _upsert(call, body="v1")
     call("upsert", project="acme", title="Pricing", body="v2", reason="new prices")
