@@ -88,52 +88,24 @@ def get(actor: Actor, *, id_or_path, offset, max_chars):
     )
 
 
-def upsert(
-    actor: Actor,
-    *,
-    project,
-    title,
-    body,
-    subtopic,
-    kind,
-    tags,
-    status,
-    sources,
-    expected_version,
-    reason,
-):
+def upsert(actor: Actor, *, subtopic, kind, tags, status, **fields):
+    """fields: project, title, body, sources, expected_version, reason, passed on as given."""
     result = entry_upsert(
         actor=actor,
-        project=project,
-        title=title,
-        body=body,
         subtopic=subtopic or None,
         kind=kind or None,
         tags=inputs.str_list(tags) if tags is not None else None,
         status=status or None,
-        sources=sources,
-        expected_version=expected_version,
-        reason=reason,
+        **fields,
     )
     return render.entry_saved(result.entry, result.outcome)
 
 
-def edit(
-    actor: Actor, *, id, operation, content, find, section, expected_count, expected_version, reason
-):
+def edit(actor: Actor, *, id, **change):
+    """change: operation, content, find, section, expected_count, expected_version, reason."""
     entry = _entry_or_hints(actor, id)
     before = entry.version
-    entry = entry_edit(
-        actor=actor,
-        entry_id=entry.pk,
-        operation=operation,
-        content=content,
-        find=find,
-        section=section,
-        expected_count=expected_count,
-        expected_version=expected_version,
-        reason=reason,
-    )
+    entry = entry_edit(actor=actor, entry_id=entry.pk, **change)
     return render.entry_saved(entry, "updated" if entry.version != before else "unchanged")
 
 
