@@ -38,7 +38,10 @@ Subtopic = Annotated[
 StrList = Annotated[
     list[str] | str | None, Field(description="A list, or a comma-separated string.")
 ]
-EntryRef = Annotated[str, Field(description="Entry id, short id, or project/subtopic/title.")]
+EntryRef = Annotated[
+    int | str,
+    Field(description="Entry id (the number, e.g. 42), short id, or project/subtopic/title."),
+]
 Version = Annotated[
     int | None, Field(description="Fail with a conflict if the entry's version differs.")
 ]

@@ -114,6 +114,20 @@ def test_get_windows_long_bodies(call):
     assert rest.structured_content["next_offset"] is None
 
 
+def test_entry_references_take_the_numeric_id_as_a_number(call):
+    entry = _upsert(call, body="v1")
+    got = call("get", id_or_path=entry["id"])
+    assert not got.is_error, text(got)
+    assert got.structured_content["entry"]["short_id"] == entry["short_id"]
+    edited = call("edit", id=entry["id"], operation="append", content="more")
+    assert not edited.is_error, text(edited)
+    assert edited.structured_content["entry"]["version"] == 2
+    assert call("history", id=entry["id"]).structured_content["entry"] == entry["short_id"]
+    assert not call("get", id_or_path=str(entry["id"])).is_error
+    missing = call("get", id_or_path=entry["id"] + 1000)
+    assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+
+
 def test_get_unknown_entry_suggests_matches_search_and_upsert(call):
     _upsert(call, title="Pricing")
     res = call("get", id_or_path="acme/pricng")
