@@ -77,8 +77,7 @@ def _entry_or_hints(actor: Actor, ref):
     except NotFound as exc:
         term = str(ref).rsplit("/", 1)[-1]
         hits = [] if term.isdigit() else search_hits(actor, term.replace("-", " "), limit=3)
-        answer = render.knowledge_error(exc, hints=render.not_found_hints(exc, str(ref), hits))
-        raise _Handled(answer) from exc
+        raise _Handled(render.knowledge_error(exc, found=hits)) from exc
 
 
 def get(actor: Actor, *, id_or_path, offset, max_chars):

@@ -6,13 +6,15 @@ Every answer ends with one line on what to do next; errors are a menu of next mo
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from datetime import datetime
 
 from mcp_types import CallToolResult, TextContent
 
-from knowledge.errors import EntryConflict, KnowledgeError, NotFound
+from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
+from mcp_api import hints
 
 
 def result(text: str, data: dict) -> CallToolResult:
@@ -266,31 +268,27 @@ def entry_verified(entry: Entry, username: str) -> CallToolResult:
     )
 
 
-def knowledge_error(exc: KnowledgeError, *, hints: list[str] | None = None) -> CallToolResult:
+def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> CallToolResult:
+    """The core's message, the close matches and search hits it does not already name, then the
+    MCP next moves (mcp_api.hints)."""
     lines = [exc.message]
-    suggestions = exc.data.get("suggestions") or []
-    if suggestions:
-        lines.append("Close matches: " + ", ".join(json.dumps(s) for s in suggestions))
-    lines.extend(hints or [])
-    if isinstance(exc, EntryConflict):
-        ref = exc.data["entry"]
-        lines.append(
-            f'Retry: get("{ref}") to read the current text, then repeat your call with '
-            f"expected_version={exc.data['current_version']}."
-        )
-    data = {**exc.as_dict()}
-    return error("\n".join(lines), _jsonable(data))
+    titles = {h["title"] for h in found or []}
+    close = [
+        s
+        for s in exc.data.get("suggestions") or []
+        if s not in titles and not _names(exc.message, s)
+    ]
+    if close:
+        lines.append("Close matches: " + ", ".join(json.dumps(s) for s in close))
+    if found:
+        lines.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in found))
+    lines += hints.next_moves(exc)
+    return error("\n".join(lines), _jsonable(exc.as_dict()))
 
 
-def not_found_hints(exc: NotFound, ref: str, hits: list[dict]) -> list[str]:
-    hints = []
-    if hits:
-        hints.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in hits))
-    term = ref.rsplit("/", 1)[-1] if "/" in ref else ref
-    hints.append(
-        f'Try search("{term}"), or create it with upsert(project=…, title="{term}", body=…).'
-    )
-    return hints
+def _names(message: str, word: str) -> bool:
+    """Whether the message offers `word` itself (not inside the quoted input it echoes)."""
+    return re.search(rf"(?<![\w'\"/-]){re.escape(word)}(?![\w'\"/-])", message) is not None
 
 
 def _jsonable(data: dict) -> dict:

@@ -1,4 +1,4 @@
-"""mcp_api's import direction: app → tools → handlers → render, auth and connections apart.
+"""mcp_api's import direction: app → tools → handlers → render → hints, auth and connections apart.
 
 Checked on the source (ast) like tests/test_architecture.py, so a circle or a surface-side
 query fails the build instead of working by accident.
@@ -15,7 +15,8 @@ ALLOWED = {
     "app": {"auth", "render", "tools"},
     "tools": {"auth", "connections", "handlers"},
     "handlers": {"render"},
-    "render": set(),
+    "render": {"hints"},
+    "hints": set(),
     "auth": {"connections"},
     "connections": set(),
     "apps": set(),
