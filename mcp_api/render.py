@@ -6,11 +6,15 @@ Every answer ends with one line on what to do next; errors are a menu of next mo
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
+from datetime import datetime
 
 from mcp_types import CallToolResult, TextContent
 
-from knowledge.errors import EntryConflict, KnowledgeError, NotFound
-from knowledge.models import Entry
+from knowledge.errors import KnowledgeError
+from knowledge.models import Entry, Project
+from mcp_api import hints
 
 
 def result(text: str, data: dict) -> CallToolResult:
@@ -53,31 +57,238 @@ def hit_line(hit: dict) -> str:
     return f"{head}\n  {snippet}" if snippet else head
 
 
-def knowledge_error(exc: KnowledgeError, *, hints: list[str] | None = None) -> CallToolResult:
-    lines = [exc.message]
-    suggestions = exc.data.get("suggestions") or []
-    if suggestions:
-        lines.append("Close matches: " + ", ".join(json.dumps(s) for s in suggestions))
-    lines.extend(hints or [])
-    if isinstance(exc, EntryConflict):
-        ref = exc.data["entry"]
-        lines.append(
-            f'Retry: get("{ref}") to read the current text, then repeat your call with '
-            f"expected_version={exc.data['current_version']}."
+def search_results(query: str, hits: list[dict]) -> CallToolResult:
+    if not hits:
+        text = (
+            f"No results for {query!r}. Try fewer or other words, drop filters, or "
+            "browse(project) to see what exists."
         )
-    data = {**exc.as_dict()}
-    return error("\n".join(lines), _jsonable(data))
+    else:
+        lines = [f"{len(hits)} result(s) for {query!r}:", *map(hit_line, hits)]
+        lines.append(
+            f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
+            "subtopic=, kinds=, tags=, after=."
+        )
+        text = "\n".join(lines)
+    return result(text, {"results": hits})
 
 
-def not_found_hints(exc: NotFound, ref: str, hits: list[dict]) -> list[str]:
-    hints = []
-    if hits:
-        hints.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in hits))
-    term = ref.rsplit("/", 1)[-1] if "/" in ref else ref
-    hints.append(
-        f'Try search("{term}"), or create it with upsert(project=…, title="{term}", body=…).'
+def entry_window(entry: Entry, *, offset: int, max_chars: int) -> CallToolResult:
+    """An entry's metadata and the part of its body from offset, at most max_chars long."""
+    window = entry.body[offset : offset + max_chars]
+    end = offset + len(window)
+    next_offset = end if end < len(entry.body) else None
+    meta = entry_meta(entry)
+    meta["sources"] = [
+        {"kind": s.kind, "external_id": s.external_id, "url": s.url} for s in entry.sources.all()
+    ]
+    head = (
+        f"# {entry.title}\n{entry.short_id} · {meta['path']} · {entry.kind} · {entry.status} · "
+        f"v{entry.version} · by {entry.generated_by or '?'}"
+        + (" · verified" if entry.is_verified else "")
+        + (f" · tags: {', '.join(entry.tags)}" if entry.tags else "")
     )
-    return hints
+    if entry.superseded_by_id:
+        head += f"\nSuperseded by entry {entry.superseded_by_id}: read that one instead."
+    tail = (
+        f'\n[{len(entry.body) - end} more characters: get("{entry.short_id}", offset={end})]'
+        if next_offset is not None
+        else ""
+    )
+    return result(
+        f"{head}\n\n{window}{tail}",
+        {
+            "entry": meta,
+            "body": window,
+            "offset": offset,
+            "next_offset": next_offset,
+            "total_chars": len(entry.body),
+        },
+    )
+
+
+def entry_saved(entry: Entry, outcome: str, extra: str = "") -> CallToolResult:
+    verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
+    text = (
+        f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
+        f"{entry.path} (version {entry.version}).{extra}\n"
+        f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
+        "read it."
+    )
+    return result(text, {"outcome": outcome, "entry": entry_meta(entry)})
+
+
+def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToolResult:
+    rows = [entry_meta(e) for e in entries]
+    if not rows:
+        return result(empty, {"entries": []})
+    lines = [title]
+    lines += [f"- {r['short_id']} · {r['title']} · {r['path']} · {r['updated'][:10]}" for r in rows]
+    lines.append(more)
+    return result("\n".join(lines), {"entries": rows})
+
+
+def open_entries(entries: list[Entry]) -> CallToolResult:
+    return _listing(
+        entries,
+        "Open entries (need follow-up):",
+        "Nothing is open. Mark an entry open with upsert(…, status='open').",
+        "Next: get(id) to read one; upsert(…, status='resolved') when it is done.",
+    )
+
+
+def recent_entries(entries: list[Entry], start: datetime) -> CallToolResult:
+    return _listing(
+        entries,
+        f"Changed since {start:%Y-%m-%d %H:%M}:",
+        f"Nothing changed since {start:%Y-%m-%d %H:%M}. Widen since= (e.g. '30d').",
+        "Next: get(id) to read one; history(id) for what changed.",
+    )
+
+
+def projects(overview: Iterable[Project]) -> CallToolResult:
+    """The projects with their entry counts (`entry_count`, from selectors.project_overview)."""
+    rows = [
+        {"slug": p.slug, "name": p.name, "sensitivity": p.sensitivity, "entries": p.entry_count}
+        for p in overview
+    ]
+    lines = ["Projects:"] + [f"- {p['slug']} ({p['name']}): {p['entries']} entries" for p in rows]
+    lines.append("Next: browse(project) for its subtopics; search(query, project=…).")
+    if not rows:
+        lines = ["No projects yet. Create one with create_project(slug, name)."]
+    return result("\n".join(lines), {"projects": rows})
+
+
+def project_page(page: dict, subtopic: str) -> CallToolResult:
+    """One project from selectors.project_browse: counts, subtopic tree, entries here."""
+    proj, tree = page["project"], page["subtopics"]
+    here = [entry_meta(e) for e in page["entries"]]
+    counts = {"total": page["total"], "open": page["open"]}
+    lines = [f"{proj.slug} ({proj.name}): {counts['total']} entries, {counts['open']} open."]
+    lines += [f"{'  ' * n['depth']}- {n['path']} ({n['entries']})" for n in tree]
+    if here:
+        lines.append(f"Entries in {proj.slug}/{subtopic}:")
+        lines += [f"- {e['short_id']} · {e['title']}" for e in here]
+    lines.append("Next: browse(project, subtopic) to go deeper; get(id) to read an entry.")
+    return result(
+        "\n".join(lines),
+        {
+            "project": {"slug": proj.slug, "name": proj.name, **counts},
+            "subtopics": tree,
+            "entries": here,
+        },
+    )
+
+
+def revisions(entry: Entry, history: Iterable[dict]) -> CallToolResult:
+    rows = [{**r, "at": r["at"].isoformat()} for r in history]
+    lines = [f"History of {entry.short_id} {entry.title!r} (newest first):"]
+    lines += [
+        f"- v{r['version']} {r['at'][:16]} {r['action']} by {r['user'] or r['generated_by']}"
+        + (f": {r['reason']}" if r["reason"] else "")
+        + (f" [{r['git_commit'][:10]}]" if r["git_commit"] else "")
+        for r in rows
+    ]
+    if len(rows) > 1:
+        lines.append(
+            f"Next: diff({entry.short_id}, from_version={rows[1]['version']}) for the last change."
+        )
+    return result("\n".join(lines), {"entry": entry.short_id, "revisions": rows})
+
+
+def entry_diff(entry: Entry, from_version: int, to_version: int, text: str) -> CallToolResult:
+    summary = (
+        f"Diff of {entry.short_id} {entry.title!r}, version {from_version} → {to_version}:"
+        if text
+        else f"Versions {from_version} and {to_version} of {entry.short_id} are the same."
+    )
+    return result(
+        f"{summary}\n{text}".rstrip(),
+        {
+            "entry": entry.short_id,
+            "from_version": from_version,
+            "to_version": to_version,
+            "diff": text,
+        },
+    )
+
+
+def entry_deleted(ref: str, title: str) -> CallToolResult:
+    return result(
+        f"Deleted {ref} {title!r}; its history is kept. If it was wrong rather than "
+        "unwanted, correct(id, body, reason) is the better tool next time.",
+        {"deleted": ref},
+    )
+
+
+def sources_checked(answer: list[dict]) -> CallToolResult:
+    lines = [
+        f"- {a.get('kind')}:{a.get('external_id')} → "
+        + (f"logged by {', '.join(a['entries'])}" if a["logged"] else "not logged yet")
+        for a in answer
+    ]
+    new = sum(not a["logged"] for a in answer)
+    lines.append(
+        f"{new} not logged yet: upsert(…, sources=[{{kind, external_id}}]) records them."
+        if new
+        else "All logged already: get(id) to read the entries instead of writing again."
+    )
+    return result("\n".join(lines), {"sources": answer})
+
+
+def project_created(project: Project) -> CallToolResult:
+    return result(
+        f"Created project {project.slug} ({project.name}, {project.sensitivity}).\n"
+        f'Next: upsert(project="{project.slug}", title=…, body=…, subtopic="a/b").',
+        {
+            "project": {
+                "id": project.pk,
+                "slug": project.slug,
+                "name": project.name,
+                "sensitivity": project.sensitivity,
+            }
+        },
+    )
+
+
+def entry_corrected(new: Entry, old: Entry) -> CallToolResult:
+    return result(
+        f"Recorded the correction: {new.short_id} {new.title!r} (new) supersedes "
+        f"{old.short_id} (kept as {old.title!r}, status superseded). Search now shows the new "
+        "one; include_history=true shows both.",
+        {"entry": entry_meta(new), "superseded": entry_meta(old)},
+    )
+
+
+def entry_verified(entry: Entry, username: str) -> CallToolResult:
+    return result(
+        f"Verified {entry.short_id} {entry.title!r} (version {entry.version}) as "
+        f"{username}. Editing it later clears the verification.",
+        {"entry": entry_meta(entry)},
+    )
+
+
+def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> CallToolResult:
+    """The core's message, the close matches and search hits it does not already name, then the
+    MCP next moves (mcp_api.hints)."""
+    lines = [exc.message]
+    titles = {h["title"] for h in found or []}
+    close = [
+        s
+        for s in exc.data.get("suggestions") or []
+        if s not in titles and not _names(exc.message, s)
+    ]
+    if close:
+        lines.append("Close matches: " + ", ".join(json.dumps(s) for s in close))
+    if found:
+        lines.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in found))
+    lines += hints.next_moves(exc)
+    return error("\n".join(lines), _jsonable(exc.as_dict()))
+
+
+def _names(message: str, word: str) -> bool:
+    """Whether the message offers `word` itself (not inside the quoted input it echoes)."""
+    return re.search(rf"(?<![\w'\"/-]){re.escape(word)}(?![\w'\"/-])", message) is not None
 
 
 def _jsonable(data: dict) -> dict:

@@ -1,18 +1,23 @@
-"""The MCP tools: thin async wrappers that hop to a worker thread and call mcp_api.handlers.
+"""The MCP tools: their signatures, descriptions and annotations, as plain async functions
+that hop to a worker thread and call mcp_api.handlers. TOOLS lists them in tools/list order;
+mcp_api.app registers them.
 
 Descriptions and Field descriptions are what the agent reads: keep them short and concrete.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from knowledge.actors import Actor
 from mcp_api import handlers
-from mcp_api.server import current_actor, mcp
+from mcp_api.auth import current_actor
+from mcp_api.connections import recycle_connection
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(
@@ -33,19 +38,26 @@ Subtopic = Annotated[
 StrList = Annotated[
     list[str] | str | None, Field(description="A list, or a comma-separated string.")
 ]
-EntryRef = Annotated[str, Field(description="Entry id, short id, or project/subtopic/title.")]
+EntryRef = Annotated[
+    int | str,
+    Field(description="Entry id (the number, e.g. 42), short id, or project/subtopic/title."),
+]
 Version = Annotated[
     int | None, Field(description="Fail with a conflict if the entry's version differs.")
 ]
 Reason = Annotated[str, Field(description="Why (kept in the entry's history).")]
 
 
+def _run(handler, actor: Actor, kwargs: dict[str, Any]) -> CallToolResult:
+    recycle_connection()  # what Django does around a request, which a tool call doesn't get
+    return handlers.guarded(handler, actor, **kwargs)
+
+
 async def _call(handler, **kwargs: Any) -> CallToolResult:
     actor = current_actor()
-    return await sync_to_async(handlers.guarded, thread_sensitive=False)(handler, actor, **kwargs)
+    return await sync_to_async(_run, thread_sensitive=False)(handler, actor, kwargs)
 
 
-@mcp.tool(annotations=READ)
 async def search(
     query: Annotated[str, Field(description="Words to look for; quotes for phrases.")],
     project: OptProject = None,
@@ -65,7 +77,6 @@ async def search(
     return await _call(handlers.search, **locals())
 
 
-@mcp.tool(annotations=READ)
 async def get(
     id_or_path: EntryRef,
     offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
@@ -76,7 +87,6 @@ async def get(
     return await _call(handlers.get, **locals())
 
 
-@mcp.tool(annotations=IDEMPOTENT_WRITE)
 async def upsert(
     project: Project,
     title: Annotated[str, Field(description="Identity within the subtopic (case-insensitive).")],
@@ -102,7 +112,6 @@ async def upsert(
     return await _call(handlers.upsert, **locals())
 
 
-@mcp.tool(annotations=WRITE)
 async def edit(
     id: EntryRef,
     operation: Literal["append", "prepend", "find_replace", "replace_section"],
@@ -122,7 +131,6 @@ async def edit(
     return await _call(handlers.edit, **locals())
 
 
-@mcp.tool(annotations=READ)
 async def list_open(
     project: OptProject = None,
     subtopic: Subtopic = None,
@@ -132,7 +140,6 @@ async def list_open(
     return await _call(handlers.list_open, **locals())
 
 
-@mcp.tool(annotations=READ)
 async def recent(
     project: OptProject = None,
     since: Annotated[str, Field(description="ISO date or age: '7d', '2 weeks', '12h'.")] = "7d",
@@ -142,20 +149,17 @@ async def recent(
     return await _call(handlers.recent, **locals())
 
 
-@mcp.tool(annotations=READ)
 async def browse(project: OptProject = None, subtopic: Subtopic = None) -> CallToolResult:
     """Without project: the projects and their entry counts. With project: its subtopic tree
     with counts, and the entries directly in the subtopic (or at the project root)."""
     return await _call(handlers.browse, **locals())
 
 
-@mcp.tool(annotations=READ)
 async def history(id: EntryRef, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
     """An entry's revisions, newest first: version, when, who, why, git commit."""
     return await _call(handlers.history, **locals())
 
 
-@mcp.tool(annotations=READ)
 async def diff(
     id: EntryRef,
     from_version: Annotated[int, Field(ge=1, description="The older version.")],
@@ -167,7 +171,6 @@ async def diff(
     return await _call(handlers.diff, **locals())
 
 
-@mcp.tool(annotations=DESTRUCTIVE)
 async def delete(
     id: EntryRef, reason: Annotated[str, Field(description="Why it is deleted.")]
 ) -> CallToolResult:
@@ -175,7 +178,6 @@ async def delete(
     return await _call(handlers.delete, **locals())
 
 
-@mcp.tool(annotations=READ)
 async def check_sources(
     project: Project,
     sources: Annotated[
@@ -188,7 +190,6 @@ async def check_sources(
     return await _call(handlers.check_sources, **locals())
 
 
-@mcp.tool(annotations=WRITE)
 async def create_project(
     slug: Annotated[str, Field(description="Short name, e.g. 'customer-x'.")],
     name: Annotated[str | None, Field(description="Display name; defaults to the slug.")] = None,
@@ -201,7 +202,6 @@ async def create_project(
     return await _call(handlers.create_project, **locals())
 
 
-@mcp.tool(annotations=WRITE)
 async def correct(
     id: EntryRef,
     body: Annotated[str, Field(description="The corrected Markdown body.")],
@@ -213,8 +213,26 @@ async def correct(
     return await _call(handlers.correct, **locals())
 
 
-@mcp.tool(annotations=IDEMPOTENT_WRITE)
 async def verify(id: EntryRef) -> CallToolResult:
     """Record that you (the token's user) confirmed the entry is right. Only when a person
     has checked it."""
     return await _call(handlers.verify, **locals())
+
+
+# Registered in this order by mcp_api.app: it is the order of tools/list.
+TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = [
+    (search, READ),
+    (get, READ),
+    (upsert, IDEMPOTENT_WRITE),
+    (edit, WRITE),
+    (list_open, READ),
+    (recent, READ),
+    (browse, READ),
+    (history, READ),
+    (diff, READ),
+    (delete, DESTRUCTIVE),
+    (check_sources, READ),
+    (create_project, WRITE),
+    (correct, WRITE),
+    (verify, IDEMPOTENT_WRITE),
+]

@@ -12,7 +12,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
 
 django_app = get_asgi_application()
 
-from mcp_api.server import streamable_http_app  # noqa: E402  (needs Django set up)
+from mcp_api.app import streamable_http_app  # noqa: E402  (needs Django set up)
 
 mcp_app = streamable_http_app()
 

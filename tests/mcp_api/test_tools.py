@@ -114,13 +114,27 @@ def test_get_windows_long_bodies(call):
     assert rest.structured_content["next_offset"] is None
 
 
+def test_entry_references_take_the_numeric_id_as_a_number(call):
+    entry = _upsert(call, body="v1")
+    got = call("get", id_or_path=entry["id"])
+    assert not got.is_error, text(got)
+    assert got.structured_content["entry"]["short_id"] == entry["short_id"]
+    edited = call("edit", id=entry["id"], operation="append", content="more")
+    assert not edited.is_error, text(edited)
+    assert edited.structured_content["entry"]["version"] == 2
+    assert call("history", id=entry["id"]).structured_content["entry"] == entry["short_id"]
+    assert not call("get", id_or_path=str(entry["id"])).is_error
+    missing = call("get", id_or_path=entry["id"] + 1000)
+    assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+
+
 def test_get_unknown_entry_suggests_matches_search_and_upsert(call):
     _upsert(call, title="Pricing")
     res = call("get", id_or_path="acme/pricng")
     assert res.is_error
-    assert '"Pricing"' in text(res)
-    assert 'search("pricng")' in text(res)
-    assert "upsert(" in text(res)
+    assert "Pricing" in text(res)
+    assert "search(" in text(res)
+    assert 'upsert(project=…, title="pricng"' in text(res)
 
 
 def test_edit_operations(call):
@@ -176,6 +190,18 @@ def test_browse_lists_projects_then_the_tree(call):
     leaf = call("browse", project="acme", subtopic="x > y")
     assert [e["title"] for e in leaf.structured_content["entries"]] == ["A"]
     assert call("browse", project="nope").is_error
+
+
+def test_browse_counts_the_project_and_lists_its_root(call):
+    _upsert(call, title="Root", body="r", status="open")
+    _upsert(call, title="Deep", body="d", subtopic="x")
+    page = call("browse", project="acme").structured_content
+    assert page["project"] == {"slug": "acme", "name": "Acme Corp", "total": 2, "open": 1}
+    assert [e["title"] for e in page["entries"]] == ["Root"]
+    assert [e["title"] for e in call("recent", project="acme").structured_content["entries"]] == [
+        "Deep",
+        "Root",
+    ]
 
 
 def test_history_lists_revisions_newest_first(call):

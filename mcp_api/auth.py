@@ -1,0 +1,73 @@
+"""Who is calling: bearer tokens checked against ApiToken, and the optional client hint that
+names the agent when the token has no label."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+from asgiref.sync import sync_to_async
+from django.utils.text import slugify
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+
+from knowledge.actors import Actor
+from knowledge.services.tokens import token_authenticate
+from mcp_api.connections import recycle_connection
+
+
+def _authenticate(secret: str) -> Actor | None:
+    recycle_connection()
+    return token_authenticate(secret)
+
+
+class CairnTokenVerifier:
+    """Checks `Authorization: Bearer <token>` against the hashed ApiToken table."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        actor = await sync_to_async(_authenticate, thread_sensitive=False)(token)
+        if actor is None:
+            return None
+        return AccessToken(
+            token=token[:12],  # the prefix is enough to tell tokens apart in logs
+            client_id=f"cairn-token-{actor.token_id}",
+            scopes=sorted(actor.scopes),
+            subject=str(actor.user.pk),
+            claims={"actor": actor},
+        )
+
+
+# The optional `X-Cairn-Client: claude-code` header names the agent when the token has no label.
+CLIENT_HINT: ContextVar[str] = ContextVar("cairn_client_hint", default="")
+
+
+class ClientHintMiddleware:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        hint = ""
+        if scope["type"] == "http":
+            raw = dict(scope["headers"]).get(b"x-cairn-client", b"")
+            hint = slugify(raw.decode("latin-1"))[:60]
+        token = CLIENT_HINT.set(hint)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            CLIENT_HINT.reset(token)
+
+
+def current_actor() -> Actor:
+    """The Actor of the request being served (set by the bearer-token middleware)."""
+    access = get_access_token()
+    actor = (access.claims or {}).get("actor") if access else None
+    if actor is None:  # the auth middleware guarantees one; this is a wiring error
+        raise RuntimeError("MCP tool called without an authenticated token")
+    if not actor.agent:
+        actor = Actor(
+            user=actor.user,
+            agent=f"agent:{CLIENT_HINT.get() or 'mcp'}",
+            scopes=actor.scopes,
+            project_ids=actor.project_ids,
+            token_id=actor.token_id,
+        )
+    return actor
