@@ -107,14 +107,13 @@ def main() -> None:
     from knowledge.search import search_entries
     from knowledge.search.chunking import chunk_text
     from knowledge.search.providers import get_provider
-    from knowledge.services import entry_upsert, project_create
+    from knowledge.services import entry_upsert, project_create, subtopic_ensure
     from knowledge.services.embeddings import (
         embedding_key,
         entries_embed,
         entries_reindex_text,
         lexeme_stats_refresh,
     )
-    from knowledge.services.subtopics import ensure_path
     from tests.factories import UserFactory
 
     actor = Actor.for_user(UserFactory(username="bench"), agent="agent:bench")
@@ -132,7 +131,7 @@ def main() -> None:
             project_create(actor=actor, slug=f"scale-{p}", name=f"Scale {p}")
     projects = {p.slug: p for p in Project.objects.filter(slug__startswith="scale-")}
     nodes = {
-        (slug, path): ensure_path(actor=actor, project=proj, path=path or None)
+        (slug, path): subtopic_ensure(actor=actor, project=proj.pk, path=path)
         for slug, proj in projects.items()
         for path in SUBTOPICS
     }

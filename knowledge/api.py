@@ -48,16 +48,18 @@ from knowledge.selectors import (
     subtopic_tree,
 )
 from knowledge.services import (
+    entry_correct,
     entry_delete,
+    entry_edit,
     entry_move,
     entry_set_status,
     entry_update,
     entry_upsert,
+    entry_verify,
     project_create,
     project_update,
     subtopic_ensure,
 )
-from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
 
 router = Router()
 
@@ -179,7 +181,7 @@ def delete_entry(request: HttpRequest, ref: Text, reason: Text):
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
 def edit_entry(request: HttpRequest, ref: Text, data: EditIn):
     """Change part of the body: append, prepend, find_replace, replace_section."""
-    return entry_edit(actor=request.auth, entry_id=ref, **data.model_dump())
+    return entry_edit(actor=request.auth, entry_id=ref, **data.model_dump()).entry
 
 
 @router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])

@@ -20,11 +20,13 @@ from knowledge.selectors import (
     sources_check,
 )
 from knowledge.services import (
+    entry_correct,
     entry_delete,
+    entry_edit,
     entry_upsert,
+    entry_verify,
     project_create,
 )
-from knowledge.services.entries_edit import entry_correct, entry_edit, entry_verify
 from mcp_api import render
 
 MAX_WINDOW = 50_000
@@ -64,24 +66,8 @@ def search(
     return render.search_results(query, hits)
 
 
-class _Handled(Exception):
-    """Carries a finished error answer out of a handler."""
-
-    def __init__(self, answer):
-        self.answer = answer
-
-
-def _entry_or_hints(actor: Actor, ref):
-    try:
-        return entry_get(actor, ref)
-    except NotFound as exc:
-        term = str(ref).rsplit("/", 1)[-1]
-        hits = [] if term.isdigit() else search_hits(actor, term.replace("-", " "), limit=3)
-        raise _Handled(render.knowledge_error(exc, found=hits)) from exc
-
-
 def get(actor: Actor, *, id_or_path, offset, max_chars):
-    entry = _entry_or_hints(actor, id_or_path)
+    entry = entry_get(actor, id_or_path)
     return render.entry_window(
         entry, offset=max(0, int(offset)), max_chars=max(200, min(int(max_chars), MAX_WINDOW))
     )
@@ -102,10 +88,8 @@ def upsert(actor: Actor, *, subtopic, kind, tags, status, **fields):
 
 def edit(actor: Actor, *, id, **change):
     """change: operation, content, find, section, expected_count, expected_version, reason."""
-    entry = _entry_or_hints(actor, id)
-    before = entry.version
-    entry = entry_edit(actor=actor, entry_id=entry.pk, **change)
-    return render.entry_saved(entry, "updated" if entry.version != before else "unchanged")
+    result = entry_edit(actor=actor, entry_id=id, **change)
+    return render.entry_saved(result.entry, result.outcome)
 
 
 def list_open(actor: Actor, *, project, subtopic, limit):
@@ -129,21 +113,19 @@ def browse(actor: Actor, *, project, subtopic):
 
 
 def history(actor: Actor, *, id, limit):
-    entry = _entry_or_hints(actor, id)
+    entry = entry_get(actor, id)
     return render.revisions(entry, entry_history(actor, entry.pk, limit=_limit(limit, 200)))
 
 
 def diff(actor: Actor, *, id, from_version, to_version):
-    entry = _entry_or_hints(actor, id)
+    entry = entry_get(actor, id)
     text = entry_diff(actor, entry.pk, from_version=from_version, to_version=to_version)
     return render.entry_diff(entry, from_version, to_version or entry.version, text)
 
 
 def delete(actor: Actor, *, id, reason):
-    entry = _entry_or_hints(actor, id)
-    ref, title = entry.short_id, entry.title
-    entry_delete(actor=actor, entry_id=entry.pk, reason=reason)
-    return render.entry_deleted(ref, title)
+    entry = entry_delete(actor=actor, entry_id=id, reason=reason)
+    return render.entry_deleted(entry.short_id, entry.title)
 
 
 def check_sources(actor: Actor, *, project, sources):
@@ -163,24 +145,30 @@ def create_project(actor: Actor, *, slug, name, description, sensitivity):
 
 
 def correct(actor: Actor, *, id, body, reason, title):
-    entry = _entry_or_hints(actor, id)
     new, old = entry_correct(
-        actor=actor, entry_id=entry.pk, body=body, reason=reason, title=title or None
+        actor=actor, entry_id=id, body=body, reason=reason, title=title or None
     )
     return render.entry_corrected(new, old)
 
 
 def verify(actor: Actor, *, id):
-    entry = _entry_or_hints(actor, id)
-    entry = entry_verify(actor=actor, entry_id=entry.pk)
+    entry = entry_verify(actor=actor, entry_id=id)
     return render.entry_verified(entry, actor.user.get_username())
+
+
+def _found_instead(actor: Actor, exc: NotFound) -> list[dict]:
+    """For an entry that is not there: what a search for its name finds."""
+    term = str(exc.data.get("entry") or "").rsplit("/", 1)[-1]
+    if not term or term.isdigit():
+        return []
+    return search_hits(actor, term.replace("-", " "), limit=3)
 
 
 def guarded(fn, actor: Actor, **kwargs):
     """Run one handler; knowledge errors become tool errors the agent can act on."""
     try:
         return fn(actor, **kwargs)
-    except _Handled as handled:
-        return handled.answer
+    except NotFound as exc:
+        return render.knowledge_error(exc, found=_found_instead(actor, exc))
     except KnowledgeError as exc:
         return render.knowledge_error(exc)

@@ -110,11 +110,14 @@ def entry_set_status(
 
 
 @transaction.atomic(durable=True)
-def entry_delete(*, actor: Actor, entry_id: int | str, reason: str) -> None:
-    """Delete an entry; its history stays (the last revision records who deleted it and why)."""
+def entry_delete(*, actor: Actor, entry_id: int | str, reason: str) -> Entry:
+    """Delete an entry; its history stays (the last revision records who deleted it and why).
+    Returns the deleted entry (its fields as they were, without a primary key)."""
     if not (reason or "").strip():
         raise ValidationFailed("Say why the entry is deleted (reason).", field="reason")
-    k.delete_entry(k.lock_entry(actor, entry_id), actor, reason)
+    entry = k.lock_entry(actor, entry_id)
+    k.delete_entry(entry, actor, reason)
+    return entry
 
 
 @transaction.atomic(durable=True)

@@ -114,8 +114,9 @@ def entry_edit(
     expected_count: int | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
-    """Change part of an entry's body (append, prepend, find_replace, replace_section)."""
+) -> k.UpsertResult:
+    """Change part of an entry's body (append, prepend, find_replace, replace_section).
+    Outcome "unchanged" (no new revision) when the body would read the same."""
     entry = k.lock_entry(actor, entry_id)
     k.check_version(entry, expected_version)
     body = apply_edit(
@@ -126,9 +127,10 @@ def entry_edit(
         section=section,
         expected_count=expected_count,
     )
-    if k.apply_changes(entry, body=body):
-        k.save_entry(entry, actor, reason or f"edit: {operation}")
-    return entry
+    if not k.apply_changes(entry, body=body):
+        return k.UpsertResult(entry, "unchanged")
+    k.save_entry(entry, actor, reason or f"edit: {operation}")
+    return k.UpsertResult(entry, "updated")
 
 
 @transaction.atomic(durable=True)

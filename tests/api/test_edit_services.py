@@ -5,8 +5,7 @@ import pytest
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, Forbidden, ValidationFailed
 from knowledge.models import Entry, EntryStatus
-from knowledge.services import entry_upsert
-from knowledge.services.entries_edit import apply_edit, entry_correct, entry_edit, entry_verify
+from knowledge.services import apply_edit, entry_correct, entry_edit, entry_upsert, entry_verify
 
 pytestmark = pytest.mark.django_db
 
@@ -61,13 +60,24 @@ def test_find_replace_counts_and_append_prepend():
 
 def test_entry_edit_is_one_revision_and_checks_the_version(actor, project):
     entry = entry_upsert(actor=actor, project="acme", title="T", body="one").entry
-    edited = entry_edit(actor=actor, entry_id=entry.short_id, operation="append", content="two")
+    result = entry_edit(actor=actor, entry_id=entry.short_id, operation="append", content="two")
+    edited = result.entry
+    assert result.outcome == "updated"
     assert edited.version == 2 and edited.body == "one\n\ntwo\n"
     assert edited.history.count() == 2
     with pytest.raises(EntryConflict):
         entry_edit(
             actor=actor, entry_id=entry.pk, operation="append", content="x", expected_version=1
         )
+
+
+def test_an_edit_that_changes_nothing_writes_no_revision(actor, project):
+    entry = entry_upsert(actor=actor, project="acme", title="T", body="one two").entry
+    result = entry_edit(
+        actor=actor, entry_id=entry.pk, operation="find_replace", find="two", content="two"
+    )
+    assert result.outcome == "unchanged"
+    assert result.entry.version == 1 and entry.history.count() == 1
 
 
 def test_entry_correct_keeps_both_and_links_them(actor, project):
