@@ -11,7 +11,7 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 
 from knowledge.actors import Actor
-from knowledge.errors import KnowledgeError
+from knowledge.errors import EntryConflict, KnowledgeError, NotFound
 from knowledge.models import Project
 from knowledge.selectors import visible_projects, writable_projects
 
@@ -66,7 +66,13 @@ class ScopedAdminMixin:
 
 
 def report(request: HttpRequest, exc: KnowledgeError) -> None:
-    messages.error(request, exc.message)
+    """Show a service's refusal with the next move a person has on this page."""
+    hint = ""
+    if isinstance(exc, EntryConflict):
+        hint = " Copy your changes, reload the page, and apply them again."
+    elif isinstance(exc, NotFound) and "project" in exc.data:
+        hint = " The project list shows the projects you can see."
+    messages.error(request, exc.message + hint)
 
 
 class ServiceWritesMixin:
