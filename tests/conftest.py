@@ -1,9 +1,14 @@
-"""Shared fixtures. The database is the real embedded PostgreSQL with pgvector (see settings)."""
+"""Shared fixtures. The database is the real embedded PostgreSQL with pgvector (see settings).
+
+Fixtures that need the database request `db`; tests/mcp_api overrides `db` with a committing
+one (its server answers from other threads), so the same fixtures serve both.
+"""
 
 import pytest
 
 from knowledge.actors import Actor
 from knowledge.models import Membership, Role
+from knowledge.services.tokens import token_create
 from tests.factories import ProjectFactory, StaffFactory, UserFactory
 
 
@@ -38,6 +43,41 @@ def project(db, user):
     project = ProjectFactory(slug="acme", name="Acme")
     Membership.objects.create(project=project, user=user, role=Role.EDITOR)
     return project
+
+
+@pytest.fixture
+def owner(db):
+    """The owner of the API tokens below, maintainer of `acme`."""
+    return UserFactory(username="owner")
+
+
+@pytest.fixture
+def acme(owner):
+    """Project "acme", maintained by the token owner (writes need a role: issue 6)."""
+    project = ProjectFactory(slug="acme", name="Acme Corp")
+    Membership.objects.create(project=project, user=owner, role=Role.MAINTAINER)
+    return project
+
+
+@pytest.fixture
+def make_token(owner):
+    """make_token(**options of token_create) → the secret of a new token of the owner's."""
+
+    def make(name: str = "test", **options) -> str:
+        return token_create(actor=Actor.system(), user=owner, name=name, **options).secret
+
+    return make
+
+
+@pytest.fixture
+def token(make_token):
+    """A write token of the owner's, labelled agent:pytest."""
+    return make_token(agent_label="agent:pytest")
+
+
+@pytest.fixture
+def read_token(make_token):
+    return make_token(scope="read")
 
 
 @pytest.fixture(autouse=True)

@@ -5,13 +5,45 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import transaction
+from django.test import override_settings
 
-from tests.access.world import GUEST_GROUP
+from tests.access.world import GUEST_GROUP, build_world
+
+# What the function-scoped settings fixtures give a test, for worlds built outside of one.
+WORLD_SETTINGS = {
+    "CAIRN_GUEST_GROUPS": [GUEST_GROUP],
+    "PASSWORD_HASHERS": ["django.contrib.auth.hashers.MD5PasswordHasher"],
+}
 
 
 @pytest.fixture
 def guest_groups(settings):
     settings.CAIRN_GUEST_GROUPS = [GUEST_GROUP]
+
+
+@pytest.fixture(scope="module")
+def sensitivity(request):
+    """The target project's sensitivity, a module-scoped parameter (indirect=True) so that
+    pytest groups a module's cases by it and each world is built once."""
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def shared_world(sensitivity, django_db_setup, django_db_blocker):
+    """The matrix world for one sensitivity, built once in a transaction rolled back after the
+    last case that uses it. Each case runs in its own savepoint inside (pytest-django's `db`)."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        with override_settings(**WORLD_SETTINGS):
+            world = build_world(sensitivity)
+        yield world
+        transaction.set_rollback(True)
+
+
+@pytest.fixture
+def world(shared_world, role, db):
+    """The case's world, seen by `role` (see World.as_role)."""
+    return shared_world.as_role(role)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ with every role and sensitivity and compares with `world.allowed(need)`.
 
 To add the REST API or MCP as columns, register more surfaces in a module imported at the bottom
 of this one (e.g. tests/access/surfaces_api.py): `world.api_token()` gives a token secret with
-the role's scope and narrowing, so a column is a request plus a check of the answer, e.g.
+the role's scope and narrowing and `world.rest_client` a client sending it (`world.admin_client`
+is the person signed in), so a column is a request plus a check of the answer, e.g.
 
     @surface("rest_entry_get", "read")
     def _rest_entry_get(world):
-        r = Client().get(f"/api/v1/entries/{world.entry.short_id}",
-                         headers={"Authorization": f"Bearer {world.api_token()}"})
+        r = world.rest_client.get(f"/api/v1/entries/{world.entry.short_id}")
         assert SECRET_WORD not in r.text or r.status_code == 200
         return r.status_code == 200
 """

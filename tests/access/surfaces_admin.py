@@ -6,8 +6,6 @@ the world is staff with the knowledge model permissions: what differs is project
 
 from __future__ import annotations
 
-from django.test import Client
-
 from knowledge.models import Entry, Project
 from tests.access.surfaces import surface
 from tests.access.world import PERSON_ROLES, SECRET_WORD, SLUG, TITLE, World
@@ -15,14 +13,8 @@ from tests.access.world import PERSON_ROLES, SECRET_WORD, SLUG, TITLE, World
 A = "/admin/knowledge"
 
 
-def client_for(world: World) -> Client:
-    client = Client(raise_request_exception=False)
-    client.force_login(world.user)
-    return client
-
-
 def page(world: World, url: str) -> tuple[int, str]:
-    response = client_for(world).get(url)
+    response = world.admin_client.get(url)
     return response.status_code, response.content.decode()
 
 
@@ -113,7 +105,7 @@ def _entry_save(world: World) -> bool:
         "metadata": "{}",
         "version": entry.version,
     }
-    client_for(world).post(f"{A}/entry/{entry.pk}/change/", data)
+    world.admin_client.post(f"{A}/entry/{entry.pk}/change/", data)
     ok = Entry.objects.get(pk=entry.pk).body == "saved in the admin"
     if not ok:
         assert Entry.objects.get(pk=entry.pk).version == entry.version
@@ -122,7 +114,7 @@ def _entry_save(world: World) -> bool:
 
 @surface("admin_entry_delete", "write", PERSON_ROLES)
 def _entry_delete(world: World) -> bool:
-    client_for(world).post(f"{A}/entry/{world.entry.pk}/delete/", {"post": "yes"})
+    world.admin_client.post(f"{A}/entry/{world.entry.pk}/delete/", {"post": "yes"})
     return not Entry.objects.filter(pk=world.entry.pk).exists()
 
 
@@ -136,14 +128,14 @@ def _project_save(world: World) -> bool:
         "memberships-TOTAL_FORMS": "0",
         "memberships-INITIAL_FORMS": "0",
     }
-    client_for(world).post(f"{A}/project/{world.target.pk}/change/", data)
+    world.admin_client.post(f"{A}/project/{world.target.pk}/change/", data)
     return Project.objects.get(pk=world.target.pk).description == "changed in the admin"
 
 
 @surface("admin_autocomplete_project", "read", PERSON_ROLES)
 def _autocomplete(world: World) -> bool:
     url = "/admin/autocomplete/?app_label=knowledge&model_name=entry&field_name=project&term=vault"
-    response = client_for(world).get(url)
+    response = world.admin_client.get(url)
     if response.status_code != 200:
         return False
     return [r["text"] for r in response.json()["results"]] == [SLUG]

@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import json
 
-from django.test import Client
-
 from knowledge.errors import KnowledgeError
 from mcp_api import handlers
 from tests.access.surfaces import surface, unchanged
 from tests.access.world import SECRET_WORD, SLUG, SOURCE, World
 
 API = "/api/v1"
-
-
-def _client(world: World) -> Client:
-    return Client(headers={"Authorization": f"Bearer {world.api_token()}"})
 
 
 def _refusal_is_silent(world: World, response, asked: str = "") -> None:
@@ -41,7 +35,7 @@ def _read(world: World, response, asked: str = "") -> bool:
 
 @surface("rest_entry_get", "read")
 def _rest_entry_get(world: World) -> bool:
-    response = _client(world).get(f"{API}/entries/{world.entry.short_id}")
+    response = world.rest_client.get(f"{API}/entries/{world.entry.short_id}")
     ok = _read(world, response)
     assert not ok or SECRET_WORD in response.content.decode().lower()
     return ok
@@ -49,7 +43,7 @@ def _rest_entry_get(world: World) -> bool:
 
 @surface("rest_search", "read")
 def _rest_search(world: World) -> bool:
-    response = _client(world).get(f"{API}/search", {"q": SECRET_WORD, "mode": "text"})
+    response = world.rest_client.get(f"{API}/search", {"q": SECRET_WORD, "mode": "text"})
     assert response.status_code == 200
     ids = [hit["short_id"] for hit in response.json()["results"]]
     if world.entry.short_id not in ids:
@@ -62,7 +56,7 @@ def _rest_search(world: World) -> bool:
 
 @surface("rest_history", "read")
 def _rest_history(world: World) -> bool:
-    response = _client(world).get(f"{API}/entries/{world.entry.short_id}/history")
+    response = world.rest_client.get(f"{API}/entries/{world.entry.short_id}/history")
     ok = _read(world, response)
     assert not ok or [r["version"] for r in response.json()] == [2, 1]
     return ok
@@ -70,13 +64,15 @@ def _rest_history(world: World) -> bool:
 
 @surface("rest_diff", "read")
 def _rest_diff(world: World) -> bool:
-    response = _client(world).get(f"{API}/entries/{world.entry.short_id}/diff", {"from_version": 1})
+    response = world.rest_client.get(
+        f"{API}/entries/{world.entry.short_id}/diff", {"from_version": 1}
+    )
     return _read(world, response)
 
 
 @surface("rest_sources_check", "read")
 def _rest_sources_check(world: World) -> bool:
-    response = _client(world).post(
+    response = world.rest_client.post(
         f"{API}/sources/check",
         json.dumps({"project": SLUG, "sources": [SOURCE]}),
         content_type="application/json",
@@ -88,7 +84,7 @@ def _rest_sources_check(world: World) -> bool:
 
 @surface("rest_entry_patch", "write")
 def _rest_entry_patch(world: World) -> bool:
-    response = _client(world).patch(
+    response = world.rest_client.patch(
         f"{API}/entries/{world.entry.short_id}",
         json.dumps({"body": "rewritten over REST"}),
         content_type="application/json",

@@ -5,23 +5,23 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.models import Sensitivity
 from tests.access.surfaces import SURFACES
-from tests.access.world import SENSITIVITIES, build_world
+from tests.access.world import SENSITIVITIES
 
+# Crossed with every sensitivity below; the cases of one sensitivity share its world.
 CASES = [
-    pytest.param(name, role, sensitivity, id=f"{name}-{role}-{sensitivity}")
+    pytest.param(name, role, id=f"{name}-{role}")
     for name, surf in SURFACES.items()
     for role in surf.roles
-    for sensitivity in SENSITIVITIES
 ]
 
 
-@pytest.mark.django_db
 @pytest.mark.usefixtures("guest_groups")
-@pytest.mark.parametrize(("surface_name", "role", "sensitivity"), CASES)
-def test_leak_matrix(surface_name, role, sensitivity):
+@pytest.mark.parametrize("sensitivity", SENSITIVITIES, indirect=True)
+@pytest.mark.parametrize(("surface_name", "role"), CASES)
+def test_leak_matrix(surface_name, role, sensitivity, world):
     surf = SURFACES[surface_name]
-    world = build_world(role, sensitivity)
     expected = world.allowed(surf.need)
     got = surf.run(world)
     verb = {"read": "see", "write": "change", "maintain": "administer"}[surf.need]
@@ -35,15 +35,15 @@ def test_matrix_covers_every_role_and_sensitivity():
     roles = {c.values[1] for c in CASES}
     assert {"none", "viewer", "editor", "maintainer", "other", "superuser"} <= roles
     assert {"read_token", "narrowed"} <= roles
-    assert {c.values[2] for c in CASES} == set(SENSITIVITIES)
+    axes = {m.args[0]: m.args[1] for m in test_leak_matrix.pytestmark if m.name == "parametrize"}
+    assert set(axes["sensitivity"]) == set(Sensitivity.values)
 
 
-@pytest.mark.django_db
+@pytest.mark.parametrize("sensitivity", ["internal"], indirect=True)
 @pytest.mark.parametrize("role", ["editor", "read_token", "narrowed"])
-def test_api_tokens_for_future_columns_mirror_the_actor(role):
+def test_api_tokens_for_future_columns_mirror_the_actor(role, sensitivity, world):
     from knowledge.models import ApiToken
 
-    world = build_world(role, "internal")
     secret = world.api_token()
     token = ApiToken.objects.get(secret_hash=ApiToken.hash_secret(secret))
     actor = world.actor()

@@ -1,4 +1,7 @@
-"""The leak matrix's world: one target project per test, every role, and what each role may do.
+"""The leak matrix's world: one target project per sensitivity, every role, and what each may do.
+
+The data depends only on the sensitivity: tests/access/conftest.py builds each sensitivity's world
+once (in a transaction rolled back at the end) and hands every case `world.as_role(role)`.
 
 Roles are people (and credentials) in relation to the target project `vaultproj`:
 
@@ -16,14 +19,16 @@ Roles are people (and credentials) in relation to the target project `vaultproj`
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass, field
+import copy
+from dataclasses import dataclass, field, replace
+from http.cookies import SimpleCookie
 
+from django.conf import settings
 from django.contrib.auth.models import Group, Permission
+from django.test import Client
 
 from knowledge.actors import Actor
 from knowledge.models import (
-    ApiToken,
     Entry,
     Membership,
     Project,
@@ -32,6 +37,7 @@ from knowledge.models import (
     TokenScope,
 )
 from knowledge.services import entry_update, entry_upsert, project_create
+from knowledge.services.tokens import token_create
 from tests.factories import UserFactory
 
 SLUG = "vaultproj"
@@ -98,6 +104,21 @@ class World:
     entry: Entry | None = None
     commons_entry: Entry | None = None
     spare_user: object | None = None
+    secrets: dict = field(default_factory=dict)  # role -> API token secret equivalent to actor()
+    sessions: dict = field(default_factory=dict)  # person role -> admin session key
+    clients: dict = field(default_factory=dict)  # (kind, role) -> Client, shared by the cases
+
+    def as_role(self, role: str) -> World:
+        """The world as `role` sees it in one case: its own copies of the model instances, and
+        the role's clients back to their signed-in state (no cookies left by an earlier case)."""
+        world = copy.deepcopy(replace(self, clients={}))
+        world.role, world.clients = role, self.clients
+        for (_, who), client in self.clients.items():
+            if who == role:
+                client.cookies = SimpleCookie()
+                if role in self.sessions:
+                    client.cookies[settings.SESSION_COOKIE_NAME] = self.sessions[role]
+        return world
 
     @property
     def user(self):
@@ -114,17 +135,17 @@ class World:
 
     def api_token(self) -> str:
         """A personal API token secret equivalent to actor(): for the REST and MCP columns."""
-        secret = f"{ApiToken.PREFIX}{secrets.token_urlsafe(24)}"
-        token = ApiToken.objects.create(
-            user=self.user,
-            name=f"matrix {self.role}",
-            prefix=secret[:12],
-            secret_hash=ApiToken.hash_secret(secret),
-            scope=TokenScope.READ if self.role == "read_token" else TokenScope.WRITE,
-        )
-        if self.role == "narrowed":
-            token.projects.set([self.commons])
-        return secret
+        return self.secrets[self.role]
+
+    @property
+    def admin_client(self) -> Client:
+        """The role's person, signed in to the admin."""
+        return self.clients["admin", self.role]
+
+    @property
+    def rest_client(self) -> Client:
+        """A client sending the role's API token."""
+        return self.clients["rest", self.role]
 
     def allowed(self, need: str) -> bool:
         return allowed(need, self.role, self.sensitivity)
@@ -137,8 +158,9 @@ class World:
         return Entry.objects.get(pk=self.entry.pk)
 
 
-def build_world(role: str, sensitivity: str) -> World:
-    world = World(role=role, sensitivity=sensitivity)
+def build_world(sensitivity: str) -> World:
+    """Everything a case needs, for every role (see World.as_role)."""
+    world = World(role="", sensitivity=sensitivity)
     root = UserFactory(username="root", is_superuser=True, is_staff=True)
     owner = Actor.for_user(root, agent="human:root")
     # Every person is staff with the model permissions: only project access may differ.
@@ -187,4 +209,26 @@ def build_world(role: str, sensitivity: str) -> World:
     world.commons_entry = entry_upsert(
         actor=owner, project="commons", title="Commons note", body="Nothing secret here."
     ).entry
+    _sign_in(world)
     return world
+
+
+def _sign_in(world: World) -> None:
+    """One token per role (as the role's actor() would act) and one admin session per person."""
+    for role in ROLES:
+        user = world.users["maintainer" if role in TOKEN_ROLES else role]
+        world.secrets[role] = token_create(
+            actor=Actor.for_user(user),
+            user=user,
+            name=f"matrix {role}",
+            scope=TokenScope.READ if role == "read_token" else TokenScope.WRITE,
+            projects=[world.commons.slug] if role == "narrowed" else None,
+        ).secret
+        world.clients["rest", role] = Client(
+            headers={"Authorization": f"Bearer {world.secrets[role]}"}
+        )
+    for role in PERSON_ROLES:
+        client = Client(raise_request_exception=False)
+        client.force_login(world.users[role])
+        world.sessions[role] = client.cookies[settings.SESSION_COOKIE_NAME].value
+        world.clients["admin", role] = client

@@ -15,7 +15,6 @@ from schemathesis.checks import not_a_server_error
 
 from knowledge.actors import Actor
 from knowledge.services import entry_upsert
-from knowledge.services.tokens import token_create
 
 EXAMPLES = int(os.environ.get("CAIRN_FUZZ_EXAMPLES", "10"))
 
@@ -32,9 +31,9 @@ def _keep_test_connection():
 
 
 @pytest.fixture
-def bearer(db, owner, acme, _keep_test_connection):
+def bearer(owner, acme, make_token, _keep_test_connection):
     entry_upsert(actor=Actor.for_user(owner), project="acme", title="Seed", body="# A\n\ntext")
-    return token_create(actor=Actor.system(), user=owner, name="fuzz").secret
+    return make_token(name="fuzz")
 
 
 # Loading the schema serves /api/openapi.json once; it needs no database.

@@ -204,7 +204,7 @@ def test_session_auth_reads_and_needs_csrf_to_write(browser):
         f"{V1}/entries", data, content_type="application/json", headers={"X-CSRFToken": csrf}
     )
     assert created.status_code == 201
-    assert created.json()["generated_by"] == "human:rest-owner"
+    assert created.json()["generated_by"] == "human:owner"
 
 
 def test_nul_bytes_are_422_not_500(api):

@@ -77,19 +77,17 @@ def test_a_token_cannot_mint_tokens(owner):
 
 def test_create_token_command_prints_the_secret_and_revokes(owner, capsys):
     ProjectFactory(slug="ops")
-    call_command(
-        "create_token", "rest-owner", "--name", "cli", "--scope", "read", "--project", "ops"
-    )
+    call_command("create_token", "owner", "--name", "cli", "--scope", "read", "--project", "ops")
     out = capsys.readouterr()
     secret = out.out.strip()
     assert re.fullmatch(r"cairn_\S+", secret)
     assert "not shown again" in out.err
     actor = token_authenticate(secret)
     assert actor.scopes == frozenset({"read"}) and len(actor.project_ids) == 1
-    call_command("create_token", "rest-owner", "--revoke", str(actor.token_id))
+    call_command("create_token", "owner", "--revoke", str(actor.token_id))
     assert token_authenticate(secret) is None
     with pytest.raises(CommandError, match="--name"):
-        call_command("create_token", "rest-owner")
+        call_command("create_token", "owner")
     with pytest.raises(CommandError, match="No user"):
         call_command("create_token", "nobody", "--name", "x")
 

@@ -1,8 +1,9 @@
 """A real Cairn ASGI app (Django + MCP) served by uvicorn on 127.0.0.1, and an MCP client.
 
 The server runs in a thread of the test process, so it uses the test database pytest-django set
-up. Its requests run in other threads: tests use `transactional_db` so that what a test writes
-is committed and visible to the server (and what the server writes, to the test).
+up. Its requests run in other threads: tests use `transactional_db` (and `db` is overridden with
+it) so that what a test writes is committed and visible to the server (and what the server
+writes, to the test). owner, acme and the token fixtures come from tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -18,11 +19,6 @@ import pytest
 import uvicorn
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-from knowledge.actors import Actor
-from knowledge.models import Membership, Role
-from knowledge.services.tokens import token_create
-from tests.factories import ProjectFactory, UserFactory
 
 
 def _free_port() -> int:
@@ -70,35 +66,9 @@ def mcp_url(live_server_url):
 
 
 @pytest.fixture
-def owner(transactional_db):
-    return UserFactory(username="mcp-owner")
-
-
-@pytest.fixture
-def acme(transactional_db, owner):
-    """Project "acme", maintained by the token owner (writes need a role: issue 6)."""
-    project = ProjectFactory(slug="acme", name="Acme Corp")
-    Membership.objects.create(project=project, user=owner, role=Role.MAINTAINER)
-    return project
-
-
-def _token(user, **kwargs) -> str:
-    return token_create(actor=Actor.system(), user=user, name="test", **kwargs).secret
-
-
-@pytest.fixture
-def token(owner):
-    return _token(owner, agent_label="agent:pytest")
-
-
-@pytest.fixture
-def read_token(owner):
-    return _token(owner, scope="read")
-
-
-@pytest.fixture
-def make_token(owner):
-    return lambda **kw: _token(owner, **kw)
+def db(transactional_db):
+    """`db` commits here: what a test writes (through the shared fixtures too: owner, acme,
+    tokens) must be visible to the server's threads."""
 
 
 @asynccontextmanager

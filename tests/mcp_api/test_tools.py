@@ -211,7 +211,7 @@ def test_history_lists_revisions_newest_first(call):
     revs = res.structured_content["revisions"]
     assert [r["version"] for r in revs] == [2, 1]
     assert revs[0]["reason"] == "new prices"
-    assert revs[0]["user"] == "mcp-owner"
+    assert revs[0]["user"] == "owner"
     assert call("history", id="zzzzzzzz").is_error
     assert "diff(" in res.content[0].text  # the next move
 
@@ -280,7 +280,7 @@ def test_verify_then_edit_clears_it(call):
     entry = _upsert(call)
     res = call("verify", id=entry["short_id"])
     assert res.structured_content["entry"]["verified"] is True
-    assert Entry.objects.get(pk=entry["id"]).verified_by.username == "mcp-owner"
+    assert Entry.objects.get(pk=entry["id"]).verified_by.username == "owner"
     call("edit", id=entry["short_id"], operation="append", content="more")
     assert Entry.objects.get(pk=entry["id"]).verified_at is None
     assert call("verify", id="nope/nothing").is_error
