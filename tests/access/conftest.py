@@ -33,7 +33,10 @@ def sensitivity(request):
 def shared_world(sensitivity, django_db_setup, django_db_blocker):
     """The matrix world for one sensitivity, built once in a transaction rolled back after the
     last case that uses it. Each case runs in its own savepoint inside (pytest-django's `db`)."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    outer = transaction.atomic()
+    # Like TestCase.setUpTestData's block: the services' durable transactions may run inside it.
+    outer._from_testcase = True
+    with django_db_blocker.unblock(), outer:
         with override_settings(**WORLD_SETTINGS):
             world = build_world(sensitivity)
         yield world

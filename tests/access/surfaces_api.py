@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-from knowledge.errors import KnowledgeError
 from mcp_api import handlers
 from tests.access.surfaces import surface, unchanged
 from tests.access.world import SECRET_WORD, SLUG, SOURCE, World
@@ -98,14 +97,9 @@ def _rest_entry_patch(world: World) -> bool:
 
 
 def _mcp(fn, world: World, asked: str = "", **kwargs) -> tuple[bool, str]:
-    """Run a tool body as guarded() does (without its connection recycling, which would
-    close the test's transaction)."""
-    try:
-        result = fn(world.actor(), **kwargs)
-    except handlers._Handled as handled:
-        result = handled.answer
-    except KnowledgeError as exc:
-        result = handlers.render.knowledge_error(exc)
+    """Run a tool body through guarded(), as a tool call does (the connection recycling
+    lives in the tool wrapper, so the test's transaction stays open)."""
+    result = handlers.guarded(fn, world.actor(), **kwargs)
     text = " ".join(c.text for c in result.content) + json.dumps(
         result.structured_content or {}, default=str
     )
