@@ -5,30 +5,17 @@ from __future__ import annotations
 from django.db import transaction
 
 from knowledge.actors import Actor
-from knowledge.models import Project, Sensitivity
+from knowledge.models import Project
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
 
 
 @transaction.atomic(durable=True)
-def project_create(
-    *,
-    actor: Actor,
-    slug: str,
-    name: str = "",
-    description: str = "",
-    sensitivity: str = Sensitivity.INTERNAL,
-    reason: str = "",
-) -> Project:
-    """Create a project. The slug is normalized (`Customer X` → `customer-x`)."""
-    return k.create_project(
-        actor,
-        slug=slug,
-        name=name,
-        description=description,
-        sensitivity=sensitivity,
-        reason=reason,
-    )
+def project_create(*, actor: Actor, **fields) -> Project:
+    """Create a project: slug, and optionally name (default: the slug), description,
+    sensitivity (default internal) and reason. The slug is normalized (`Customer X` →
+    `customer-x`); the creator becomes its maintainer."""
+    return k.create_project(actor, **fields)
 
 
 @transaction.atomic(durable=True)
