@@ -195,3 +195,26 @@ def test_nul_characters_are_refused_with_a_clear_error(actor, project):
     with pytest.raises(ValidationFailed, match="NUL"):
         entry_upsert(actor=actor, project="acme", subtopic="a\x00", title="T", body="b")
     assert not Entry.objects.exists()
+
+
+def _entry_reads(queries) -> tuple[int, int]:
+    """(row locks, lookups of the entry table) among captured queries."""
+    selects = [q["sql"] for q in queries if q["sql"].lstrip().startswith("SELECT")]
+    return (
+        sum("FOR UPDATE" in sql for sql in selects),
+        sum('FROM "knowledge_entry"' in sql for sql in selects),
+    )
+
+
+@pytest.mark.parametrize("ref", ["short_id", "pk", "path"])
+def test_a_write_looks_the_entry_up_once_and_locks_it_once(actor, project, ref):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from knowledge.services import entry_edit
+
+    entry = entry_upsert(actor=actor, project="acme", subtopic="a/b", title="T", body="one").entry
+    refs = {"short_id": entry.short_id, "pk": entry.pk, "path": "acme/a/b/T"}
+    with CaptureQueriesContext(connection) as captured:
+        entry_edit(actor=actor, entry_id=refs[ref], operation="append", content="two")
+    assert _entry_reads(captured.captured_queries) == (1, 1)
