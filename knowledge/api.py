@@ -264,6 +264,7 @@ class SearchParams(NoNul):
     include_history: bool = False
     include_transcripts: bool = False
     mode: Literal["hybrid", "text", "semantic"] = "hybrid"
+    category: list[Text] | None = None
 
 
 @router.get("/search", response=SearchOut, tags=["search"])
@@ -284,6 +285,7 @@ def search(request: HttpRequest, params: Query[SearchParams]):
         include_history=params.include_history,
         include_transcripts=params.include_transcripts,
         mode=params.mode,
+        categories=params.category,
     )
     return {"results": hits}
 

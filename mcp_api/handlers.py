@@ -51,6 +51,7 @@ def search(
     before,
     limit,
     include_history,
+    category=None,
 ):
     hits = search_hits(
         actor,
@@ -64,6 +65,7 @@ def search(
         before=inputs.when(before, field="before"),
         limit=_limit(limit, 50),
         include_history=include_history,
+        categories=inputs.str_list(category),
     )
     return render.search_results(query, hits)
 

@@ -71,6 +71,9 @@ async def search(
     before: Annotated[str | None, Field(description="Changed before: ISO date or age.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False,
+    category: Annotated[
+        StrList, Field(description="Only entries with an observation '- [category] …' of these.")
+    ] = None,
 ) -> CallToolResult:
     """Search the team memory. Returns compact hits (id, title, path, kind, tags, status,
     updated, snippet); read one with get(id). Call this before writing anything."""

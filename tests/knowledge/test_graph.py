@@ -253,3 +253,13 @@ def test_hidden_targets_show_only_the_link_text(actor, project):
     }
     assert build_context(reader, api.short_id, depth=3)["related"] == []
     assert {n["id"] for n in graph_data(reader, around=api.short_id)["nodes"]} == {api.pk}
+
+
+def test_search_filters_by_observation_category(actor, project):
+    from knowledge.search import search_entries
+
+    write(actor, "Pricing decision", "- [decision] pricing goes up")
+    write(actor, "Pricing note", "pricing talk, no decision item\n- [idea] pricing tiers")
+    hits = search_entries(actor, "pricing", mode="text", categories=["Decision"])
+    assert [h.title for h in hits] == ["Pricing decision"]
+    assert len(search_entries(actor, "pricing", mode="text")) == 2

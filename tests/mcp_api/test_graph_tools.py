@@ -54,3 +54,10 @@ def test_build_context_not_found_gives_next_moves(call):
 def test_build_context_bad_depth_is_refused(call):
     res = call("build_context", url="anything", depth=9)
     assert res.is_error
+
+
+def test_search_by_category(call):
+    _write(call, "Pricing decision", "- [decision] pricing goes up")
+    _write(call, "Pricing idea", "- [idea] pricing tiers")
+    res = call("search", query="pricing", category="decision")
+    assert [h["title"] for h in res.structured_content["results"]] == ["Pricing decision"]
