@@ -10,7 +10,7 @@ graph as it was at any time stays answerable. A superseded entry's facts are all
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector
+from django.contrib.postgres.search import SearchVector, TrigramSimilarity
 from django.db.models import Q
 
 from knowledge.errors import ValidationFailed
@@ -91,8 +91,28 @@ def resolve_targets(source: Entry, texts: list[str]) -> dict[str, int | None]:
                 local_sub = None
             own = [r for r in rows if r[2] == project.pk]
             found = _pick(own, key, local_sub, source.subtopic.path if source.subtopic_id else "")
+            if found is None and local_sub is None:
+                found = _close_enough(source, text)
         answer[text] = found
     return answer
+
+
+def _close_enough(source: Entry, text: str) -> int | None:
+    """The one entry of the source's project whose title is similar enough to `text`
+    (pg_trgm, CAIRN_GRAPH_FUZZY_THRESHOLD): none when two are, so a guess is never ambiguous."""
+    threshold = settings.CAIRN_GRAPH_FUZZY_THRESHOLD
+    name = text.rsplit("/", 1)[-1].strip()
+    if not threshold or len(name) < 4:
+        return None
+    close = list(
+        Entry.objects.filter(project_id=source.project_id, title__trigram_similar=name)
+        .exclude(pk=source.pk)
+        .exclude(status=EntryStatus.SUPERSEDED)
+        .annotate(similarity=TrigramSimilarity("title", name))
+        .filter(similarity__gte=threshold)
+        .values_list("pk", flat=True)[:2]
+    )
+    return close[0] if len(close) == 1 else None
 
 
 def _pick(rows: list[tuple], key: str, sub: str | None, near: str | None) -> int | None:

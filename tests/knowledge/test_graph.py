@@ -263,3 +263,19 @@ def test_search_filters_by_observation_category(actor, project):
     hits = search_entries(actor, "pricing", mode="text", categories=["Decision"])
     assert [h.title for h in hits] == ["Pricing decision"]
     assert len(search_entries(actor, "pricing", mode="text")) == 2
+
+
+def test_a_close_enough_title_resolves_only_when_unique(actor, project, settings):
+    settings.CAIRN_GRAPH_FUZZY_THRESHOLD = 0.5
+    target = write(actor, "Deployment Checklist")
+    api = write(actor, "API", "[[Deployment Checklists]] [[Totally Different]]")
+    assert current_relations(api) == {
+        ("links_to", "Deployment Checklists", target.pk),
+        ("links_to", "Totally Different", None),
+    }
+    write(actor, "Deployment Checklist 2")  # now two are close: no guess
+    other = write(actor, "Other", "[[Deployment Checklists]]")
+    assert current_relations(other) == {("links_to", "Deployment Checklists", None)}
+    settings.CAIRN_GRAPH_FUZZY_THRESHOLD = 0
+    off = write(actor, "Off", "[[Deployment Checklists]]", subtopic="x")
+    assert current_relations(off) == {("links_to", "Deployment Checklists", None)}
