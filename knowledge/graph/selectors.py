@@ -199,13 +199,19 @@ def neighbourhood(
         if not frontier:
             break
         frontier = frontier[:MAX_FRONTIER]
-        rels = _at(Relation.objects.filter(target__isnull=False), as_of)
-        out = rels.filter(source_id__in=frontier, target__project__in=visible).values_list(
-            "source_id", "target_id", "relation_type"
-        )[:MAX_EDGES_PER_HOP]
-        inc = rels.filter(target_id__in=frontier, source__project__in=visible).values_list(
-            "source_id", "target_id", "relation_type"
-        )[:MAX_EDGES_PER_HOP]
+        # One query per hop, both directions; each end must be visible.
+        edges = (
+            _at(Relation.objects.filter(target__isnull=False), as_of)
+            .filter(
+                Q(source_id__in=frontier, target__project__in=visible)
+                | Q(target_id__in=frontier, source__project__in=visible)
+            )
+            .values_list("source_id", "target_id", "relation_type")[:MAX_EDGES_PER_HOP]
+        )
+        hop = set(frontier)
+        edges = list(edges)
+        out = [e for e in edges if e[0] in hop]
+        inc = [e for e in edges if e[1] in hop and e[0] not in hop]
         nxt = []
         for direction, pairs in (("outgoing", out), ("incoming", inc)):
             for source, target, rtype in pairs:

@@ -9,13 +9,23 @@ graph as it was at any time stays answerable. A superseded entry's facts are all
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector, TrigramSimilarity
-from django.db.models import Q
+from django.db import connection
+from django.db.models import Q, Value
 
 from knowledge.errors import ValidationFailed
 from knowledge.graph.parsing import Graph, parse
-from knowledge.models import Entry, EntryStatus, Observation, Relation, Sensitivity
+from knowledge.models import (
+    Entry,
+    EntryStatus,
+    Observation,
+    Relation,
+    Sensitivity,
+    content_hash,
+)
 from knowledge.paths import entry_slug, normalize_path
 
 # A project may resolve links into projects at most as closed as itself: a public entry's link
@@ -129,72 +139,66 @@ def _pick(rows: list[tuple], key: str, sub: str | None, near: str | None) -> int
     return live[0][0]
 
 
-def index_graph(entry: Entry, parsed: Graph | None = None) -> None:
-    """Bring the entry's current observations and relations in line with its body."""
+# One round trip for both kinds of current facts of an entry.
+_CURRENT_SQL = """
+SELECT 'o', id, category, content, context, tags, NULL::bigint
+  FROM knowledge_observation WHERE entry_id = %(entry)s AND valid_to IS NULL
+UNION ALL
+SELECT 'r', id, relation_type, target_text, '', '{}'::varchar(60)[], target_id
+  FROM knowledge_relation WHERE source_id = %(entry)s AND valid_to IS NULL
+"""
+# One statement closes both kinds.
+_CLOSE_SQL = """
+WITH closed AS (
+  UPDATE knowledge_observation SET valid_to = %(when)s, valid_to_version = %(version)s
+   WHERE id = ANY(%(observations)s)
+)
+UPDATE knowledge_relation SET valid_to = %(when)s, valid_to_version = %(version)s
+ WHERE id = ANY(%(relations)s)
+"""
+
+
+def index_graph(entry: Entry, parsed: Graph | None = None, *, recheck: bool = False) -> None:
+    """Bring the entry's current observations and relations in line with its body: facts that
+    no longer read so are closed at this revision, new ones added; unchanged ones stay as they
+    are. `recheck` also tries again to resolve its waiting links (after a move)."""
     when, version = entry.updated_at, entry.version
     if parsed is None:
         parsed = Graph() if entry.status == EntryStatus.SUPERSEDED else parse(entry.body)
-    _index_observations(entry, parsed, when, version)
-    _index_relations(entry, parsed, when, version)
-
-
-def _index_observations(entry: Entry, parsed: Graph, when, version: int) -> None:
-    wanted = {}
+    want_obs: dict[tuple, object] = {}
     for obs in parsed.observations:
-        wanted.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
-    kept, closing = set(), []
-    for pk, *key in Observation.objects.filter(
-        entry_id=entry.pk, valid_to__isnull=True
-    ).values_list("pk", "category", "content", "tags", "context"):
-        key = (key[0], key[1], tuple(key[2]), key[3])
-        if key in wanted and key not in kept:
-            kept.add(key)
-        else:
-            closing.append(pk)
-    if closing:
-        Observation.objects.filter(pk__in=closing).update(valid_to=when, valid_to_version=version)
-    new = [
-        Observation(
-            entry_id=entry.pk,
-            category=o.category,
-            content=o.content,
-            tags=list(o.tags),
-            context=o.context,
-            position=o.position,
-            valid_from=when,
-            valid_from_version=version,
-        )
-        for key, o in wanted.items()
-        if key not in kept
-    ]
-    if new:
-        Observation.objects.bulk_create(new)
-        config = settings.CAIRN_SEARCH_CONFIG
-        Observation.objects.filter(entry_id=entry.pk, search_vector__isnull=True).update(
-            search_vector=SearchVector("category", weight="B", config=config)
-            + SearchVector("content", weight="A", config=config)
-            + SearchVector("context", weight="C", config=config)
-        )
-
-
-def _index_relations(entry: Entry, parsed: Graph, when, version: int) -> None:
-    wanted = {}
+        want_obs.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
+    want_rel: dict[tuple, object] = {}
     for rel in parsed.relations:
-        wanted.setdefault((rel.type, rel.target.lower()), rel)
-    kept, closing, waiting = set(), [], []
-    for pk, rtype, text, target_id in Relation.objects.filter(
-        source_id=entry.pk, valid_to__isnull=True
-    ).values_list("pk", "relation_type", "target_text", "target_id"):
-        key = (rtype, text.lower())
-        if key in wanted and key not in kept:
+        want_rel.setdefault((rel.type, rel.target.lower()), rel)
+    kept_obs, kept_rel, close_obs, close_rel, waiting = set(), set(), [], [], []
+    with connection.cursor() as cursor:
+        cursor.execute(_CURRENT_SQL, {"entry": entry.pk})
+        current = cursor.fetchall()
+    for kind, pk, a, b, context, tags, target_id in current:
+        if kind == "o":
+            key, want, kept, closing = (a, b, tuple(tags), context), want_obs, kept_obs, close_obs
+        else:
+            key, want, kept, closing = (a, b.lower()), want_rel, kept_rel, close_rel
+        if key in want and key not in kept:
             kept.add(key)
-            if target_id is None:
-                waiting.append((pk, text))
+            if kind == "r" and target_id is None and recheck:
+                waiting.append((pk, b))
         else:
             closing.append(pk)
-    if closing:
-        Relation.objects.filter(pk__in=closing).update(valid_to=when, valid_to_version=version)
-    new = [rel for key, rel in wanted.items() if key not in kept]
+    if close_obs and close_rel:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _CLOSE_SQL,
+                {"when": when, "version": version, "observations": close_obs,
+                 "relations": close_rel},
+            )  # fmt: skip
+    elif close_obs:
+        Observation.objects.filter(pk__in=close_obs).update(valid_to=when, valid_to_version=version)
+    elif close_rel:
+        Relation.objects.filter(pk__in=close_rel).update(valid_to=when, valid_to_version=version)
+    _add_observations(entry, [o for k, o in want_obs.items() if k not in kept_obs], when, version)
+    new = [r for k, r in want_rel.items() if k not in kept_rel]
     resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t in waiting])
     if new:
         Relation.objects.bulk_create(
@@ -215,9 +219,35 @@ def _index_relations(entry: Entry, parsed: Graph, when, version: int) -> None:
             Relation.objects.filter(pk=pk).update(target_id=resolved[text])
 
 
+def _add_observations(entry: Entry, new: list, when, version: int) -> None:
+    if not new:
+        return
+    config = settings.CAIRN_SEARCH_CONFIG
+    Observation.objects.bulk_create(
+        Observation(
+            entry_id=entry.pk,
+            category=o.category,
+            content=o.content,
+            tags=list(o.tags),
+            context=o.context,
+            position=o.position,
+            valid_from=when,
+            valid_from_version=version,
+            # computed by the INSERT itself: no second statement
+            search_vector=SearchVector(Value(o.content), weight="A", config=config)
+            + SearchVector(Value(o.category), weight="B", config=config)
+            + SearchVector(Value(o.context), weight="C", config=config),
+        )
+        for o in new
+    )
+
+
 def resolve_waiting(entry: Entry) -> int:
     """Point the links that wait for an entry like this one at it (after a create, rename or
-    move), and a correction's incoming links at the correcting entry. Returns how many."""
+    move), and a correction's incoming links at the correcting entry. Returns how many.
+
+    A waiting link matched nothing before, so this entry is its match when the link names it:
+    decided from the link text, with no query per link."""
     count = 0
     if entry.supersedes_id:
         count += Relation.objects.filter(
@@ -225,21 +255,72 @@ def resolve_waiting(entry: Entry) -> int:
         ).update(target_id=entry.pk)
     if entry.status == EntryStatus.SUPERSEDED:
         return count
-    rows = list(
+    rows = (
         Relation.objects.filter(
             target__isnull=True, valid_to__isnull=True, target_key=entry.slug[:120]
         )
         .exclude(source_id=entry.pk)
-        .select_related("source__project", "source__subtopic")[:MAX_WAITING]
-    )
-    for rel in rows:
-        if resolve_targets(rel.source, [rel.target_text]).get(rel.target_text) == entry.pk:
-            Relation.objects.filter(pk=rel.pk).update(target_id=entry.pk)
-            count += 1
+        .values_list("pk", "target_text", "source__project_id", "source__project__sensitivity")
+    )[:MAX_WAITING]
+    sub = entry.subtopic.path if entry.subtopic_id else ""
+    project = entry.project
+    matched = [
+        pk
+        for pk, text, source_project, source_sensitivity in rows
+        if _names(text, project, sub, source_project, source_sensitivity)
+    ]
+    if matched:
+        count += Relation.objects.filter(pk__in=matched).update(target_id=entry.pk)
     return count
 
 
-def index_entry_graph(entry: Entry) -> None:
-    """The save step's graph work: the entry's own facts, then the links that wait for it."""
-    index_graph(entry)
-    resolve_waiting(entry)
+def _names(text: str, project, sub: str, source_project: int, source_sensitivity: str) -> bool:
+    """Whether a link `text` written in project `source_project` names an entry (whose slug
+    matches) in `project` at subtopic `sub`, by the rules of resolve_targets."""
+    first, path_sub, _ = _split_target(text)
+    if first is None:  # a bare title: any subtopic of the source's own project
+        return source_project == project.pk
+    if first == project.slug:  # project/…/Title: that exact place
+        if source_project != project.pk and not may_reference(
+            source_sensitivity, project.sensitivity
+        ):
+            return False
+        return path_sub == sub
+    # subtopic/…/Title within the source's own project
+    try:
+        return source_project == project.pk and normalize_path(text.rsplit("/", 1)[0]) == sub
+    except ValidationFailed:
+        return False
+
+
+@dataclass(frozen=True)
+class GraphChange:
+    """What a save changes for the graph, read before the save stamps the entry."""
+
+    text: bool  # new entry, new body, or a status that opens or closes its facts
+    identity: bool  # created, renamed or moved: links waiting for it may now resolve
+    moved: bool = False  # its own waiting links may now resolve (relative to the new place)
+
+
+def graph_change(entry: Entry) -> GraphChange:
+    """Call before the save sets slug and content hash: they still hold the stored values."""
+    new = entry.pk is None
+    renamed = entry.slug != entry_slug(entry.title)
+    moved = getattr(entry, "graph_moved", False)
+    body = entry.content_hash != content_hash(entry.kind, entry.body)
+    superseded = entry.status == EntryStatus.SUPERSEDED
+    return GraphChange(
+        text=new or body or renamed or moved or superseded,
+        identity=new or renamed or moved or bool(entry.supersedes_id),
+        moved=moved,
+    )
+
+
+def index_entry_graph(entry: Entry, change: GraphChange) -> None:
+    """The save step's graph work: the entry's own facts (when its text changed), then the links
+    that wait for it (when it is new, renamed or moved). A save that changes neither (a
+    verification, tags, metadata) costs the graph nothing."""
+    if change.text:
+        index_graph(entry, recheck=change.moved)
+    if change.identity:
+        resolve_waiting(entry)

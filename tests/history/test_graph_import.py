@@ -67,14 +67,15 @@ def test_obsidian_vault_links_by_title_alias_and_heading(tmp_path, actor, projec
 
 
 def test_reindex_graph_builds_the_graph_of_existing_entries(actor, project, settings):
-    from knowledge.services import _kernel, entry_upsert
+    from knowledge.services import entry_upsert
+    from knowledge.services import graph as graph_switch
 
-    _kernel.GRAPH_INDEXING = False
+    graph_switch.enabled = False
     try:
         for title, body in (("A", "- uses [[B]]\n- [fact] one"), ("B", "[[A]]")):
             entry_upsert(actor=actor, project="acme", title=title, body=body)
     finally:
-        _kernel.GRAPH_INDEXING = True
+        graph_switch.enabled = True
     assert not Relation.objects.exists()
     call_command("reindex", "--graph")
     call_command("reindex", "--graph")  # idempotent

@@ -279,3 +279,23 @@ def test_a_close_enough_title_resolves_only_when_unique(actor, project, settings
     settings.CAIRN_GRAPH_FUZZY_THRESHOLD = 0
     off = write(actor, "Off", "[[Deployment Checklists]]", subtopic="x")
     assert current_relations(off) == {("links_to", "Deployment Checklists", None)}
+
+
+def test_waiting_links_resolve_only_at_the_place_they_name(actor, project):
+    infra = ProjectFactory(slug="infra", sensitivity=Sensitivity.INTERNAL)
+    Membership.objects.create(project=infra, user=actor.user, role=Role.EDITOR)
+    api = write(actor, "API", "[[infra/Auth]] [[ops/Runbook]] [[acme/Root Note]] [[Anywhere]]")
+    write(actor, "Auth", project="infra", subtopic="deep")  # not at infra's root
+    write(actor, "Runbook", subtopic="elsewhere")  # not in ops
+    write(actor, "Root Note", subtopic="x")  # not at acme's root
+    assert {t for _, _, t in current_relations(api)} == {None}
+    auth = write(actor, "Auth", project="infra")
+    runbook = write(actor, "Runbook", subtopic="ops")
+    root = write(actor, "Root Note")
+    anywhere = write(actor, "Anywhere", subtopic="a/b")
+    assert current_relations(api) == {
+        ("links_to", "infra/Auth", auth.pk),
+        ("links_to", "ops/Runbook", runbook.pk),
+        ("links_to", "acme/Root Note", root.pk),
+        ("links_to", "Anywhere", anywhere.pk),
+    }
