@@ -11,7 +11,15 @@ from history.selectors import entry_diff, entry_history
 from history.services import entry_revert
 from knowledge import inputs
 from knowledge.errors import AlreadyExists, EntryConflict
+from knowledge.graph.selectors import (
+    build_context,
+    entry_relations,
+    graph_data,
+    observation_search,
+)
 from knowledge.schemas import (
+    ContextOut,
+    ContextParams,
     CorrectIn,
     CorrectOut,
     DiffOut,
@@ -21,11 +29,16 @@ from knowledge.schemas import (
     EntryOut,
     EntryPatch,
     EntryUpsertIn,
+    GraphOut,
+    GraphParams,
     MoveIn,
     NoNul,
+    ObservationHitOut,
+    ObservationParams,
     ProjectIn,
     ProjectOut,
     ProjectPatch,
+    RelationsOut,
     RevertIn,
     RevisionOut,
     SearchOut,
@@ -252,6 +265,7 @@ class SearchParams(NoNul):
     include_history: bool = False
     include_transcripts: bool = False
     mode: Literal["hybrid", "text", "semantic"] = "hybrid"
+    category: list[Text] | None = None
 
 
 @router.get("/search", response=SearchOut, tags=["search"])
@@ -272,6 +286,7 @@ def search(request: HttpRequest, params: Query[SearchParams]):
         include_history=params.include_history,
         include_transcripts=params.include_transcripts,
         mode=params.mode,
+        categories=params.category,
     )
     return {"results": hits}
 
@@ -281,6 +296,42 @@ def check_sources(request: HttpRequest, data: SourceCheckIn):
     """Which sources are already logged, and by which entries."""
     items = [{"kind": s.kind, "external_id": s.external_id} for s in data.sources]
     return sources_check(request.auth, data.project, items)
+
+
+# --- the knowledge graph --------------------------------------------------------------------
+
+
+@router.get("/entries/{ref}/relations", response=RelationsOut, tags=["graph"])
+def get_entry_relations(request: HttpRequest, ref: Text):
+    """An entry's outgoing relations (resolved, or waiting for their entry: `entry` null) and
+    its backlinks. A link to an entry you may not see shows only its text."""
+    return entry_relations(request.auth, entry_get(request.auth, ref))
+
+
+@router.get("/context", response=ContextOut, tags=["graph"])
+def get_context(request: HttpRequest, params: Query[ContextParams]):
+    """An entry (or a memory:// glob's entries, or what a search finds) with what it links to
+    and what links to it, up to `depth` hops; `as_of` shows the facts current then."""
+    return build_context(request.auth, **params.model_dump())
+
+
+@router.get("/graph", response=GraphOut, tags=["graph"])
+def get_graph(request: HttpRequest, params: Query[GraphParams]):
+    """Nodes and typed edges of a project, or of an entry's neighbourhood (`around`), at most
+    `limit` nodes (`cut` says when there were more)."""
+    return graph_data(request.auth, **params.model_dump())
+
+
+@router.get("/observations", response=list[ObservationHitOut], tags=["graph"])
+def search_observations(request: HttpRequest, params: Query[ObservationParams]):
+    """Current observations matching `q` (full text) and/or `category`, best first."""
+    return observation_search(
+        request.auth,
+        params.q,
+        category=params.category,
+        project=params.project,
+        limit=params.limit,
+    )
 
 
 __all__ = ["router"]

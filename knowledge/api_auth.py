@@ -54,6 +54,11 @@ def next_moves(exc: KnowledgeError) -> str:
         return (
             "GET /api/v1/projects lists the projects you can see; POST /api/v1/projects adds one."
         )
+    if isinstance(exc, NotFound) and exc.data.get("context"):
+        return (
+            "GET /api/v1/search?q=… finds entries; GET /api/v1/entries lists the latest "
+            "changes first; POST /api/v1/entries creates the entry."
+        )
     if isinstance(exc, NotFound) and "entry" in exc.data:
         return (
             "GET /api/v1/search?q=… finds entries; GET /api/v1/entries?project=… lists a "

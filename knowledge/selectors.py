@@ -174,10 +174,21 @@ def project_get(
     )
 
 
+MEMORY_SCHEME = "memory://"
+
+
+def strip_memory_scheme(text: str) -> str:
+    """`memory://acme/a/b` → `acme/a/b` (any case of the scheme); other text as it is."""
+    if text[: len(MEMORY_SCHEME)].lower() == MEMORY_SCHEME:
+        return text[len(MEMORY_SCHEME) :].strip("/")
+    return text
+
+
 def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
-    """The condition naming one entry (numeric id, short id, or `project/subtopic/title-or-slug`)
-    and, for a number that could also be a short id, the ordering that prefers the id."""
-    text = str(ref).strip()
+    """The condition naming one entry (numeric id, short id, `project/subtopic/title-or-slug`
+    or its `memory://project/subtopic/slug` permalink) and, for a number that could also be a
+    short id, the ordering that prefers the id."""
+    text = strip_memory_scheme(str(ref).strip())
     if text.isdigit():
         number = int(text)
         if number > 2**63 - 1:

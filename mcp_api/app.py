@@ -32,9 +32,11 @@ INSTRUCTIONS = """\
 Cairn is your team's shared, versioned memory: projects → subtopics (paths like a/b/c) → \
 Markdown entries. Five rules:
 1. Search first: search(query) before answering from memory or writing anything.
-2. Read only what search points to: get(id) for one entry, with offset for long ones.
+2. Read only what search points to: get(id) for one entry, with offset for long ones; \
+build_context(id) for it with what it links to and what links to it.
 3. Upsert rather than duplicate: the same project + subtopic + title replaces the entry; \
-change one part with edit(id, operation, …).
+change one part with edit(id, operation, …). \
+Write facts as `- [category] fact #tag` and links as `- relation_type [[Other entry]]`.
 4. Correct rather than rewrite history: when an entry was wrong, correct(id, body, reason) \
 keeps both; never delete to fix a mistake.
 5. Ask the user before storing secrets, personal data or anything sensitive."""

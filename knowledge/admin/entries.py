@@ -6,7 +6,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
-from django.urls import path
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -18,6 +19,7 @@ from knowledge.admin.common import (
     actor_for,
 )
 from knowledge.errors import ValidationFailed
+from knowledge.graph.selectors import entry_relations
 from knowledge.models import Entry
 from knowledge.paths import normalize_path
 from knowledge.rendering import render_markdown
@@ -105,10 +107,11 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
     )
     search_fields = ("title", "body", "short_id", "tags", "subtopic__path")
     list_select_related = ("project", "subtopic")
-    readonly_fields = ("rendered", *PROVENANCE)
+    readonly_fields = ("rendered", "links", "backlinks", *PROVENANCE)
     fieldsets = (
         (None, {"fields": ("project", "subtopic_path", "title", "body", "reason")}),
         ("Metadata", {"fields": ("kind", "tags_text", "status", "searchable", "metadata")}),
+        ("Links", {"fields": ("links", "backlinks")}),
         ("Provenance", {"classes": ("collapse",), "fields": PROVENANCE}),
         ("Rendered", {"classes": ("collapse",), "fields": ("rendered",)}),
     )
@@ -127,6 +130,42 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
     def rendered(self, obj: Entry):
         # Safe: render_markdown sanitizes with nh3 (bodies are written by agents, too).
         return mark_safe(f'<div class="cairn-rendered">{render_markdown(obj.body)}</div>')
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.pk:
+            # What this person may see: a link to a hidden entry shows its text only.
+            obj.graph_links = entry_relations(actor_for(request), obj)
+        return super().get_readonly_fields(request, obj)
+
+    @staticmethod
+    def _entry_link(entry: dict):
+        url = reverse("admin:knowledge_entry_change", args=[entry["id"]])
+        return format_html('<a href="{}">{}</a> <small>{}</small>', url, entry["title"],
+                           entry["path"])  # fmt: skip
+
+    @admin.display(description="links")
+    def links(self, obj: Entry):
+        rows = getattr(obj, "graph_links", {}).get("outgoing", [])
+        if not rows:
+            return "—"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{} → {}",
+            (
+                (r["type"], self._entry_link(r["entry"]) if r["entry"] else
+                 format_html("[[{}]] <small>(no entry yet)</small>", r["target_text"]))
+                for r in rows
+            ),
+        )  # fmt: skip
+
+    @admin.display(description="backlinks")
+    def backlinks(self, obj: Entry):
+        rows = getattr(obj, "graph_links", {}).get("backlinks", [])
+        if not rows:
+            return "—"
+        return format_html_join(
+            mark_safe("<br>"), "{} ← {}", ((r["type"], self._entry_link(r["entry"])) for r in rows)
+        )
 
     @admin.display(description="sources")
     def source_list(self, obj: Entry) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import BooleanField, Q, QuerySet
+from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -20,7 +20,7 @@ from pgvector.django import CosineDistance
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry, EntryChunk, EntryStatus
+from knowledge.models import Entry, EntryChunk, EntryStatus, Observation
 from knowledge.paths import normalize_path
 from knowledge.search.fulltext import lexeme_terms, text_ranking
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
@@ -121,6 +121,7 @@ def _scope(
     before,
     include_history,
     include_transcripts,
+    categories=None,
 ) -> QuerySet[Entry]:
     entries = visible_entries(actor)
     if project not in (None, ""):
@@ -149,6 +150,15 @@ def _scope(
         entries = entries.exclude(status=EntryStatus.SUPERSEDED)
     if not include_transcripts:
         entries = entries.filter(searchable=True)
+    categories = [" ".join(c.split()).lower() for c in _as_list(categories) if c.strip()]
+    if categories:  # entries with a current observation of one of these categories
+        entries = entries.filter(
+            Exists(
+                Observation.objects.filter(
+                    entry_id=OuterRef("pk"), valid_to__isnull=True, category__in=categories
+                )
+            )
+        )
     after = _as_datetime(after, "after")
     before = _as_datetime(before, "before")
     if after is not None:
@@ -249,11 +259,13 @@ def search_entries(
     mode: str = "hybrid",
     include_history: bool = False,
     include_transcripts: bool = False,
+    categories: list[str] | str | None = None,
 ) -> list[SearchHit]:
     """Entries the actor may see that match `query`, best first.
 
     mode: hybrid (full text and semantic, fused), text or semantic. Filters apply before
-    ranking. Superseded entries and transcripts are left out unless include_history /
+    ranking; `categories` keeps entries with a current observation of one of them.
+    Superseded entries and transcripts are left out unless include_history /
     include_transcripts (or an explicit status) ask for them.
     """
     try:
@@ -273,6 +285,7 @@ def search_entries(
         "before": before,
         "include_history": include_history,
         "include_transcripts": include_transcripts,
+        "categories": categories,
     }
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(actor, query, mode=mode, candidates=candidates, **filters)

@@ -26,6 +26,7 @@ from knowledge.services.entries_edit import (
     entry_edit,
     entry_verify,
 )
+from knowledge.services.graph import entries_reindex_graph
 from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
 from knowledge.services.memberships import membership_grant, membership_revoke
 from knowledge.services.projects import project_create, project_update
@@ -47,6 +48,7 @@ __all__ = [
     "apply_edit",
     "entries_embed",
     "entries_import",
+    "entries_reindex_graph",
     "entries_reindex_text",
     "entry_correct",
     "entry_delete",

@@ -4,7 +4,7 @@ Private module, public names: only `knowledge.services` modules import it. No st
 transaction of its own (the public service's durable one holds them all) or calls a public
 service. An entry write is: `lock_entry` (one lookup, one row lock) → `check_version` →
 `apply_changes` / `place_entry` → `save_entry` (validate, stamp, save the revision with who and
-why, refresh the full-text data, queue the background work on commit).
+why, refresh the full-text data and the graph, queue the background work on commit).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from knowledge.selectors import (
     visible_entries,
     writable_projects,
 )
+from knowledge.services import graph as graph_switch
+from knowledge.services._graph import graph_change, index_entry_graph
 from knowledge.services.background import entry_written
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
@@ -267,6 +269,7 @@ def place_entry(
             old_path = "another project"
         entry.sources.clear()  # sources belong to a project
     entry.project, entry.subtopic = project, subtopic
+    entry.graph_moved = True  # links waiting for an entry at the new place may resolve
     return f"move from {old_path}"
 
 
@@ -321,6 +324,7 @@ def save_entry(
     `authored=False` is for changes that are not new text (verification, supersession): who
     wrote the text (generated_by) stays.
     """
+    change = graph_change(entry)  # before the stamps below, which it compares with
     if entry.pk is not None and new_version:
         entry.version += 1
     entry.slug = entry_slug(entry.title)
@@ -340,6 +344,8 @@ def save_entry(
             title=entry.title,
         ) from exc
     index_text(entry)
+    if graph_switch.enabled:
+        index_entry_graph(entry, change)
     entry_written(entry.pk)
 
 

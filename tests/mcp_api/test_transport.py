@@ -57,6 +57,7 @@ def test_initialize_lists_tools_and_gives_instructions(mcp_url, token):
         "create_project",
         "correct",
         "verify",
+        "build_context",
     }
     by_name = {t.name: t for t in tools.tools}
     assert by_name["search"].annotations.read_only_hint is True

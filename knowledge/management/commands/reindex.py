@@ -1,4 +1,5 @@
-"""Rebuild search data: full-text vectors and embeddings, batched, resumable, with progress."""
+"""Rebuild search data: full-text vectors and embeddings, batched, resumable, with progress;
+with --graph, the knowledge graph's observations and relations instead."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from knowledge.actors import Actor
 from knowledge.models import Entry, Project
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
+from knowledge.services import entries_reindex_graph
 from knowledge.services.embeddings import (
     entries_embed,
     entries_reindex_text,
@@ -42,6 +45,12 @@ class Command(BaseCommand):
             "--force", action="store_true", help="re-embed even entries that are current"
         )
         parser.add_argument("--batch-size", type=int, default=32)
+        parser.add_argument(
+            "--graph",
+            action="store_true",
+            help="only the knowledge graph: re-read every entry's observations and relations "
+            "(for entries written before the graph existed); idempotent",
+        )
 
     def handle(self, *args, **opts):
         entries = Entry.objects.all()
@@ -52,6 +61,9 @@ class Command(BaseCommand):
                 raise CommandError(f"No project {opts['project']!r}. Projects: {slugs}")
             entries = entries.filter(project=project)
         batch = max(1, opts["batch_size"])
+        if opts["graph"]:
+            self._graph(entries, batch)
+            return
         do_text = not opts["embeddings_only"] and not opts["missing"] and not opts["model"]
         do_embed = not opts["text_only"]
         try:
@@ -111,6 +123,17 @@ class Command(BaseCommand):
             detail = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
             self._rate("embeddings", len(ids), time.perf_counter() - start, f"entries ({detail})")
         lexeme_stats_refresh()
+
+    def _graph(self, entries, batch: int) -> None:
+        ids = list(entries.order_by("pk").values_list("pk", flat=True))
+        size = min(1000, batch * 8)
+        start = time.perf_counter()
+        with tqdm(total=len(ids), desc="graph", unit="entry") as bar:
+            for i in range(0, len(ids), size):
+                part = ids[i : i + size]
+                entries_reindex_graph(actor=Actor.system(), entry_ids=part)
+                bar.update(len(part))
+        self._rate("graph", len(ids), time.perf_counter() - start, "entries")
 
     def _rate(self, what: str, count: int, seconds: float, unit: str) -> None:
         rate = count / seconds if seconds > 0 else 0.0

@@ -1,0 +1,326 @@
+"""Kernel steps for the knowledge graph: index an entry's observations and relations when it is
+saved, resolve links that wait for it. Called by the kernel's save step, in the same
+transaction; never opens one of its own.
+
+Facts are never rewritten: an observation or relation that a write drops is closed at that
+revision (`valid_to`, `valid_to_version`) and a changed one is closed and added anew, so the
+graph as it was at any time stays answerable. A superseded entry's facts are all closed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVector, TrigramSimilarity
+from django.db import connection
+from django.db.models import Q, Value
+
+from knowledge.errors import ValidationFailed
+from knowledge.graph.parsing import Graph, parse
+from knowledge.models import (
+    Entry,
+    EntryStatus,
+    Observation,
+    Relation,
+    Sensitivity,
+    content_hash,
+)
+from knowledge.paths import entry_slug, normalize_path
+
+# A project may resolve links into projects at most as closed as itself: a public entry's link
+# never points into a restricted project (readers are filtered again when it is shown).
+_RANK = {
+    Sensitivity.PUBLIC: 0,
+    Sensitivity.INTERNAL: 1,
+    Sensitivity.CONFIDENTIAL: 2,
+    Sensitivity.RESTRICTED: 3,
+}
+_CANDIDATE = ("pk", "slug", "project_id", "project__slug", "project__sensitivity",
+              "subtopic__path", "status")  # fmt: skip
+MAX_WAITING = 1000  # waiting links resolved per write
+
+
+def may_reference(source_sensitivity: str, target_sensitivity: str) -> bool:
+    return _RANK.get(target_sensitivity, 3) <= _RANK.get(source_sensitivity, 0)
+
+
+def target_key(text: str) -> str:
+    """The slug a link's last segment names: what an entry's slug is matched on."""
+    return entry_slug(text.rsplit("/", 1)[-1].strip())
+
+
+def _split_target(text: str) -> tuple[str | None, str | None, str]:
+    """`proj/a/b/Title` → ("proj", "a/b", key); `a/Title` → ("a", "", key) as well as the
+    same-project reading ("a" as the subtopic) — the resolver tries both."""
+    parts = [p.strip() for p in text.split("/") if p.strip()]
+    if len(parts) <= 1:
+        return None, None, target_key(text)
+    try:
+        return parts[0].lower(), normalize_path("/".join(parts[1:-1])), target_key(parts[-1])
+    except ValidationFailed:  # a link that is no valid path just does not resolve
+        return None, None, target_key(text)
+
+
+def resolve_targets(source: Entry, texts: list[str]) -> dict[str, int | None]:
+    """For each link text of `source`: the id of the entry it names, or None (waiting).
+
+    Same project first: the exact path, then the title (same subtopic preferred, then the one
+    entry with it, then the oldest); a `project/…/Title` link names another project only when
+    that project exists and `source`'s project may reference it.
+    """
+    if not texts:
+        return {}
+    project = source.project
+    keys = {target_key(t) for t in texts}
+    firsts = {p for p, _, _ in map(_split_target, texts) if p}
+    rows = list(
+        Entry.objects.filter(slug__in=keys)
+        .filter(Q(project_id=project.pk) | Q(project__slug__in=firsts))
+        .exclude(pk=source.pk)
+        .values_list(*_CANDIDATE)
+        .order_by("pk")
+    )
+    answer: dict[str, int | None] = {}
+    for text in texts:
+        first, sub, key = _split_target(text)
+        found = None
+        if first and first != project.slug:
+            found = _pick(
+                [r for r in rows if r[3] == first and may_reference(project.sensitivity, r[4])],
+                key,
+                sub,
+                None,
+            )
+        if found is None:
+            if first == project.slug:
+                local_sub = sub
+            elif first:
+                local_sub = normalize_path(text.rsplit("/", 1)[0]) if "/" in text else None
+            else:
+                local_sub = None
+            own = [r for r in rows if r[2] == project.pk]
+            found = _pick(own, key, local_sub, source.subtopic.path if source.subtopic_id else "")
+            if found is None and local_sub is None:
+                found = _close_enough(source, text)
+        answer[text] = found
+    return answer
+
+
+def _close_enough(source: Entry, text: str) -> int | None:
+    """The one entry of the source's project whose title is similar enough to `text`
+    (pg_trgm, CAIRN_GRAPH_FUZZY_THRESHOLD): none when two are, so a guess is never ambiguous."""
+    threshold = settings.CAIRN_GRAPH_FUZZY_THRESHOLD
+    name = text.rsplit("/", 1)[-1].strip()
+    if not threshold or len(name) < 4:
+        return None
+    close = list(
+        Entry.objects.filter(project_id=source.project_id, title__trigram_similar=name)
+        .exclude(pk=source.pk)
+        .exclude(status=EntryStatus.SUPERSEDED)
+        .annotate(similarity=TrigramSimilarity("title", name))
+        .filter(similarity__gte=threshold)
+        .values_list("pk", flat=True)[:2]
+    )
+    return close[0] if len(close) == 1 else None
+
+
+def _pick(rows: list[tuple], key: str, sub: str | None, near: str | None) -> int | None:
+    same = [r for r in rows if r[1] == key]
+    if sub is not None:
+        same = [r for r in same if (r[5] or "") == sub]
+    if not same:
+        return None
+    live = [r for r in same if r[6] != EntryStatus.SUPERSEDED] or same
+    if near is not None:
+        close = [r for r in live if (r[5] or "") == near]
+        if close:
+            return close[0][0]
+    return live[0][0]
+
+
+# One round trip for both kinds of current facts of an entry.
+_CURRENT_SQL = """
+SELECT 'o', id, category, content, context, tags, NULL::bigint
+  FROM knowledge_observation WHERE entry_id = %(entry)s AND valid_to IS NULL
+UNION ALL
+SELECT 'r', id, relation_type, target_text, '', '{}'::varchar(60)[], target_id
+  FROM knowledge_relation WHERE source_id = %(entry)s AND valid_to IS NULL
+"""
+# One statement closes both kinds.
+_CLOSE_SQL = """
+WITH closed AS (
+  UPDATE knowledge_observation SET valid_to = %(when)s, valid_to_version = %(version)s
+   WHERE id = ANY(%(observations)s)
+)
+UPDATE knowledge_relation SET valid_to = %(when)s, valid_to_version = %(version)s
+ WHERE id = ANY(%(relations)s)
+"""
+
+
+def index_graph(entry: Entry, parsed: Graph | None = None, *, recheck: bool = False) -> None:
+    """Bring the entry's current observations and relations in line with its body: facts that
+    no longer read so are closed at this revision, new ones added; unchanged ones stay as they
+    are. `recheck` also tries again to resolve its waiting links (after a move)."""
+    when, version = entry.updated_at, entry.version
+    if parsed is None:
+        parsed = Graph() if entry.status == EntryStatus.SUPERSEDED else parse(entry.body)
+    want_obs: dict[tuple, object] = {}
+    for obs in parsed.observations:
+        want_obs.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
+    want_rel: dict[tuple, object] = {}
+    for rel in parsed.relations:
+        want_rel.setdefault((rel.type, rel.target.lower()), rel)
+    kept_obs, kept_rel, close_obs, close_rel, waiting = set(), set(), [], [], []
+    with connection.cursor() as cursor:
+        cursor.execute(_CURRENT_SQL, {"entry": entry.pk})
+        current = cursor.fetchall()
+    for kind, pk, a, b, context, tags, target_id in current:
+        if kind == "o":
+            key, want, kept, closing = (a, b, tuple(tags), context), want_obs, kept_obs, close_obs
+        else:
+            key, want, kept, closing = (a, b.lower()), want_rel, kept_rel, close_rel
+        if key in want and key not in kept:
+            kept.add(key)
+            if kind == "r" and target_id is None and recheck:
+                waiting.append((pk, b))
+        else:
+            closing.append(pk)
+    if close_obs and close_rel:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _CLOSE_SQL,
+                {"when": when, "version": version, "observations": close_obs,
+                 "relations": close_rel},
+            )  # fmt: skip
+    elif close_obs:
+        Observation.objects.filter(pk__in=close_obs).update(valid_to=when, valid_to_version=version)
+    elif close_rel:
+        Relation.objects.filter(pk__in=close_rel).update(valid_to=when, valid_to_version=version)
+    _add_observations(entry, [o for k, o in want_obs.items() if k not in kept_obs], when, version)
+    new = [r for k, r in want_rel.items() if k not in kept_rel]
+    resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t in waiting])
+    if new:
+        Relation.objects.bulk_create(
+            Relation(
+                source_id=entry.pk,
+                relation_type=r.type,
+                target_text=r.target,
+                target_key=target_key(r.target)[:120],
+                target_id=resolved.get(r.target),
+                position=r.position,
+                valid_from=when,
+                valid_from_version=version,
+            )
+            for r in new
+        )
+    for pk, text in waiting:
+        if resolved.get(text):
+            Relation.objects.filter(pk=pk).update(target_id=resolved[text])
+
+
+def _add_observations(entry: Entry, new: list, when, version: int) -> None:
+    if not new:
+        return
+    config = settings.CAIRN_SEARCH_CONFIG
+    Observation.objects.bulk_create(
+        Observation(
+            entry_id=entry.pk,
+            category=o.category,
+            content=o.content,
+            tags=list(o.tags),
+            context=o.context,
+            position=o.position,
+            valid_from=when,
+            valid_from_version=version,
+            # computed by the INSERT itself: no second statement
+            search_vector=SearchVector(Value(o.content), weight="A", config=config)
+            + SearchVector(Value(o.category), weight="B", config=config)
+            + SearchVector(Value(o.context), weight="C", config=config),
+        )
+        for o in new
+    )
+
+
+def resolve_waiting(entry: Entry) -> int:
+    """Point the links that wait for an entry like this one at it (after a create, rename or
+    move), and a correction's incoming links at the correcting entry. Returns how many.
+
+    A waiting link matched nothing before, so this entry is its match when the link names it:
+    decided from the link text, with no query per link."""
+    count = 0
+    if entry.supersedes_id:
+        count += Relation.objects.filter(
+            target_id=entry.supersedes_id, valid_to__isnull=True
+        ).update(target_id=entry.pk)
+    if entry.status == EntryStatus.SUPERSEDED:
+        return count
+    rows = (
+        Relation.objects.filter(
+            target__isnull=True, valid_to__isnull=True, target_key=entry.slug[:120]
+        )
+        .exclude(source_id=entry.pk)
+        .values_list("pk", "target_text", "source__project_id", "source__project__sensitivity")
+    )[:MAX_WAITING]
+    sub = entry.subtopic.path if entry.subtopic_id else ""
+    project = entry.project
+    matched = [
+        pk
+        for pk, text, source_project, source_sensitivity in rows
+        if _names(text, project, sub, source_project, source_sensitivity)
+    ]
+    if matched:
+        count += Relation.objects.filter(pk__in=matched).update(target_id=entry.pk)
+    return count
+
+
+def _names(text: str, project, sub: str, source_project: int, source_sensitivity: str) -> bool:
+    """Whether a link `text` written in project `source_project` names an entry (whose slug
+    matches) in `project` at subtopic `sub`, by the rules of resolve_targets."""
+    first, path_sub, _ = _split_target(text)
+    if first is None:  # a bare title: any subtopic of the source's own project
+        return source_project == project.pk
+    if first == project.slug:  # project/…/Title: that exact place
+        if source_project != project.pk and not may_reference(
+            source_sensitivity, project.sensitivity
+        ):
+            return False
+        return path_sub == sub
+    # subtopic/…/Title within the source's own project
+    try:
+        return source_project == project.pk and normalize_path(text.rsplit("/", 1)[0]) == sub
+    except ValidationFailed:
+        return False
+
+
+@dataclass(frozen=True)
+class GraphChange:
+    """What a save changes for the graph, read before the save stamps the entry."""
+
+    text: bool  # new entry, new body, or a status that opens or closes its facts
+    identity: bool  # created, renamed or moved: links waiting for it may now resolve
+    moved: bool = False  # its own waiting links may now resolve (relative to the new place)
+
+
+def graph_change(entry: Entry) -> GraphChange:
+    """Call before the save sets slug and content hash: they still hold the stored values."""
+    new = entry.pk is None
+    renamed = entry.slug != entry_slug(entry.title)
+    moved = getattr(entry, "graph_moved", False)
+    body = entry.content_hash != content_hash(entry.kind, entry.body)
+    superseded = entry.status == EntryStatus.SUPERSEDED
+    return GraphChange(
+        text=new or body or renamed or moved or superseded,
+        identity=new or renamed or moved or bool(entry.supersedes_id),
+        moved=moved,
+    )
+
+
+def index_entry_graph(entry: Entry, change: GraphChange) -> None:
+    """The save step's graph work: the entry's own facts (when its text changed), then the links
+    that wait for it (when it is new, renamed or moved). A save that changes neither (a
+    verification, tags, metadata) costs the graph nothing."""
+    if change.text:
+        index_graph(entry, recheck=change.moved)
+    if change.identity:
+        resolve_waiting(entry)

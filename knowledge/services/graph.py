@@ -1,0 +1,32 @@
+"""Graph writes outside an entry's own save: rebuilding observations and relations for entries
+written before the graph existed (`manage.py reindex --graph`). A save indexes its own entry in
+the kernel's save step."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from knowledge.actors import Actor
+from knowledge.models import Entry
+from knowledge.services import _graph
+
+MAX_BATCH = 1000
+# Whether saves index the graph (the kernel's save step reads it); benchmarks switch it off to
+# measure what the graph adds to a write, like background.enabled.
+enabled = True
+
+
+@transaction.atomic(durable=True)
+def entries_reindex_graph(*, actor: Actor, entry_ids: list[int]) -> int:
+    """Bring these entries' current observations and relations in line with their bodies (what
+    a save would index), resolving their links against every entry there is; facts that no
+    longer read so are closed, not deleted. Idempotent. Returns how many entries were indexed."""
+    if len(entry_ids) > MAX_BATCH:
+        raise ValueError(f"at most {MAX_BATCH} entries per call")
+    count = 0
+    entries = Entry.objects.filter(pk__in=entry_ids).select_related("project", "subtopic")
+    for entry in entries.order_by("pk"):
+        # Every entry exists already: its links resolve as it is indexed, none waits for it.
+        _graph.index_graph(entry, recheck=True)
+        count += 1
+    return count

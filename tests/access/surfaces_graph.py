@@ -1,0 +1,148 @@
+"""Leak-matrix columns for the knowledge graph: an entry's relations and backlinks, build_context,
+graph data and observation search, as selectors, over REST and over MCP.
+
+Each case links the public `commons` entry and the target entry both ways and gives the target
+an observation with the secret word (rows written directly: the world is shared and each case's
+savepoint rolls them back). A reader who may not see the target must get the link text only
+("the plan"), never its title, id, slug or observations, and no backlink from it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.postgres.search import SearchVector
+from django.utils import timezone
+
+from knowledge.graph.selectors import (
+    build_context,
+    entry_relations,
+    graph_data,
+    observation_search,
+)
+from knowledge.models import Observation, Relation
+from knowledge.selectors import entry_get
+from mcp_api import handlers
+from tests.access.surfaces import surface
+from tests.access.surfaces_api import API, _mcp
+from tests.access.world import SECRET_WORD, SLUG, World
+
+LINK_TEXT = "the plan"
+
+
+def _link(world: World) -> None:
+    now = timezone.now()
+    common = {"valid_from": now, "valid_from_version": 1}
+    Relation.objects.create(
+        source=world.commons_entry, relation_type="refers_to", target_text=LINK_TEXT,
+        target_key="the-plan", target=world.entry, **common,
+    )  # fmt: skip
+    Relation.objects.create(
+        source=world.entry, relation_type="uses", target_text="Commons note",
+        target_key="commons-note", target=world.commons_entry, **common,
+    )  # fmt: skip
+    Observation.objects.create(
+        entry=world.entry, category="fact", content=f"The {SECRET_WORD} costs 43", **common
+    )
+    Observation.objects.filter(entry=world.entry).update(search_vector=SearchVector("content"))
+
+
+def _silent(world: World, text: str, saw: bool) -> bool:
+    """`saw` whether the target showed; when it did not, nothing of it may show either."""
+    if not saw:
+        lowered = text.lower()
+        assert SECRET_WORD not in lowered, f"the graph leaks the hidden entry: {text[:300]}"
+        assert world.entry.short_id not in text, "the graph names the hidden entry's id"
+        assert f"{SLUG}/" not in lowered, "the graph names the hidden project"
+    return saw
+
+
+def _dump(data) -> str:
+    return json.dumps(data, default=str)
+
+
+@surface("graph_entry_relations", "read")
+def _graph_entry_relations(world: World) -> bool:
+    _link(world)
+    actor = world.actor()
+    rel = entry_relations(actor, entry_get(actor, world.commons_entry.pk))
+    (out,) = rel["outgoing"]
+    assert out["target_text"] == LINK_TEXT
+    saw = out["entry"] is not None
+    assert saw == any(b["entry"]["id"] == world.entry.pk for b in rel["backlinks"])
+    return _silent(world, _dump(rel), saw)
+
+
+@surface("graph_build_context", "read")
+def _graph_build_context(world: World) -> bool:
+    _link(world)
+    ctx = build_context(world.actor(), world.commons_entry.short_id, depth=2)
+    saw = any(r["id"] == world.entry.pk for r in ctx["related"])
+    assert not saw or SECRET_WORD in _dump(ctx["related"]).lower()  # its observation shows
+    return _silent(world, _dump(ctx), saw)
+
+
+@surface("graph_data_around", "read")
+def _graph_data_around(world: World) -> bool:
+    _link(world)
+    data = graph_data(world.actor(), around=world.commons_entry.short_id, depth=2)
+    saw = any(n["id"] == world.entry.pk for n in data["nodes"])
+    return _silent(world, _dump(data), saw)
+
+
+@surface("graph_observation_search", "read")
+def _graph_observation_search(world: World) -> bool:
+    _link(world)
+    hits = observation_search(world.actor(), SECRET_WORD)
+    saw = any(h["entry"]["id"] == world.entry.pk for h in hits)
+    return _silent(world, _dump(hits), saw)
+
+
+@surface("rest_context", "read")
+def _rest_context(world: World) -> bool:
+    _link(world)
+    response = world.rest_client.get(
+        f"{API}/context", {"url": world.commons_entry.short_id, "depth": 2}
+    )
+    assert response.status_code == 200, response.content
+    saw = any(r["id"] == world.entry.pk for r in response.json()["related"])
+    return _silent(world, response.content.decode(), saw)
+
+
+@surface("rest_entry_relations", "read")
+def _rest_entry_relations(world: World) -> bool:
+    _link(world)
+    response = world.rest_client.get(f"{API}/entries/{world.commons_entry.short_id}/relations")
+    assert response.status_code == 200, response.content
+    saw = response.json()["outgoing"][0]["entry"] is not None
+    return _silent(world, response.content.decode(), saw)
+
+
+@surface("rest_graph", "read")
+def _rest_graph(world: World) -> bool:
+    _link(world)
+    response = world.rest_client.get(f"{API}/graph", {"around": world.commons_entry.short_id})
+    assert response.status_code == 200, response.content
+    saw = any(n["id"] == world.entry.pk for n in response.json()["nodes"])
+    return _silent(world, response.content.decode(), saw)
+
+
+@surface("mcp_build_context", "read")
+def _mcp_build_context(world: World) -> bool:
+    _link(world)
+    ok, text = _mcp(
+        handlers.build_context, world, url=world.commons_entry.short_id, depth=2,
+        timeframe=None, max_related=10, include_history=False, as_of=None,
+    )  # fmt: skip
+    assert ok, text
+    return _silent(world, text, world.entry.short_id in text)
+
+
+@surface("mcp_get_links", "read")
+def _mcp_get_links(world: World) -> bool:
+    _link(world)
+    ok, text = _mcp(
+        handlers.get, world, id_or_path=world.commons_entry.short_id, offset=0, max_chars=8000
+    )
+    assert ok and LINK_TEXT in text, text
+    return _silent(world, text, world.entry.short_id in text)
