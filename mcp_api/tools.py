@@ -213,12 +213,6 @@ async def correct(
     return await _call(handlers.correct, **locals())
 
 
-async def verify(id: EntryRef) -> CallToolResult:
-    """Record that you (the token's user) confirmed the entry is right. Only when a person
-    has checked it."""
-    return await _call(handlers.verify, **locals())
-
-
 # Registered in this order by mcp_api.app: it is the order of tools/list.
 TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = [
     (search, READ),
@@ -234,5 +228,4 @@ TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = 
     (check_sources, READ),
     (create_project, WRITE),
     (correct, WRITE),
-    (verify, IDEMPOTENT_WRITE),
 ]
