@@ -10,6 +10,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("search/", views.search, name="search"),
     path("graph/", views.graph, name="graph"),
+    path("graph/data.json", views.graph_json, name="graph_data"),
     path("p/<slug:slug>/", views.project, name="project"),
     path("p/<slug:slug>/t/<path:path>/", views.project, name="subtopic"),
     path("e/<str:ref>/", views.entry, name="entry"),

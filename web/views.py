@@ -12,7 +12,7 @@ import hashlib
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpResponseNotModified
+from django.http import HttpResponseNotModified, JsonResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -107,6 +107,7 @@ def entry(request, ref: str):
         "statuses": EntryStatus.choices,
         "memory_url": f"memory://{item.path}/{item.slug}",
         "admin_url": reverse("admin:knowledge_entry_change", args=[item.pk]),
+        "graph_ready": graph_source() is not None,
     }
     response = render(request, "web/entry.html", page)
     response["ETag"] = etag
@@ -241,9 +242,44 @@ def search(request):
     return response
 
 
+GRAPH_LIMIT = 2000
+
+
+def graph_source():
+    """The graph selector, once the knowledge-graph issue has landed on this branch.
+
+    GRAPH: until then the page says the graph is on its way; when `selectors.graph_data` exists
+    the page and its data work as they are (drop this function and call it directly)."""
+    return getattr(selectors, "graph_data", None)
+
+
 @require_GET
 @person
 def graph(request):
-    # GRAPH: wired when the knowledge-graph issue lands (selectors.graph_data(actor, project=…,
-    # around=…, depth=1, limit=2000)); Cytoscape.js is vendored under web/static/web/vendor/.
-    return render(request, "web/graph.html", selectors.search_choices(actor_of(request)))
+    actor = actor_of(request)
+    context = selectors.search_choices(actor) | {
+        "project": (request.GET.get("project") or "").strip()[:80],
+        "around": (request.GET.get("around") or "").strip()[:200],
+        "ready": graph_source() is not None,
+    }
+    return render(request, "web/graph.html", context)
+
+
+@require_GET
+@person
+def graph_json(request):
+    """The graph's nodes and edges for the page's script, scoped like every read."""
+    source = graph_source()
+    if source is None:
+        data = {"nodes": [], "edges": [], "cut": False, "limit": GRAPH_LIMIT, "pending": True}
+    else:
+        project = (request.GET.get("project") or "").strip()[:80] or None
+        around = (request.GET.get("around") or "").strip()[:200] or None
+        try:
+            depth = max(1, min(int(request.GET.get("depth") or 1), 3))
+        except ValueError:
+            depth = 1
+        data = source(
+            actor_of(request), project=project, around=around, depth=depth, limit=GRAPH_LIMIT
+        )
+    return JsonResponse(data)

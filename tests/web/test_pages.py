@@ -311,3 +311,26 @@ def test_entry_page_costs_a_constant_number_of_queries(alice, actor, plan):
     with CaptureQueriesContext(connection) as after:
         alice.get(f"/e/{plan.short_id}/")
     assert len(after) == len(before) <= 12
+
+
+def test_graph_data_says_pending_until_the_graph_selector_lands(alice, plan):
+    data = alice.get("/graph/data.json").json()
+    assert data["pending"] is True and data["nodes"] == [] and data["edges"] == []
+    assert "Graph around this entry" not in html(alice.get(f"/e/{plan.short_id}/"))
+
+
+def test_graph_data_passes_bounded_arguments_to_the_selector(alice, plan, monkeypatch):
+    from knowledge import selectors
+
+    calls = []
+
+    def graph_data(actor, *, project=None, around=None, depth=1, limit=2000):
+        calls.append((actor.user.get_username(), project, around, depth, limit))
+        return {"nodes": [], "edges": [], "cut": False, "limit": limit}
+
+    monkeypatch.setattr(selectors, "graph_data", graph_data, raising=False)
+    alice.get("/graph/data.json", {"project": "acme", "around": plan.short_id, "depth": "99"})
+    alice.get("/graph/data.json", {"depth": "x"})
+    assert calls == [("alice", "acme", plan.short_id, 3, 2000), ("alice", None, None, 1, 2000)]
+    assert 'id="graph"' in html(alice.get("/graph/?project=acme"))
+    assert "Graph around this entry" in html(alice.get(f"/e/{plan.short_id}/"))
