@@ -46,3 +46,15 @@ def browser_type_launch_args(browser_type_launch_args):
         "executable_path": chromium_path(),
         "args": CHROMIUM_FLAGS,
     }
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """The browser tests run last. Playwright's sync API keeps an asyncio loop running in the
+    main thread from its session-scoped start until the session ends, and tests that call
+    anyio.run / asyncio.run (the MCP client) fail inside a running loop. pytest-django sorts
+    transactional tests (these use live_server) in among them; this puts ours at the end."""
+    browser = [item for item in items if item.nodeid.startswith("tests/web/test_browser.py")]
+    if browser:
+        others = [item for item in items if item not in browser]
+        items[:] = others + browser
