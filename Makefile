@@ -26,7 +26,7 @@ exit 1
 endef
 export FIND_PYTHON
 
-.PHONY: run test lint format check pytest bench clean-var venv
+.PHONY: run test lint format check pytest bench clean-var venv chromium
 
 venv: $(STAMP)
 
@@ -46,8 +46,24 @@ run: $(STAMP)
 	$(VPY) manage.py seed_demo --if-empty
 	$(VPY) manage.py serve $(ARGS)
 
-## test: lint, migration check and the whole test suite against embedded Postgres
-test: $(STAMP)
+## chromium: the browser the browser tests drive (Debian's package; Playwright's download is
+## not reachable everywhere). CAIRN_CHROMIUM=/path/to/chrome picks another one.
+chromium:
+	@if [ -n "$$CAIRN_CHROMIUM" ] || command -v chromium >/dev/null 2>&1 \
+	    || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing Chromium for the browser tests: apt-get install chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "The browser tests need Chromium and found none." >&2; \
+	  echo "  Debian/Ubuntu: sudo apt-get install chromium" >&2; \
+	  echo "  elsewhere: .venv/bin/python -m playwright install chromium, then" >&2; \
+	  echo "  CAIRN_CHROMIUM=/path/to/the/chrome/it/installed make test" >&2; \
+	  exit 1; \
+	fi
+
+## test: lint, migration check and the whole test suite (browser tests included)
+test: $(STAMP) chromium
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run

@@ -64,6 +64,12 @@ def next_moves(exc: KnowledgeError) -> str:
             "GET /api/v1/search?q=… finds entries; GET /api/v1/entries?project=… lists a "
             "project's entries."
         )
+    if exc.data.get("reason") == "person_only":
+        ref = exc.data.get("entry", "")
+        return (
+            f"POST /api/v1/entries/{ref}/verify accepts a signed-in browser session (with its "
+            f"CSRF token), or verify it on the entry's page at /e/{ref}/."
+        )
     if isinstance(exc, EntryConflict):
         return f"GET /api/v1/entries/{exc.data['entry']} returns the current version."
     return ""

@@ -26,7 +26,6 @@ from knowledge.services import (
     entry_delete,
     entry_edit,
     entry_upsert,
-    entry_verify,
     project_create,
 )
 from mcp_api import render
@@ -156,11 +155,6 @@ def correct(actor: Actor, *, id, body, reason, title):
         actor=actor, entry_id=id, body=body, reason=reason, title=title or None
     )
     return render.entry_corrected(new, old)
-
-
-def verify(actor: Actor, *, id):
-    entry = entry_verify(actor=actor, entry_id=id)
-    return render.entry_verified(entry, actor.user.get_username())
 
 
 def build_context(actor: Actor, *, url, depth, timeframe, max_related, include_history, as_of):

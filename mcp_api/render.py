@@ -325,14 +325,6 @@ def entry_corrected(new: Entry, old: Entry) -> CallToolResult:
     )
 
 
-def entry_verified(entry: Entry, username: str) -> CallToolResult:
-    return result(
-        f"Verified {entry.short_id} {entry.title!r} (version {entry.version}) as "
-        f"{username}. Editing it later clears the verification.",
-        {"entry": entry_meta(entry)},
-    )
-
-
 def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> CallToolResult:
     """The core's message, the close matches and search hits it does not already name, then the
     MCP next moves (mcp_api.hints)."""

@@ -216,12 +216,6 @@ async def correct(
     return await _call(handlers.correct, **locals())
 
 
-async def verify(id: EntryRef) -> CallToolResult:
-    """Record that you (the token's user) confirmed the entry is right. Only when a person
-    has checked it."""
-    return await _call(handlers.verify, **locals())
-
-
 async def build_context(
     url: Annotated[
         str,
@@ -263,6 +257,5 @@ TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = 
     (check_sources, READ),
     (create_project, WRITE),
     (correct, WRITE),
-    (verify, IDEMPOTENT_WRITE),
     (build_context, READ),
 ]

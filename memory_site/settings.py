@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "history",
     "mcp_api",
     "memory_site",
+    "web",
+    "django_htmx",
 ]
 
 MIDDLEWARE = [
@@ -60,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "memory_site.urls"
@@ -226,7 +229,7 @@ SOCIALACCOUNT_STORE_TOKENS = False
 # superuser made by createsuperuser when password login is off.
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = env.bool("CAIRN_OIDC_LINK_BY_EMAIL", default=False)
 SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = SOCIALACCOUNT_EMAIL_AUTHENTICATION
-LOGIN_REDIRECT_URL = "/admin/"
+LOGIN_REDIRECT_URL = "/"  # the pages for people (web/)
 ACCOUNT_LOGOUT_REDIRECT_URL = "/accounts/login/"
 # Lower-case email domains allowed to sign in through SSO (empty: any the provider vouches for).
 CAIRN_OIDC_ALLOWED_DOMAINS = [

@@ -1,6 +1,5 @@
 from django.contrib import admin
 from django.urls import include, path
-from django.views.generic import RedirectView
 
 admin.site.site_header = "Cairn"
 admin.site.site_title = "Cairn"
@@ -8,7 +7,6 @@ admin.site.index_title = "Team memory"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]
 
 # REST API (knowledge/api.py) is mounted below.
@@ -18,3 +16,6 @@ urlpatterns += [path("api/", api.urls)]
 
 # Sign-in (allauth) URLs are mounted below.
 urlpatterns += [path("accounts/", include("allauth.urls"))]
+
+# Pages for people (web/) last: they own `/`.
+urlpatterns += [path("", include("web.urls"))]

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from knowledge.actors import Actor
-from knowledge.errors import ValidationFailed
+from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
 
@@ -192,7 +192,17 @@ def entry_correct(
 def entry_verify(
     *, actor: Actor, entry_id: int | str, expected_version: int | None = None, reason: str = ""
 ) -> Entry:
-    """Record that a person confirmed the entry (verified_by = the acting user)."""
+    """Record that a person confirmed the entry (verified_by = the acting user).
+
+    Only a person signed in (web page, admin) may verify: an actor acting through an API token
+    is refused, so no agent can claim that a human checked an entry."""
+    if actor.token_id is not None:
+        raise Forbidden(
+            "Only a person can verify an entry, not an API token: open the entry in the "
+            "browser, signed in, and verify it there.",
+            entry=str(entry_id),
+            reason="person_only",
+        )
     entry = k.lock_entry(actor, entry_id)
     k.check_version(entry, expected_version)
     entry.verified_by, entry.verified_at = actor.db_user, timezone.now()

@@ -132,3 +132,12 @@ def test_anonymous_cannot_verify(project):
 
     with pytest.raises(Forbidden, match="Sign in"):
         entry_verify(actor=Actor(user=AnonymousUser()), entry_id=1)
+
+
+def test_an_api_token_cannot_verify_even_with_the_write_scope(user, project):
+    entry = entry_upsert(actor=Actor.for_user(user), project="acme", title="T", body="b").entry
+    through_token = Actor(user=user, agent="agent:claude-code", token_id=7)
+    with pytest.raises(Forbidden, match="Only a person can verify") as refused:
+        entry_verify(actor=through_token, entry_id=entry.pk)
+    assert "verify(" not in refused.value.message  # neutral: no tool name
+    assert Entry.objects.get(pk=entry.pk).verified_at is None

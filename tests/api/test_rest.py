@@ -131,9 +131,10 @@ def test_edit_move_status_verify_correct_history_delete(api, owner):
     assert moved.json()["path"] == "acme/x/y"
     status = api.post(f"{url}/status", {"status": "open"}, content_type="application/json")
     assert status.json()["status"] == "open"
-    verified = api.post(f"{url}/verify", {}, content_type="application/json")
-    assert verified.json()["verified"] is True
-    assert Entry.objects.get(short_id=ref).verified_by == owner
+    refused = api.post(f"{url}/verify", {}, content_type="application/json")
+    body = _problem(refused, 403, "forbidden")
+    assert "Only a person can verify" in body["detail"] and f"/e/{ref}/" in body["detail"]
+    assert Entry.objects.get(short_id=ref).verified_at is None
     corrected = api.post(
         f"{url}/correct", {"body": "right", "reason": "was wrong"}, content_type="application/json"
     )

@@ -276,14 +276,12 @@ def test_correct_supersedes_and_keeps_both(call):
     assert again.is_error and "already superseded" in text(again)
 
 
-def test_verify_then_edit_clears_it(call):
+def test_agents_have_no_verify_tool(call):
+    # Only a person verifies (web page or admin): an agent's token cannot claim a human check.
     entry = _upsert(call)
     res = call("verify", id=entry["short_id"])
-    assert res.structured_content["entry"]["verified"] is True
-    assert Entry.objects.get(pk=entry["id"]).verified_by.username == "owner"
-    call("edit", id=entry["short_id"], operation="append", content="more")
+    assert res.is_error
     assert Entry.objects.get(pk=entry["id"]).verified_at is None
-    assert call("verify", id="nope/nothing").is_error
 
 
 def test_read_token_cannot_write(call, read_token):

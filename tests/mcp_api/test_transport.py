@@ -56,7 +56,6 @@ def test_initialize_lists_tools_and_gives_instructions(mcp_url, token):
         "check_sources",
         "create_project",
         "correct",
-        "verify",
         "build_context",
     }
     by_name = {t.name: t for t in tools.tools}

@@ -1,0 +1,260 @@
+"""End to end in headless Chromium (Playwright): sign in, browse to an entry, read it, compare
+versions, verify it, search as you type and open a result, the graph page; no request leaves
+the site. The run takes the README's screenshots (docs/screenshots/, with
+CAIRN_UPDATE_SCREENSHOTS=1; otherwise under var/screenshots/)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from knowledge.actors import Actor
+from knowledge.models import Entry, Membership, Role
+from knowledge.services import entry_update, entry_upsert, project_create
+from tests.factories import UserFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / (
+    "docs/screenshots" if os.environ.get("CAIRN_UPDATE_SCREENSHOTS") == "1" else "var/screenshots"
+)
+PASSWORD = "a-long-browser-password-42"
+BODY = """## Why
+
+We launch in **three steps**; the checklist lives below.
+
+| step | owner | when |
+|---|---|---|
+| freeze | Dana | Mon |
+| deploy | Sam | Tue |
+
+```python
+def rollout(percent: int) -> None:
+    flags.set("checkout-v2", percent)
+```
+
+- [x] write the plan
+- [ ] tell support
+"""
+
+
+@pytest.fixture
+def site(live_server):
+    person = UserFactory(username="dana")
+    person.set_password(PASSWORD)
+    person.save()
+    owner = Actor.for_user(person)
+    for project in (
+        project_create(actor=owner, slug="launch", name="Launch", description="The Q3 launch."),
+        project_create(actor=owner, slug="platform", name="Platform", sensitivity="public"),
+    ):
+        Membership.objects.update_or_create(
+            project=project, user=person, defaults={"role": Role.MAINTAINER}
+        )
+    agent = Actor(user=person, agent="agent:claude-code")
+    plan = entry_upsert(
+        actor=agent,
+        project="launch",
+        subtopic="checkout/rollout",
+        title="Checkout v2 rollout plan",
+        body=BODY.replace("three steps", "two steps"),
+        kind="decision",
+        tags=["checkout", "rollout"],
+    ).entry
+    entry_update(actor=agent, entry_id=plan.pk, body=BODY, reason="three steps, not two")
+    entry_upsert(
+        actor=agent,
+        project="launch",
+        subtopic="checkout",
+        title="Rollout risks",
+        body="The rollout may slow the checkout; watch p95 latency.",
+        status="open",
+    )
+    entry_upsert(
+        actor=agent,
+        project="platform",
+        subtopic="runbooks",
+        title="Feature flags",
+        body="Flags are set with `flags.set(name, percent)`.",
+        kind="fact",
+    )
+    return {"url": live_server.url, "plan": Entry.objects.get(pk=plan.pk), "person": person}
+
+
+@pytest.fixture
+def requests(page: Page) -> list[str]:
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+    return seen
+
+
+def sign_in(page: Page, base: str) -> None:
+    page.goto(f"{base}/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/$"))
+    page.fill("#id_login", "dana")
+    page.fill("#id_password", PASSWORD)
+    page.click("#login-form [type=submit]")
+    expect(page).to_have_url(f"{base}/")
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name), full_page=True)
+
+
+def test_a_person_reads_compares_verifies_and_searches(site, page: Page, requests):
+    base = site["url"]
+    page.set_viewport_size({"width": 1280, "height": 860})
+    sign_in(page, base)
+    expect(page).to_have_title("Home · Cairn")
+    expect(page.locator(".card", has_text="Launch")).to_contain_text("2 entries")
+    expect(page.locator("section", has_text="Open items")).to_contain_text("Rollout risks")
+    shot(page, "home.png")
+
+    # Browse: project → subtopic tree → entry.
+    page.click(".card a:text('Launch')")
+    expect(page).to_have_title("Launch · Cairn")
+    page.click(".tree a:text('rollout')")
+    expect(page.locator(".crumbs")).to_contain_text("checkout")
+    page.click("a.title:text('Checkout v2 rollout plan')")
+    expect(page).to_have_title("Checkout v2 rollout plan · Cairn")
+
+    # The Markdown, rendered: table, highlighted code, task list.
+    body = page.locator(".markdown")
+    expect(body.locator("strong")).to_have_text("three steps")
+    expect(body.locator("table td").first).to_have_text("freeze")
+    expect(body.locator(".highlight .k").first).to_have_text("def")
+    expect(body.locator("input[type=checkbox][checked]")).to_have_count(1)
+    expect(page.locator("#memory-url")).to_have_text(
+        "memory://launch/checkout/rollout/checkout-v2-rollout-plan"
+    )
+    shot(page, "entry.png")
+
+    # History: compare version 1 with version 2.
+    page.click("button:text('Compare versions')")
+    expect(page).to_have_title(re.compile(r"Changes v1→v2"))
+    expect(page.locator(".diff .add", has_text="three steps")).to_be_visible()
+    expect(page.locator(".diff .del", has_text="two steps")).to_be_visible()
+    page.click("text=Back to the entry")
+
+    # Verify: only a person can, and the page says who.
+    page.click("button:text('Verify')")
+    expect(page.locator(".messages")).to_contain_text("Verified version 2")
+    expect(page.locator("h1 .verified")).to_be_visible()
+    assert Entry.objects.get(pk=site["plan"].pk).verified_by == site["person"]
+
+    # Search as you type: results arrive without submitting, the URL carries the query.
+    page.keyboard.press("Escape")
+    page.locator("body").click(position={"x": 5, "y": 400})
+    page.keyboard.press("/")
+    expect(page.locator("header input[type=search]")).to_be_focused()
+    page.goto(f"{base}/search/")
+    page.locator("#q").press_sequentially("rollout", delay=30)
+    expect(page.locator(".results li")).to_have_count(2)
+    expect(page.locator(".count")).to_contain_text("2 results")
+    expect(page).to_have_url(re.compile(r"/search/\?q=rollout"))
+    expect(page.locator(".results mark").first).to_be_visible()
+    shot(page, "search.png")
+    page.locator("#q").press("ArrowDown")
+    expect(page.locator(".results a.title").first).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("h1")).to_contain_text(re.compile("rollout", re.I))
+
+    # A shared search URL shows the same results.
+    page.goto(f"{base}/search/?q=flags&kind=fact")
+    expect(page.locator(".results li")).to_have_count(1)
+
+    page.goto(f"{base}/graph/")
+    expect(page).to_have_title("Graph · Cairn")
+
+    hosts = {urlsplit(url).netloc for url in requests if not url.startswith("data:")}
+    assert hosts == {urlsplit(base).netloc}, f"requests left the site: {hosts}"
+
+
+def test_phone_width_and_dark_mode(site, page: Page, requests):
+    base = site["url"]
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.emulate_media(color_scheme="dark")
+    sign_in(page, base)
+    page.goto(f"{base}/e/{site['plan'].short_id}/")
+    expect(page.locator(".markdown table")).to_be_visible()
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the entry page scrolls sideways on a phone by {overflow}px"
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(21, 23, 26)", background
+    shot(page, "entry-phone-dark.png")
+    assert {urlsplit(u).netloc for u in requests if not u.startswith("data:")} == {
+        urlsplit(base).netloc
+    }
+
+
+# --- the graph page ------------------------------------------------------------------------------
+# GRAPH: a stand-in for selectors.graph_data (the knowledge-graph issue) with its documented
+# shape, built from the real scoped listing; when the real selector lands, delete this fixture
+# and write relations in `site` instead.
+
+
+@pytest.fixture
+def graph_stand_in(monkeypatch):
+    from knowledge import selectors
+
+    def graph_data(actor, *, project=None, around=None, depth=1, limit=2000):
+        entries = list(selectors.entry_list(actor, project=project)[:limit])
+        edges = [
+            {"source": a.pk, "target": b.pk, "type": "relates_to" if i % 2 else "depends_on"}
+            for i, (a, b) in enumerate(itertools.pairwise(entries))
+        ]
+        degree = {e.pk: 0 for e in entries}
+        for edge in edges:
+            degree[edge["source"]] += 1
+            degree[edge["target"]] += 1
+        nodes = [
+            {"id": e.pk, "short_id": e.short_id, "title": e.title, "path": e.path,
+             "project": e.project.slug, "kind": e.kind, "degree": degree[e.pk]}
+            for e in entries
+        ]  # fmt: skip
+        return {"nodes": nodes, "edges": edges, "cut": False, "limit": limit}
+
+    monkeypatch.setattr(selectors, "graph_data", graph_data, raising=False)
+
+
+def test_graph_page_draws_nodes_and_opens_an_entry(site, graph_stand_in, page: Page, requests):
+    base = site["url"]
+    page.set_viewport_size({"width": 1280, "height": 860})
+    sign_in(page, base)
+    page.goto(f"{base}/graph/?project=launch")
+    expect(page.locator("#graph-status")).to_contain_text("2 entries, 1 links")
+    page.goto(f"{base}/graph/")
+    expect(page.locator("#graph-status")).to_contain_text("3 entries, 2 links")
+    assert page.evaluate("window.cairnGraph.nodes().length") == 3
+
+    # Filter by relation type: unticking one hides its edges.
+    expect(page.locator("#graph-types label")).to_have_count(2)
+    page.locator("#graph-types input[value=relates_to]").uncheck()
+    hidden = "window.cairnGraph.edges().filter(e => e.style('display') === 'none').length"
+    assert page.evaluate(hidden) == 1
+    page.locator("#graph-types input[value=relates_to]").check()
+
+    # Find focuses a node; hovering it fades what is not its neighbour; a click opens it.
+    page.fill("#graph-find", "feature")
+    page.wait_for_function("window.cairnGraph.nodes(':selected').length === 1")
+    page.wait_for_timeout(400)  # the centring animation
+    x, y = page.evaluate(
+        "(() => { const p = window.cairnGraph.nodes(':selected')[0].renderedPosition();"
+        " return [p.x, p.y]; })()"
+    )
+    box = page.locator("#graph").bounding_box()
+    page.mouse.move(box["x"] + x, box["y"] + y)
+    # Feature flags → Rollout risks → the plan: the plan and its edge fade.
+    page.wait_for_function("window.cairnGraph.elements('.faded').length === 2")
+    shot(page, "graph.png")
+    page.mouse.click(box["x"] + x, box["y"] + y)
+    expect(page).to_have_title("Feature flags · Cairn")
+    assert {urlsplit(u).netloc for u in requests if not u.startswith("data:")} == {
+        urlsplit(base).netloc
+    }

@@ -1,0 +1,336 @@
+"""The pages for people, through Django's test client: every page, access, actions, manners."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from history import mirror
+from knowledge.actors import Actor
+from knowledge.models import Entry, Membership, Role, Sensitivity
+from knowledge.services import entry_correct, entry_update, entry_upsert, project_create
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+BODY = """# Plan
+
+Some **bold** text and a [link](https://example.org/x).
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+```python
+def answer():
+    return 42
+```
+
+- [ ] open task
+- [x] done task
+
+<script>alert("x")</script><img src="javascript:alert(1)" onerror="alert(2)">
+"""
+
+
+@pytest.fixture
+def alice(client, user, project):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def plan(actor, project):
+    entry = entry_upsert(
+        actor=actor,
+        project="acme",
+        subtopic="ops/2026",
+        title="Launch plan",
+        body=BODY,
+        kind="decision",
+        tags=["launch", "q3"],
+        sources=[{"kind": "url", "external_id": "s1", "url": "https://example.org/s1"}],
+    ).entry
+    return entry_update(actor=actor, entry_id=entry.pk, body=BODY + "\nOne more line.\n")
+
+
+@pytest.fixture
+def hidden(db):
+    root = UserFactory(username="root", is_superuser=True)
+    owner = Actor.for_user(root)
+    project_create(actor=owner, slug="vault", name="Vault", sensitivity=Sensitivity.RESTRICTED)
+    return entry_upsert(actor=owner, project="vault", title="Hidden zebracorn", body="secret").entry
+
+
+def html(response) -> str:
+    return response.content.decode()
+
+
+def test_anonymous_visitors_go_to_the_sign_in_page(client):
+    for url in ("/", "/search/?q=x", "/p/acme/", "/e/abc/", "/graph/"):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/?next=")
+
+
+def test_sign_in_lands_on_the_home_page(client, user, project):
+    user.set_password("pw-long-enough-42")
+    user.save()
+    response = client.post("/accounts/login/", {"login": "alice", "password": "pw-long-enough-42"})
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert "Your memory" in html(client.get("/"))
+
+
+def test_home_lists_visible_projects_recent_changes_and_open_items(alice, actor, plan, hidden):
+    entry_upsert(actor=actor, project="acme", title="Call the vendor", body="x", status="open")
+    page = html(alice.get("/"))
+    assert "<title>Home · Cairn</title>" in page
+    assert 'href="/p/acme/"' in page and "sens-internal" in page
+    assert "2 entries" in page
+    assert "Launch plan" in page and "Call the vendor" in page
+    assert "vault" not in page.lower() and "zebracorn" not in page
+
+
+def test_project_page_shows_the_tree_counts_and_the_entries_here(alice, actor, plan):
+    entry_upsert(actor=actor, project="acme", title="Top note", body="x")
+    page = html(alice.get("/p/acme/"))
+    assert 'data-path="ops"' in page and 'data-path="ops/2026"' in page
+    assert "Top note" in page and "Launch plan" not in page  # only entries directly here
+    sub = html(alice.get("/p/acme/t/ops/2026/"))
+    assert "Launch plan" in sub and "Top note" not in sub
+    assert 'href="/p/acme/t/ops/"' in sub  # breadcrumbs
+    assert "#launch" in sub and "decision" in sub
+
+
+def test_unknown_pages_answer_404_in_the_site_style(alice, plan):
+    for url in ("/p/acme/t/nope/", "/p/nope/", "/e/zzzzzzzz/", "/no/such/page/"):
+        response = alice.get(url)
+        assert response.status_code == 404, url
+        assert "Not found" in html(response) and "Cairn" in html(response)
+
+
+def test_entry_page_renders_sanitized_markdown_and_its_facts(alice, plan):
+    response = alice.get(f"/e/{plan.short_id}/")
+    page = html(response)
+    assert response.status_code == 200
+    assert "<strong>bold</strong>" in page and "<table>" in page
+    assert 'class="highlight"' in page and '<span class="k">def</span>' in page
+    assert 'type="checkbox" disabled=""' in page and 'checked=""' in page
+    assert "<script>alert" not in page and "onerror" not in page and "javascript:" not in page
+    assert f"memory://acme/ops/2026/{plan.slug}" in page
+    assert "https://example.org/s1" in page and "decision" in page and "#launch" in page
+    assert "Version</dt><dd>2" in page
+    assert page.count('name="from"') == 2  # history with both revisions
+    assert "/admin/knowledge/entry/" not in page  # alice is not staff
+
+
+def test_entry_page_has_an_etag_and_answers_304_when_unchanged(alice, actor, plan):
+    first = alice.get(f"/e/{plan.short_id}/")
+    assert "private" in first["Cache-Control"] and "no-cache" in first["Cache-Control"]
+    again = alice.get(f"/e/{plan.short_id}/", headers={"if-none-match": first["ETag"]})
+    assert again.status_code == 304
+    entry_update(actor=actor, entry_id=plan.pk, body="changed")
+    after = alice.get(f"/e/{plan.short_id}/", headers={"if-none-match": first["ETag"]})
+    assert after.status_code == 200 and "changed" in html(after)
+
+
+def test_history_shows_the_commit_once_the_mirror_ran(alice, plan):
+    mirror.drain()
+    commit = plan.history.order_by("-history_id").first().git_commit
+    assert commit and commit[:10] in html(alice.get(f"/e/{plan.short_id}/"))
+
+
+def test_diff_between_two_versions_escapes_the_text(alice, actor, plan):
+    entry_update(actor=actor, entry_id=plan.pk, body="<b>bold</b> new\n")
+    page = html(alice.get(f"/e/{plan.short_id}/diff/?from=1&to=3"))
+    assert '<span class="add">+&lt;b&gt;bold&lt;/b&gt; new</span>' in page
+    assert '<span class="del">-' in page and "<b>bold</b>" not in page
+    same = html(alice.get(f"/e/{plan.short_id}/diff/?from=2&to=2"))
+    assert "read the same" in same
+    assert alice.get(f"/e/{plan.short_id}/diff/?from=9").status_code == 404
+    assert alice.get(f"/e/{plan.short_id}/diff/?from=x").status_code == 404
+
+
+def test_a_person_verifies_from_the_page(alice, user, plan):
+    response = alice.post(f"/e/{plan.short_id}/verify/", {"version": plan.version}, follow=True)
+    entry = Entry.objects.get(pk=plan.pk)
+    assert entry.verified_by == user and entry.version == plan.version
+    assert "Verified version 2" in html(response) and "✓ verified" in html(response)
+
+
+def test_a_stale_page_does_not_verify(alice, actor, plan):
+    entry_update(actor=actor, entry_id=plan.pk, body="newer")
+    response = alice.post(f"/e/{plan.short_id}/verify/", {"version": 2}, follow=True)
+    assert "changed since version 2" in html(response)
+    assert Entry.objects.get(pk=plan.pk).verified_at is None
+
+
+def test_set_status_from_the_page(alice, plan):
+    alice.post(f"/e/{plan.short_id}/status/", {"status": "open", "version": 2})
+    assert Entry.objects.get(pk=plan.pk).status == "open"
+    bad = alice.post(f"/e/{plan.short_id}/status/", {"status": "nonsense"}, follow=True)
+    assert "nonsense" in html(bad) and Entry.objects.get(pk=plan.pk).status == "open"
+
+
+def test_a_viewer_reads_but_cannot_verify_or_change(plan, project):
+    viewer = UserFactory(username="vic")
+    Membership.objects.create(project=project, user=viewer, role=Role.VIEWER)
+    client = Client()
+    client.force_login(viewer)
+    page = html(client.get(f"/e/{plan.short_id}/"))
+    assert "Launch plan" in page and "/verify/" not in page  # no action forms
+    refused = client.post(f"/e/{plan.short_id}/verify/", {"version": 2})
+    assert refused.status_code == 403 and "editor role" in html(refused)
+    client.post(f"/e/{plan.short_id}/status/", {"status": "open", "version": 2})
+    entry = Entry.objects.get(pk=plan.pk)
+    assert entry.verified_at is None and entry.status == "active"
+
+
+def test_actions_need_post(alice, plan):
+    assert alice.get(f"/e/{plan.short_id}/verify/").status_code == 405
+
+
+def test_hidden_entries_answer_like_missing_ones(alice, hidden):
+    missing = alice.get("/e/zzzzzzzz/")
+    hidden_page = alice.get(f"/e/{hidden.short_id}/")
+    assert hidden_page.status_code == missing.status_code == 404
+    assert "zebracorn" not in html(hidden_page).lower()
+    assert alice.get("/p/vault/").status_code == 404
+
+
+def test_superseded_links_both_ways(alice, actor, plan):
+    new, old = entry_correct(actor=actor, entry_id=plan.pk, body="right", reason="was wrong")
+    old_page = html(alice.get(f"/e/{old.short_id}/"))
+    assert f'href="/e/{new.short_id}/"' in old_page and "Superseded by" in old_page
+    assert f'href="/e/{old.short_id}/"' in html(alice.get(f"/e/{new.short_id}/"))
+
+
+def test_search_page_finds_filters_and_highlights(alice, actor, plan, hidden):
+    entry_upsert(actor=actor, project="acme", title="Budget", body="The launch budget is 5k.")
+    page = html(alice.get("/search/?q=launch"))
+    assert "<title>launch · Search · Cairn</title>" in page
+    assert "2 results" in page and "<mark>" in page
+    assert f'href="/e/{plan.short_id}/"' in page
+    narrowed = html(alice.get("/search/?q=launch&kind=decision"))
+    assert "1 result " in narrowed and "Budget" not in narrowed
+    none = html(alice.get("/search/?q=zebracorn"))
+    assert "0 results" in none and "Hidden" not in none
+
+
+def test_search_as_you_type_returns_only_the_results(alice, plan):
+    response = alice.get("/search/?q=launch", headers={"HX-Request": "true"})
+    page = html(response)
+    assert "<html" not in page and "result" in page and "Launch plan" in page
+    assert "HX-Request" in response["Vary"]
+
+
+def test_search_says_what_is_wrong_with_a_filter(alice, plan):
+    page = html(alice.get("/search/?q=launch&after=notadate"))
+    assert 'role="alert"' in page and "after" in page
+    unknown = html(alice.get("/search/?q=launch&project=nosuch"))
+    assert "No project &#x27;nosuch&#x27;" in unknown and "0 results" not in unknown
+
+
+def test_search_input_is_bounded(alice, plan):
+    response = alice.get("/search/", {"q": "launch " * 400})
+    assert response.status_code == 200
+
+
+def test_graph_page_is_there_for_people(alice, project):
+    page = html(alice.get("/graph/"))
+    assert "Graph" in page and 'href="/p/acme/"' in page
+
+
+def test_pages_load_no_asset_from_another_host(alice, plan):
+    page = html(alice.get(f"/e/{plan.short_id}/"))
+    for attr in ('src="http', 'src="//', 'href="//'):
+        assert attr not in page
+    assert "/static/web/vendor/htmx-2.0.11.min.js" in page
+
+
+def test_static_assets_are_served(alice):
+    from django.contrib.staticfiles import finders
+
+    for name in ("web/cairn.css", "web/cairn.js", "web/vendor/htmx-2.0.11.min.js",
+                 "web/vendor/cytoscape-3.34.4.min.js"):  # fmt: skip
+        assert finders.find(name), name
+
+
+# --- no N+1: a page costs the same number of queries for 3 entries as for 15 ---------------
+
+
+def _fill(actor, start: int, stop: int) -> None:
+    for i in range(start, stop):
+        entry_upsert(
+            actor=actor,
+            project="acme",
+            subtopic=f"area-{i % 3}/deep",
+            title=f"Note {i}",
+            body=f"launch step {i}",
+            tags=["t"],
+            status="open" if i % 2 else "active",
+            sources=[{"kind": "url", "external_id": f"u{i}", "url": f"https://example.org/{i}"}],
+        )
+        entry_upsert(actor=actor, project="acme", title=f"Top {i}", body="launch")
+
+
+def _queries(client, url: str) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(url).status_code == 200
+    return len(captured)
+
+
+@pytest.mark.parametrize(
+    ("url", "most"),
+    [
+        ("/", 8),
+        ("/p/acme/", 8),
+        ("/p/acme/t/area-1/deep/", 8),
+        ("/search/?q=launch&history=on", 14),
+    ],
+)
+def test_list_pages_cost_a_constant_number_of_queries(alice, actor, url, most):
+    _fill(actor, 0, 3)
+    small = _queries(alice, url)
+    _fill(actor, 3, 15)
+    large = _queries(alice, url)
+    assert large == small <= most, f"{url}: {small} queries for few entries, {large} for more"
+
+
+def test_entry_page_costs_a_constant_number_of_queries(alice, actor, plan):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as before:
+        alice.get(f"/e/{plan.short_id}/")
+    for i in range(6):
+        entry_update(actor=actor, entry_id=plan.pk, body=f"v{i}")
+    with CaptureQueriesContext(connection) as after:
+        alice.get(f"/e/{plan.short_id}/")
+    assert len(after) == len(before) <= 12
+
+
+def test_graph_data_says_pending_until_the_graph_selector_lands(alice, plan):
+    data = alice.get("/graph/data.json").json()
+    assert data["pending"] is True and data["nodes"] == [] and data["edges"] == []
+    assert "Graph around this entry" not in html(alice.get(f"/e/{plan.short_id}/"))
+
+
+def test_graph_data_passes_bounded_arguments_to_the_selector(alice, plan, monkeypatch):
+    from knowledge import selectors
+
+    calls = []
+
+    def graph_data(actor, *, project=None, around=None, depth=1, limit=2000):
+        calls.append((actor.user.get_username(), project, around, depth, limit))
+        return {"nodes": [], "edges": [], "cut": False, "limit": limit}
+
+    monkeypatch.setattr(selectors, "graph_data", graph_data, raising=False)
+    alice.get("/graph/data.json", {"project": "acme", "around": plan.short_id, "depth": "99"})
+    alice.get("/graph/data.json", {"depth": "x"})
+    assert calls == [("alice", "acme", plan.short_id, 3, 2000), ("alice", None, None, 1, 2000)]
+    assert 'id="graph"' in html(alice.get("/graph/?project=acme"))
+    assert "Graph around this entry" in html(alice.get(f"/e/{plan.short_id}/"))

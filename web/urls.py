@@ -1,0 +1,20 @@
+"""The pages for people, mounted at `/` (memory_site/urls.py)."""
+
+from django.urls import path
+
+from web import views
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("search/", views.search, name="search"),
+    path("graph/", views.graph, name="graph"),
+    path("graph/data.json", views.graph_json, name="graph_data"),
+    path("p/<slug:slug>/", views.project, name="project"),
+    path("p/<slug:slug>/t/<path:path>/", views.project, name="subtopic"),
+    path("e/<str:ref>/", views.entry, name="entry"),
+    path("e/<str:ref>/diff/", views.diff, name="diff"),
+    path("e/<str:ref>/verify/", views.verify, name="verify"),
+    path("e/<str:ref>/status/", views.set_status, name="status"),
+]

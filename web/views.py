@@ -1,0 +1,285 @@
+"""Pages for people: actor from the request → selector or service → template.
+
+Reads go through knowledge.selectors (and history.selectors, search), so a page shows exactly
+what the person's role allows; the two small actions (verify, set status) call the services.
+Everything else is edited in the admin, which every page links to.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpResponseNotModified, JsonResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.views.decorators.http import require_GET, require_POST
+
+from history import selectors as history
+from knowledge import selectors
+from knowledge.actors import Actor
+from knowledge.errors import Forbidden, KnowledgeError, NotFound
+from knowledge.models import EntryStatus
+from knowledge.search import search_entries
+from knowledge.services import entry_set_status, entry_verify
+
+LOGIN_URL = "/accounts/login/"
+SEARCH_LIMIT = 50
+MAX_QUERY = 500
+
+
+def actor_of(request) -> Actor:
+    return Actor.for_user(request.user)
+
+
+def person(view):
+    """Signed-in people only (others go to the sign-in page); the core's refusals become this
+    site's 403 / 404 pages, with the core's message."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), LOGIN_URL)
+        try:
+            response = view(request, *args, **kwargs)
+        except NotFound as exc:
+            return render(request, "404.html", {"message": exc.message}, status=404)
+        except Forbidden as exc:
+            return render(request, "403.html", {"message": exc.message}, status=403)
+        # Pages are per person and change with every write: revalidate, never share.
+        patch_cache_control(response, private=True, no_cache=True)
+        return response
+
+    return wrapper
+
+
+def not_modified(request, *parts) -> tuple[str, HttpResponseNotModified | None]:
+    """A weak ETag over what a page shows (and who sees it): 304 when the browser has it."""
+    # The page's forms carry the CSRF token: a new token is a new page.
+    get_token(request)  # makes sure the request has its CSRF secret
+    key = "|".join(str(p) for p in (*parts, request.user.pk, request.META.get("CSRF_COOKIE")))
+    etag = f'W/"{hashlib.sha256(key.encode()).hexdigest()[:32]}"'
+    if etag in request.headers.get("If-None-Match", ""):
+        return etag, HttpResponseNotModified(headers={"ETag": etag})
+    return etag, None
+
+
+@require_GET
+@person
+def home(request):
+    return render(request, "web/home.html", selectors.home_page(actor_of(request)))
+
+
+@require_GET
+@person
+def project(request, slug: str, path: str = ""):
+    page = selectors.project_page(actor_of(request), project=slug, subtopic=path or None)
+    return render(request, "web/project.html", page)
+
+
+@require_GET
+@person
+def entry(request, ref: str):
+    actor = actor_of(request)
+    page = selectors.entry_page(actor, ref)
+    item = page["entry"]
+    revisions = history.entry_history(actor, item.pk, limit=100)
+    latest = revisions[0] if revisions else {}
+    storage = messages.get_messages(request)
+    etag, cached = not_modified(
+        request,
+        item.pk,
+        item.version,
+        item.updated_at.isoformat(),
+        item.verified_at,
+        latest.get("revision"),
+        latest.get("git_commit"),
+        page["can_write"],
+    )
+    if cached is not None and not len(storage):
+        return cached
+    page |= {
+        "revisions": revisions,
+        "statuses": EntryStatus.choices,
+        "memory_url": f"memory://{item.path}/{item.slug}",
+        "admin_url": reverse("admin:knowledge_entry_change", args=[item.pk]),
+        "graph_ready": graph_source() is not None,
+    }
+    response = render(request, "web/entry.html", page)
+    response["ETag"] = etag
+    return response
+
+
+def _version(value: str | None, default: int) -> int:
+    try:
+        number = int(value) if value not in (None, "") else default
+    except ValueError as exc:
+        raise NotFound(f"{value!r} is not a version number.") from exc
+    return max(1, min(number, 2**31))
+
+
+@require_GET
+@person
+def diff(request, ref: str):
+    actor = actor_of(request)
+    item = selectors.entry_get(actor, ref)
+    new = _version(request.GET.get("to"), item.version)
+    old = _version(request.GET.get("from"), max(new - 1, 1))
+    etag, cached = not_modified(request, "diff", item.pk, old, new)
+    if cached is not None:
+        return cached
+    old_text = history.revision_text(history.revision_for(actor, item, old))
+    new_text = history.revision_text(history.revision_for(actor, item, new))
+    text = history.unified_diff(
+        old_text, new_text, old_label=f"version {old}", new_label=f"version {new}"
+    )
+    lines = [{"text": line, "kind": _line_kind(line)} for line in text.splitlines()]
+    response = render(
+        request,
+        "web/diff.html",
+        {
+            "entry": item,
+            "old": old,
+            "new": new,
+            "lines": lines,
+            "versions": range(item.version, 0, -1),
+        },
+    )
+    response["ETag"] = etag
+    return response
+
+
+def _line_kind(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "")
+
+
+@require_POST
+@person
+def verify(request, ref: str):
+    actor = actor_of(request)
+    item = selectors.entry_get(actor, ref)
+    try:
+        done = entry_verify(
+            actor=actor,
+            entry_id=item.pk,
+            expected_version=_version(request.POST.get("version"), item.version),
+            reason="verified on its page",
+        )
+    except (NotFound, Forbidden):
+        raise
+    except KnowledgeError as exc:  # a stale version: say so on the page, change nothing
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Verified version {done.version}: you checked it.")
+    return redirect("web:entry", ref=item.short_id)
+
+
+@require_POST
+@person
+def set_status(request, ref: str):
+    actor = actor_of(request)
+    item = selectors.entry_get(actor, ref)
+    status = request.POST.get("status", "")[:20]
+    try:
+        done = entry_set_status(
+            actor=actor,
+            entry_id=item.pk,
+            status=status,
+            expected_version=_version(request.POST.get("version"), item.version),
+            reason=(request.POST.get("reason") or "").strip()[:200],
+        )
+    except (NotFound, Forbidden):
+        raise
+    except KnowledgeError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Status is now {done.get_status_display().lower()}.")
+    return redirect("web:entry", ref=item.short_id)
+
+
+SEARCH_FIELDS = ("q", "project", "subtopic", "kind", "tag", "status", "after", "before")
+
+
+@require_GET
+@person
+def search(request):
+    actor = actor_of(request)
+    form = {name: (request.GET.get(name) or "").strip()[:MAX_QUERY] for name in SEARCH_FIELDS}
+    form["history"] = request.GET.get("history") == "on"
+    hits, error = [], ""
+    if form["q"]:
+        try:
+            hits = search_entries(
+                actor,
+                form["q"],
+                project=form["project"] or None,
+                subtopic=form["subtopic"] or None,
+                kinds=[form["kind"]] if form["kind"] else None,
+                tags=[form["tag"]] if form["tag"] else None,
+                status=[form["status"]] if form["status"] else None,
+                after=form["after"] or None,
+                before=form["before"] or None,
+                include_history=form["history"],
+                limit=SEARCH_LIMIT,
+            )
+        except KnowledgeError as exc:  # an unknown project, a bad date: said above the results
+            error = exc.message
+    context = {"form": form, "hits": hits, "error": error, "limit": SEARCH_LIMIT}
+    if request.htmx:
+        response = render(request, "web/_results.html", context)
+    else:
+        context |= selectors.search_choices(actor)
+        response = render(request, "web/search.html", context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+GRAPH_LIMIT = 2000
+
+
+def graph_source():
+    """The graph selector, once the knowledge-graph issue has landed on this branch.
+
+    GRAPH: until then the page says the graph is on its way; when `selectors.graph_data` exists
+    the page and its data work as they are (drop this function and call it directly)."""
+    return getattr(selectors, "graph_data", None)
+
+
+@require_GET
+@person
+def graph(request):
+    actor = actor_of(request)
+    context = selectors.search_choices(actor) | {
+        "project": (request.GET.get("project") or "").strip()[:80],
+        "around": (request.GET.get("around") or "").strip()[:200],
+        "ready": graph_source() is not None,
+    }
+    return render(request, "web/graph.html", context)
+
+
+@require_GET
+@person
+def graph_json(request):
+    """The graph's nodes and edges for the page's script, scoped like every read."""
+    source = graph_source()
+    if source is None:
+        data = {"nodes": [], "edges": [], "cut": False, "limit": GRAPH_LIMIT, "pending": True}
+    else:
+        project = (request.GET.get("project") or "").strip()[:80] or None
+        around = (request.GET.get("around") or "").strip()[:200] or None
+        try:
+            depth = max(1, min(int(request.GET.get("depth") or 1), 3))
+        except ValueError:
+            depth = 1
+        data = source(
+            actor_of(request), project=project, around=around, depth=depth, limit=GRAPH_LIMIT
+        )
+    return JsonResponse(data)
