@@ -58,8 +58,8 @@ def check_migrations() -> dict:
 def check_broker() -> dict:
     from memory_site import embedded
 
-    if settings.CELERY_EMBEDDED_BROKER:
-        up = embedded.broker_running()
+    if settings.CAIRN_BROKER_SOCKET:
+        up = embedded.broker_running(settings.CAIRN_BROKER_SOCKET)
         return {"status": "ok"} if up else {"status": "degraded", "error": "not running"}
     from celery import current_app
 
