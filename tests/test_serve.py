@@ -86,3 +86,22 @@ def test_serve_refuses_a_busy_port_with_a_hint():
     assert result.returncode != 0
     assert "already in use" in result.stderr
     assert f"--port {port + 1}" in result.stderr
+
+
+def test_serve_on_a_never_migrated_database_says_what_to_run_and_leaves_nothing_running(
+    tmp_path,
+):
+    # A newcomer's first run: a fresh embedded PostgreSQL under var/, no migrations applied.
+    env = {**os.environ, "CAIRN_VAR_DIR": str(tmp_path)}
+    env.pop("DATABASE_URL", None)
+    env.pop("CELERY_BROKER_URL", None)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "serve", "--port", str(_free_port())],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "unapplied migration" in result.stderr, result.stderr
+    assert "make run" in result.stderr and "--migrate" in result.stderr
+    assert "Traceback" not in result.stderr
+    time.sleep(0.5)
+    assert _processes_mentioning(str(tmp_path)) == []  # the PostgreSQL it started is stopped
