@@ -11,7 +11,7 @@ from knowledge.actors import Actor
 from knowledge.services import entry_upsert
 from memory_site.models import OperationTiming
 from memory_site.ops import metrics, report, timing
-from tests.factories import EntryFactory
+from tests.factories import EntryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +145,16 @@ def test_the_metrics_command_prints_percentiles_and_size_buckets(capsys):
     assert "20.0 (3)" in out and "150.0 (2)" in out  # the rising row
     call_command("metrics", "--operation", "upsert")
     assert "mcp search" not in capsys.readouterr().out
+
+
+def test_the_admin_shows_the_same_table_to_superusers(client, staff):
+    OperationTiming.objects.create(at=timezone.now(), surface="rest", operation="GET v1/search",
+                                   outcome="ok", total_ms=12.5, entries=3)  # fmt: skip
+    url = reverse("admin:site_operationtiming_changelist")
+    client.force_login(UserFactory(username="clerk", is_staff=True))
+    assert client.get(url).status_code == 403  # staff is not enough: timings are the operator's
+    client.force_login(staff)  # a superuser
+    response = client.get(url, {"days": "2"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "GET v1/search" in page and "12.5" in page and "0-100" in page
