@@ -75,10 +75,10 @@ def render(*, days: float = 7, operation: str | None = None) -> str:
     """Both tables as plain text (what `manage.py metrics` prints)."""
     ops = per_operation(days=days, operation=operation)
     if not ops:
-        return f"No operations recorded in the last {days:g} day(s)."
+        return f"No operations recorded in the last {_window(days)}."
     name_width = max(len(f"{r['surface']} {r['operation']}") for r in ops)
     lines = [
-        f"Operations in the last {days:g} day(s), times in ms:",
+        f"Operations in the last {_window(days)}, times in ms:",
         f"{'operation':<{name_width}}  {'calls':>7}  {'p50':>8}  {'p90':>8}  {'max':>8}  "
         f"{'db p50':>8}  {'failed':>6}",
     ]
@@ -104,3 +104,9 @@ def render(*, days: float = 7, operation: str | None = None) -> str:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
+
+
+def _window(days: float) -> str:
+    if days >= 1:
+        return f"{days:g} day(s)"
+    return f"{days * 24:.1f} hour(s)" if days * 24 >= 1 else f"{days * 1440:.0f} minute(s)"
