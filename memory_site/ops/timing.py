@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from knowledge.errors import KnowledgeError
@@ -105,6 +105,10 @@ def timed(surface: str, operation: str, *, content_bytes: int | None = None) -> 
             REQUEST_ID.reset(rid)
 
 
+COLUMNS = ("at", "surface", "operation", "outcome", "error", "total_ms", "db_ms", "embed_ms",
+           "git_ms", "entries", "content_bytes")  # fmt: skip
+COPY_SQL = f"COPY site_operationtiming ({', '.join(COLUMNS)}) FROM STDIN"
+
 # --- the buffer -------------------------------------------------------------------------------
 
 _lock = threading.Lock()
@@ -154,27 +158,19 @@ def flush() -> int:
         return 0
     try:
         from knowledge.models import Entry
-        from memory_site.models import OperationTiming
 
-        entries = Entry.objects.count()  # one count per batch: "the size of the memory then"
-        OperationTiming.objects.bulk_create(
-            [
-                OperationTiming(
-                    at=t.at,
-                    surface=t.surface[:16],
-                    operation=t.operation[:120],
-                    outcome=t.outcome,
-                    error=t.error,
-                    total_ms=t.seconds * 1000,
-                    db_ms=t.db_seconds * 1000,
-                    embed_ms=_ms(t.parts.get("embed")),
-                    git_ms=_ms(t.parts.get("git")),
-                    entries=entries,
-                    content_bytes=t.content_bytes,
-                )
-                for t in timers
-            ]
-        )
+        # A savepoint when some caller's transaction is open: a failed write rolls back to it
+        # and leaves the caller's transaction usable.
+        with transaction.atomic(), connection.cursor() as cur:
+            entries = Entry.objects.count()  # one count per batch: "the memory's size then"
+            # COPY: half the time of the ORM's INSERT of the same rows (bench/ops_overhead).
+            with cur.copy(COPY_SQL) as copy:
+                for t in timers:
+                    copy.write_row(
+                        (t.at, t.surface[:16], t.operation[:120], t.outcome, t.error,
+                         t.seconds * 1000, t.db_seconds * 1000, _ms(t.parts.get("embed")),
+                         _ms(t.parts.get("git")), entries, t.content_bytes)
+                    )  # fmt: skip
         if time.monotonic() - _last_prune > 3600:
             _last_prune = time.monotonic()
             prune()
