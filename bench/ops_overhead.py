@@ -107,7 +107,7 @@ def recorder(n: int) -> list[list[object]]:
         t0 = clock()
         timing.flush()
         flushes.append((clock() - t0) * 1e6)
-    rows.append(_stats("  flush() of 100 rows (count + INSERT)", flushes))
+    rows.append(_stats("  flush() of 100 rows (count + COPY)", flushes))
     return rows
 
 

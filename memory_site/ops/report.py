@@ -7,6 +7,7 @@ PostgreSQL (percentile_cont) over the window, so the rows never travel to Python
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 from django.db import connection
 from django.utils import timezone
@@ -109,4 +110,4 @@ def _num(value: float | None) -> str:
 def _window(days: float) -> str:
     if days >= 1:
         return f"{days:g} day(s)"
-    return f"{days * 24:.1f} hour(s)" if days * 24 >= 1 else f"{days * 1440:.0f} minute(s)"
+    return f"{days * 24:.1f} hour(s)" if days * 24 >= 1 else f"{math.ceil(days * 1440)} minute(s)"
