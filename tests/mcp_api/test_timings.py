@@ -34,3 +34,29 @@ def test_a_failure_to_record_does_not_fail_the_tool_call(call, monkeypatch):
     result = call("upsert", project="acme", title="Still saved", body="kept")
     assert not result.is_error
     assert result.structured_content["outcome"] == "created"
+
+
+def _auth_failures() -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    body, _ = metrics.exposition()
+    for family in text_string_to_metric_families(body.decode()):
+        for sample in family.samples:
+            if sample.name == "cairn_token_auth_failures_total" and sample.labels == {
+                "surface": "mcp"
+            }:
+                return sample.value
+    return 0.0
+
+
+def test_a_wrong_token_counts_as_an_auth_failure(mcp_url):
+    import httpx
+
+    before = _auth_failures()
+    response = httpx.post(
+        mcp_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": "Bearer not-a-token", "Accept": "application/json"},
+    )
+    assert response.status_code == 401
+    assert _auth_failures() - before == 1
