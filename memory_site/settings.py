@@ -4,7 +4,6 @@ With no DATABASE_URL / CELERY_BROKER_URL, Cairn runs on an embedded PostgreSQL (
 and an embedded Valkey broker under var/; a team sets both to its own servers.
 """
 
-import os
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -242,12 +241,13 @@ CAIRN_GUEST_GROUPS = env.list("CAIRN_GUEST_GROUPS", default=[])
 CAIRN_PASSWORD_LOGIN = env.bool("CAIRN_PASSWORD_LOGIN", default=True)
 
 # --- Operations: health, metrics, timings, logs (memory_site/ops/, README "Operations") -------
-# Prometheus counters from every process (web workers, Celery) meet in this directory; `serve`
-# empties it at start. Set it yourself to put it elsewhere.
-PROMETHEUS_MULTIPROC_DIR = os.environ.setdefault(
-    "PROMETHEUS_MULTIPROC_DIR", str(VAR_DIR / "prometheus")
-)
-Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# Prometheus counters of several processes (web workers, Celery) meet in this directory
+# (prometheus-client's multiprocess mode). `serve` sets it to var/prometheus for its children
+# and empties it at start; a deployment that starts its processes itself sets it for them (the
+# Docker image does). Unset, each process counts alone (commands, tests).
+PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", default="")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
 # /metrics: empty answers loopback callers only; set, it wants `Authorization: Bearer <token>`.
 CAIRN_METRICS_TOKEN = env("CAIRN_METRICS_TOKEN", default="")
 # Per-operation timings (manage.py metrics): written in batches, kept this many days.

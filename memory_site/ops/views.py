@@ -64,8 +64,8 @@ def check_broker() -> dict:
     from celery import current_app
 
     try:
-        with current_app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=1)
+        with current_app.connection_for_write(url=settings.CELERY_BROKER_URL) as conn:
+            conn.ensure_connection(max_retries=0, timeout=1)  # one try: a poll
         return {"status": "ok"}
     except Exception as exc:
         return {"status": "degraded", "error": type(exc).__name__}

@@ -79,3 +79,11 @@ def test_readyz_fails_with_503_when_migrations_are_missing(client, monkeypatch):
     response = client.get("/readyz")
     assert response.status_code == 503
     assert response.json()["checks"]["migrations"]["unapplied"] == 1
+
+
+def test_readyz_reports_an_unreachable_team_broker(client, settings):
+    settings.CAIRN_BROKER_SOCKET = ""  # a team broker, not the embedded socket
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    broker = client.get("/readyz").json()["checks"]["broker"]
+    assert broker["status"] == "degraded"
+    assert "127.0.0.1" not in str(broker)  # the broker's address is not shown

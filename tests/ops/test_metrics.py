@@ -67,3 +67,22 @@ def test_metrics_want_the_bearer_token_when_one_is_set(client, settings):
     )
     assert right.status_code == 200
     assert b"cairn_operations_total" in right.content or b"cairn_entries" in right.content
+
+
+def test_counters_of_several_processes_add_up_in_the_multiprocess_directory(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    count = "from memory_site.ops import metrics; metrics.observe('rest', 'GET x', 'ok', 0.01)"
+    for _ in range(2):  # two "web workers"
+        subprocess.run([sys.executable, "-c", count], cwd=root, env=env, check=True)
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(tmp_path))  # what /metrics reads
+    out = generate_latest(registry).decode()
+    assert 'cairn_operations_total{operation="GET x",outcome="ok",surface="rest"} 2.0' in out

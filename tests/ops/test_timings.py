@@ -159,3 +159,25 @@ def test_the_admin_shows_the_same_table_to_superusers(client, staff):
     assert response.status_code == 200
     page = response.content.decode()
     assert "GET v1/search" in page and "12.5" in page and "0-100" in page
+
+
+def test_the_search_command_prints_compact_hits_and_json(acme, owner, capsys):
+    entry_upsert(actor=Actor.for_user(owner), project="acme", subtopic="ops",
+                 title="Restore the database", body="Stop the workers, then restore.")  # fmt: skip
+    call_command("search", "restore", "--user", "owner", "--mode", "text")
+    out = capsys.readouterr().out
+    assert "acme/ops  Restore the database" in out
+    call_command("search", "restore", "--user", "owner", "--mode", "text", "--json")
+    import json
+
+    [hit] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert hit["title"] == "Restore the database" and hit["project"] == "acme"
+
+
+def test_the_search_command_explains_a_bad_argument(owner):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="No user 'nobody'"):
+        call_command("search", "x", "--user", "nobody")
+    with pytest.raises(CommandError, match="limit"):
+        call_command("search", "x", "--user", "owner", "--limit", "0")

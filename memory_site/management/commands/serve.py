@@ -37,11 +37,13 @@ def _stop_process(proc: subprocess.Popen, timeout: float) -> None:
 
 
 def _fresh_metrics_dir() -> None:
-    """Counters from a previous run's processes would add up with this run's: start empty."""
-    directory = Path(settings.PROMETHEUS_MULTIPROC_DIR)
-    if directory.is_dir():
-        for db_file in directory.glob("*.db"):
-            db_file.unlink(missing_ok=True)
+    """The web workers and the worker count into one directory (prometheus-client's
+    multiprocess mode); a previous run's counters would add up with this run's: start empty."""
+    directory = Path(settings.PROMETHEUS_MULTIPROC_DIR or embedded.VAR_DIR / "prometheus")
+    directory.mkdir(parents=True, exist_ok=True)
+    for db_file in directory.glob("*.db"):
+        db_file.unlink(missing_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)  # inherited by the children
 
 
 def _port_free(host: str, port: int) -> bool:
