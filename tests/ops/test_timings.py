@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from history import tasks as history_tasks
 from knowledge.actors import Actor
-from knowledge.services import entry_upsert
+from knowledge.services import entry_update, entry_upsert
 from memory_site.models import OperationTiming
 from memory_site.ops import metrics, report, timing
 from tests.factories import EntryFactory, UserFactory
@@ -181,3 +181,16 @@ def test_the_search_command_explains_a_bad_argument(owner):
         call_command("search", "x", "--user", "nobody")
     with pytest.raises(CommandError, match="limit"):
         call_command("search", "x", "--user", "owner", "--limit", "0")
+
+
+@pytest.mark.urls("tests.history.admin_urls")
+def test_an_admin_revert_is_recorded(admin_client, staff, project, rows):
+    actor = Actor.for_user(staff)
+    entry = entry_upsert(actor=actor, project="acme", title="Plan", body="one").entry
+    entry_update(actor=actor, entry_id=entry.pk, body="two")
+    url = f"/admin/knowledge/entry/{entry.pk}/history/revert/1/"
+    assert admin_client.post(url, {"expected_version": 2}).status_code == 302
+    assert admin_client.post(url, {"expected_version": 2}).status_code == 302  # stale now
+    ok, stale = rows(surface="admin")
+    assert (ok.operation, ok.outcome) == ("entry.revert", "ok")
+    assert (stale.outcome, stale.error) == ("refused", "EntryConflict")
