@@ -1,6 +1,7 @@
 """MCP tool calls are timed at the tool wrapper: one row each, outcome and content size."""
 
 import pytest
+from django.utils import timezone
 
 from memory_site.models import OperationTiming
 from memory_site.ops import metrics, timing
@@ -8,17 +9,18 @@ from memory_site.ops import metrics, timing
 pytestmark = pytest.mark.usefixtures("acme")
 
 
-def _rows():
+def _rows(since):
     timing.flush()
-    return list(OperationTiming.objects.filter(surface="mcp").order_by("pk"))
+    return list(OperationTiming.objects.filter(surface="mcp", at__gte=since).order_by("pk"))
 
 
 def test_each_tool_call_is_recorded_with_its_outcome(call):
     timing.discard()
+    since = timezone.now()
     assert not call("upsert", project="acme", title="Timed", body="x" * 300).is_error
     assert not call("search", query="timed").is_error
     assert call("get", id_or_path=987654).is_error
-    upsert, search, get = _rows()
+    upsert, search, get = _rows(since)
     assert (upsert.operation, upsert.outcome, upsert.content_bytes) == ("upsert", "ok", 300)
     assert upsert.db_ms > 0 and upsert.total_ms >= upsert.db_ms
     assert (search.operation, search.outcome, search.content_bytes) == ("search", "ok", None)

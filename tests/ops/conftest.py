@@ -5,10 +5,14 @@ from memory_site.ops import stats, timing
 
 
 @pytest.fixture(autouse=True)
-def _clean_ops_state(settings):
-    """Each test starts with an empty timing buffer and uncached readiness counts."""
+def _clean_ops_state(settings, db):
+    """Each test starts with no timings (buffered, or written by an earlier run's processes
+    at exit into the reused test database) and uncached readiness counts."""
+    from memory_site.models import OperationTiming
+
     settings.CAIRN_READY_CACHE_SECONDS = 0
     timing.discard()
+    OperationTiming.objects.all().delete()  # inside the test's transaction: rolled back
     stats.forget()
     yield
     timing.discard()
