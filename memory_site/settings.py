@@ -260,6 +260,8 @@ CAIRN_READY_MIRROR_MAX_LAG = env.float("CAIRN_READY_MIRROR_MAX_LAG", default=600
 CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
 # Logs: "plain" or "json" (one object per line, with the request id).
 CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
+# With JSON logs the worker keeps these handlers too, instead of installing Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = CAIRN_LOG_FORMAT != "json"
 
 LOGGING = {
     "version": 1,
