@@ -18,6 +18,7 @@ from history import selectors
 from history.services import entry_revert
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
+from memory_site.ops.timing import timed
 
 
 def _actor(request) -> Actor:
@@ -130,13 +131,14 @@ class RevisionAdminMixin:
             raise PermissionDenied
         if request.method == "POST":
             try:
-                entry = entry_revert(
-                    actor=_actor(request),
-                    entry_id=entry.pk,
-                    to_version=version,
-                    expected_version=int(request.POST.get("expected_version") or 0) or None,
-                    reason=request.POST.get("reason", ""),
-                )
+                with timed("admin", "entry.revert"):
+                    entry = entry_revert(
+                        actor=_actor(request),
+                        entry_id=entry.pk,
+                        to_version=version,
+                        expected_version=int(request.POST.get("expected_version") or 0) or None,
+                        reason=request.POST.get("reason", ""),
+                    )
             except KnowledgeError as exc:
                 messages.error(request, exc.message)
             else:

@@ -13,6 +13,7 @@ from mcp.server.auth.provider import AccessToken
 from knowledge.actors import Actor
 from knowledge.services.tokens import token_authenticate
 from mcp_api.connections import recycle_connection
+from memory_site.ops.metrics import auth_failed
 
 
 def _authenticate(secret: str) -> Actor | None:
@@ -26,6 +27,7 @@ class CairnTokenVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         actor = await sync_to_async(_authenticate, thread_sensitive=False)(token)
         if actor is None:
+            auth_failed("mcp")
             return None
         return AccessToken(
             token=token[:12],  # the prefix is enough to tell tokens apart in logs

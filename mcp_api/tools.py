@@ -18,6 +18,7 @@ from knowledge.actors import Actor
 from mcp_api import handlers
 from mcp_api.auth import current_actor
 from mcp_api.connections import recycle_connection
+from memory_site.ops.timing import content_size, timed
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(
@@ -50,7 +51,11 @@ Reason = Annotated[str, Field(description="Why (kept in the entry's history).")]
 
 def _run(handler, actor: Actor, kwargs: dict[str, Any]) -> CallToolResult:
     recycle_connection()  # what Django does around a request, which a tool call doesn't get
-    return handlers.guarded(handler, actor, **kwargs)
+    with timed("mcp", handler.__name__, content_bytes=content_size(kwargs)) as timer:
+        result = handlers.guarded(handler, actor, **kwargs)
+        if result.is_error:
+            timer.outcome = "refused"
+    return result
 
 
 async def _call(handler, **kwargs: Any) -> CallToolResult:

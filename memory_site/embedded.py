@@ -88,13 +88,15 @@ def stop_postgres() -> None:
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=PG_DIR, user=user)
 
 
-def broker_running() -> bool:
-    if not BROKER_SOCKET.exists():
+def broker_running(path: Path | str | None = None) -> bool:
+    """Whether a broker answers PING on the socket (the embedded one unless `path` is given)."""
+    path = Path(path or BROKER_SOCKET)
+    if not path.exists():
         return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(1.0)
-            sock.connect(str(BROKER_SOCKET))
+            sock.connect(str(path))
             sock.sendall(b"PING\r\n")
             return sock.recv(16).startswith(b"+PONG")
     except OSError:

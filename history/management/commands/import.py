@@ -3,14 +3,15 @@
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history.importing import import_folder
 from knowledge.actors import Actor
+from memory_site.ops.commands import TimedCommand
 
 
-class Command(BaseCommand):
+class Command(TimedCommand):
     help = (
         "Import a folder of Markdown files with YAML frontmatter: a Cairn export, a Basic "
         "Memory project, an Obsidian vault or a brain-engine memory/ folder. Folders become "

@@ -1,12 +1,13 @@
 """`manage.py mirror status|verify|rebuild|drain`: look after the git mirror of entry history."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history import maintenance, mirror
+from memory_site.ops.commands import TimedCommand
 
 
-class Command(BaseCommand):
+class Command(TimedCommand):
     help = (
         "The git mirror of entry history. status: pending revisions, lag, last commit. "
         "verify: compare the tree at HEAD with the database (exit 1 on any difference). "

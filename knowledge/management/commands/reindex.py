@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from knowledge.actors import Actor
@@ -18,9 +18,10 @@ from knowledge.services.embeddings import (
     lexeme_stats_refresh,
     needs_embedding,
 )
+from memory_site.ops.commands import TimedCommand
 
 
-class Command(BaseCommand):
+class Command(TimedCommand):
     help = (
         "Rebuild full-text vectors and embeddings. Resumable: an interrupted run restarted "
         "with --missing continues where it stopped, since finished entries are skipped."

@@ -10,10 +10,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
+from django.db.migrations.executor import MigrationExecutor
 
 from memory_site import embedded
 from memory_site.management.commands.createadmin import PASSWORD_FILE, ensure_admin
@@ -31,6 +34,16 @@ def _stop_process(proc: subprocess.Popen, timeout: float) -> None:
         proc.wait(timeout=5)
     except ProcessLookupError:
         pass
+
+
+def _fresh_metrics_dir() -> None:
+    """The web workers and the worker count into one directory (prometheus-client's
+    multiprocess mode); a previous run's counters would add up with this run's: start empty."""
+    directory = Path(settings.PROMETHEUS_MULTIPROC_DIR or embedded.VAR_DIR / "prometheus")
+    directory.mkdir(parents=True, exist_ok=True)
+    for db_file in directory.glob("*.db"):
+        db_file.unlink(missing_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)  # inherited by the children
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -61,34 +74,62 @@ class Command(BaseCommand):
         "Ctrl-C, SIGTERM or SIGHUP stops them all in reverse order."
     )
 
+    # Checks run inside handle(), after the cleanups are registered: a failed check must not
+    # leave the embedded PostgreSQL that settings started running.
+    requires_system_checks = []
+    requires_migrations_checks = False
+
     def add_arguments(self, parser):
+        parser.add_argument(
+            "--migrate", action="store_true", help="apply unapplied migrations before starting"
+        )
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--web-workers", type=int, default=1, help="uvicorn processes")
         parser.add_argument("--concurrency", type=int, default=1, help="Celery worker processes")
         parser.add_argument("--no-worker", action="store_true", help="web server only")
 
-    def handle(self, *args, host, port, web_workers, concurrency, no_worker, **options):
-        if not _port_free(host, port):
-            raise CommandError(
-                f"{host}:{port} is already in use (another Cairn?). Stop it, or pick another "
-                f"port: make run ARGS='--port {port + 1}'."
-            )
+    def handle(self, *args, host, port, web_workers, concurrency, no_worker, migrate, **options):
         self.stop = threading.Event()
         self.cleanups: list[tuple[str, Callable[[], None]]] = []
+        if not os.environ.get("DATABASE_URL"):
+            # Settings started it if needed; serve owns it from here and stops it on exit,
+            # a failed start included.
+            self.cleanups.append(("PostgreSQL", embedded.stop_postgres))
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda *_: self.stop.set())
         try:
+            if not _port_free(host, port):
+                raise CommandError(
+                    f"{host}:{port} is already in use (another Cairn?). Stop it, or pick another "
+                    f"port: make run ARGS='--port {port + 1}'."
+                )
+            self.check()
+            self._check_migrations(migrate)
+            _fresh_metrics_dir()
             self._start(host, port, web_workers, concurrency, no_worker)
             self._watch()
         finally:
             self._shutdown()
 
+    def _check_migrations(self, migrate: bool) -> None:
+        executor = MigrationExecutor(connections["default"])
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+        if not plan:
+            return
+        if migrate:
+            self.stdout.write(f"Applying {len(plan)} migration(s) …")
+            call_command("migrate", interactive=False, verbosity=0)
+            return
+        first = ", ".join(f"{m.app_label}.{m.name}" for m, _ in plan[:3])
+        more = f" and {len(plan) - 3} more" if len(plan) > 3 else ""
+        raise CommandError(
+            f"The database has {len(plan)} unapplied migration(s) ({first}{more}). "
+            "Run `make run` (it migrates, then serves), or `manage.py serve --migrate`."
+        )
+
     def _start(self, host, port, web_workers, concurrency, no_worker) -> None:
-        embedded_db = not os.environ.get("DATABASE_URL")
-        if embedded_db:
-            # Settings started it if needed; serve owns it from here and stops it on exit.
-            self.cleanups.append(("PostgreSQL", embedded.stop_postgres))
+        if not os.environ.get("DATABASE_URL"):
             self.stdout.write(f"PostgreSQL (embedded) … data in {embedded.PG_DIR}")
         if settings.CELERY_EMBEDDED_BROKER and not no_worker:
             embedded.start_broker()

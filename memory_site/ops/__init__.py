@@ -1,0 +1,1 @@
+"""Operations: health, readiness, metrics, per-operation timings and structured logs."""

