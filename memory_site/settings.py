@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from memory_site import embedded
 
@@ -181,6 +182,11 @@ CAIRN_MIRROR_PUSH_URL = env("CAIRN_MIRROR_PUSH_URL", default="")
 CAIRN_MIRROR_PUSH_USERNAME = env("CAIRN_MIRROR_PUSH_USERNAME", default="")
 CAIRN_MIRROR_PUSH_PASSWORD = env("CAIRN_MIRROR_PUSH_PASSWORD", default="")
 CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # private key path
+# Who may create projects: "anyone" signed in, or "staff" only. Tokens narrowed to some projects
+# never may.
+CAIRN_PROJECT_CREATORS = env("CAIRN_PROJECT_CREATORS", default="anyone")
+if CAIRN_PROJECT_CREATORS not in ("anyone", "staff"):
+    raise ImproperlyConfigured("CAIRN_PROJECT_CREATORS must be 'anyone' or 'staff'.")
 # Limits on what one write may hold (the services refuse more with a message naming the limit).
 CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=1_000_000)
 CAIRN_MAX_LINE_CHARS = env.int("CAIRN_MAX_LINE_CHARS", default=100_000)

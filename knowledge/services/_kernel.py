@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchVector
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
-from django.db.models import Exists, OuterRef, Value
+from django.db.models import Exists, OuterRef, Q, Value
 from django.db.models.functions import Lower
 from django.utils.text import slugify
 
@@ -519,6 +519,50 @@ def upsert_entry(
     return UpsertResult(entry, "updated")
 
 
+def require_create_project(actor: Actor) -> None:
+    """Who may create projects: anyone signed in, or staff only (CAIRN_PROJECT_CREATORS);
+    a token narrowed to some projects never."""
+    require_write(actor)
+    if actor.project_ids is not None:
+        raise Forbidden(
+            "This token is limited to some projects, so it cannot create projects. "
+            "Use a token that is not narrowed to projects, or ask an administrator.",
+        )
+    if settings.CAIRN_PROJECT_CREATORS == "staff" and not (
+        getattr(actor.user, "is_staff", False) or getattr(actor.user, "is_superuser", False)
+    ):
+        raise Forbidden(
+            "Only staff may create projects here. Ask an administrator to create it, or "
+            "write into a project you belong to.",
+        )
+
+
+def project_taken(slug: str, name: str) -> AlreadyExists:
+    """One answer for "taken", whether or not the caller can see the project that has it."""
+    return AlreadyExists(
+        f"The project slug {slug!r} or name {name!r} is taken (slugs and names share one "
+        "namespace). Pick another slug and name.",
+        project=slug,
+    )
+
+
+def check_project_names(slug: str, name: str, *, exclude: int | None = None) -> None:
+    """A project's slug and name may not be all digits (they would read as an id) nor equal
+    any other project's slug or name, case-insensitively: a reference names one project."""
+    for field, value in (("slug", slug), ("name", name)):
+        if value.strip().isdigit():
+            raise ValidationFailed(
+                f"A project {field} may not be only digits ({value!r} would read as a project "
+                "id); add a letter, e.g. 'team-7'.",
+                field=field,
+            )
+    others = Project.objects.exclude(pk=exclude) if exclude else Project.objects.all()
+    if others.filter(
+        Q(slug__iexact=slug) | Q(name__iexact=slug) | Q(slug__iexact=name) | Q(name__iexact=name)
+    ).exists():
+        raise project_taken(slug, name)
+
+
 def create_project(
     actor: Actor,
     *,
@@ -529,7 +573,7 @@ def create_project(
     reason: str = "",
 ) -> Project:
     """Create a project (slug normalized: `Customer X` → `customer-x`); its creator maintains it."""
-    require_write(actor)
+    require_create_project(actor)
     clean_slug = slugify(slug)[:80].strip("-")
     if not clean_slug:
         raise ValidationFailed(
@@ -542,15 +586,7 @@ def create_project(
             field="sensitivity",
         )
     name = (name or slug).strip()
-    if (
-        Project.objects.filter(slug=clean_slug).exists()
-        or Project.objects.filter(name__iexact=name).exists()
-    ):
-        raise AlreadyExists(
-            f"A project {clean_slug!r} (or named {name!r}) already exists. "
-            "Write into it, or pick another slug and name.",
-            project=clean_slug,
-        )
+    check_project_names(clean_slug, name)
     project = Project(slug=clean_slug, name=name, description=description, sensitivity=sensitivity)
     clean(project)
     record(project, actor, reason or "create project")
@@ -558,7 +594,7 @@ def create_project(
         with transaction.atomic():
             project.save()
     except IntegrityError as exc:
-        raise AlreadyExists(f"A project {clean_slug!r} already exists.") from exc
+        raise project_taken(clean_slug, name) from exc
     if actor.db_user is not None:
         # The creator maintains it: otherwise a confidential project would vanish on creation.
         Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)
