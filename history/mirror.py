@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, connection, models, transaction
 from django.utils import timezone
@@ -31,6 +32,8 @@ from history.models import ParkedRevision
 from knowledge.models import Entry, Project, Subtopic
 
 log = logging.getLogger(__name__)
+# Failures that are not the revision's: the drain stops and is retried later as a whole.
+NOT_THE_REVISION = (DatabaseError, SoftTimeLimitExceeded, MemoryError)
 
 LOCK_KEY = 0x636169726E  # "cairn": one advisory lock for every process that writes the mirror
 HistoricalEntry = Entry.history.model
@@ -58,6 +61,8 @@ def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
     """Hold the mirror lock for the block; yields False when another process holds it."""
     with connection.cursor() as cur:
         if wait:
+            # Maintenance (rebuild) may wait long for a drain and run long itself.
+            cur.execute("SET statement_timeout = 0")
             cur.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
             got = True
         else:
@@ -69,6 +74,8 @@ def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
         if got:
             with connection.cursor() as cur:
                 cur.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+                if wait:
+                    cur.execute("RESET statement_timeout")
 
 
 # --- From rows to plain states --------------------------------------------------------------
@@ -319,14 +326,14 @@ def _load(ids: list[tuple[int, int]], result: DrainResult) -> list:
     queue = HistoricalEntry.objects.order_by("history_id")
     try:
         return list(queue.filter(history_id__in=[i for i, _ in ids]))
-    except DatabaseError:
+    except NOT_THE_REVISION:
         raise
     except Exception:
         rows = []
         for history_id, entry_id in ids:
             try:
                 rows.extend(queue.filter(history_id=history_id))
-            except DatabaseError:
+            except NOT_THE_REVISION:
                 raise
             except Exception as exc:
                 park(history_id, entry_id, f"cannot be loaded: {describe(exc)}")
@@ -339,7 +346,7 @@ def _load_parked(history_id: int) -> tuple[object, str]:
     queue = HistoricalEntry.objects.filter(history_id=history_id)
     try:
         return queue.get(), ""
-    except DatabaseError:
+    except NOT_THE_REVISION:
         raise
     except Exception as exc:
         return queue.defer("metadata", "body").get(), f"cannot be loaded: {describe(exc)}"
@@ -349,7 +356,7 @@ def _render(mirror: Mirror, row, names: Names, sources: dict) -> Prepared | str:
     """The prepared commit, or the error that makes this revision unrenderable."""
     try:
         return render_revision(mirror, row, names, sources)
-    except DatabaseError:
+    except NOT_THE_REVISION:
         raise  # the database's fault, not the revision's: the drain is retried later
     except Exception as exc:
         return describe(exc)
@@ -384,8 +391,8 @@ def _drain_batch(mirror: Mirror, names: Names, batch_size: int, result: DrainRes
                 continue
             try:
                 shas[row.history_id] = commit_prepared(mirror, row, names, prepared)
-            except (OSError, DatabaseError):
-                raise  # the disk's or the database's fault: retried later as a whole
+            except (OSError, *NOT_THE_REVISION):
+                raise
             except Exception as exc:
                 # This revision cannot be committed: park it and redo the batch without it.
                 mirror.discard()

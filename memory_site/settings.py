@@ -187,6 +187,20 @@ CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # priv
 CAIRN_PROJECT_CREATORS = env("CAIRN_PROJECT_CREATORS", default="anyone")
 if CAIRN_PROJECT_CREATORS not in ("anyone", "staff"):
     raise ImproperlyConfigured("CAIRN_PROJECT_CREATORS must be 'anyone' or 'staff'.")
+# Bounded work per request: every SQL statement (0 = no limit), REST pages, search queries.
+CAIRN_STATEMENT_TIMEOUT_MS = env.int("CAIRN_STATEMENT_TIMEOUT_MS", default=30_000)
+if CAIRN_STATEMENT_TIMEOUT_MS:
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (
+        f"{_options.get('options', '')} -c statement_timeout={CAIRN_STATEMENT_TIMEOUT_MS}"
+    ).strip()
+CAIRN_API_MAX_LIMIT = env.int("CAIRN_API_MAX_LIMIT", default=200)
+CAIRN_API_MAX_OFFSET = env.int("CAIRN_API_MAX_OFFSET", default=100_000)
+CAIRN_SEARCH_MAX_QUERY_CHARS = env.int("CAIRN_SEARCH_MAX_QUERY_CHARS", default=2000)
+CAIRN_SEARCH_MAX_TERMS = env.int("CAIRN_SEARCH_MAX_TERMS", default=64)
+# Celery: a task past the soft limit raises inside (logged, retried later); the hard limit kills.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CAIRN_TASK_SOFT_TIME_LIMIT", default=300)
+CELERY_TASK_TIME_LIMIT = env.int("CAIRN_TASK_TIME_LIMIT", default=360)
 # Limits on what one write may hold (the services refuse more with a message naming the limit).
 CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=1_000_000)
 CAIRN_MAX_LINE_CHARS = env.int("CAIRN_MAX_LINE_CHARS", default=100_000)
