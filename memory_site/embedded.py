@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CAIRN_VAR_DIR", BASE_DIR / "var")).resolve()
-PG_DIR = VAR_DIR / "postgres"
-BROKER_DIR = VAR_DIR / "valkey"
+# Each may live apart from VAR_DIR (the test suite keeps the database server and moves the rest).
+PG_DIR = Path(os.environ.get("CAIRN_PG_DIR") or VAR_DIR / "postgres").resolve()
+BROKER_DIR = Path(os.environ.get("CAIRN_BROKER_DIR") or VAR_DIR / "valkey").resolve()
 BROKER_SOCKET = BROKER_DIR / "valkey.sock"
 DB_NAME = "cairn"
 
