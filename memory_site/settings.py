@@ -182,6 +182,8 @@ CAIRN_MIRROR_PUSH_URL = env("CAIRN_MIRROR_PUSH_URL", default="")
 CAIRN_MIRROR_PUSH_USERNAME = env("CAIRN_MIRROR_PUSH_USERNAME", default="")
 CAIRN_MIRROR_PUSH_PASSWORD = env("CAIRN_MIRROR_PUSH_PASSWORD", default="")
 CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # private key path
+# API tokens live at most this many days (0 = no limit); a token made without an expiry gets it.
+CAIRN_TOKEN_MAX_DAYS = env.int("CAIRN_TOKEN_MAX_DAYS", default=90)
 # Who may create projects: "anyone" signed in, or "staff" only. Tokens narrowed to some projects
 # never may.
 CAIRN_PROJECT_CREATORS = env("CAIRN_PROJECT_CREATORS", default="anyone")
@@ -258,6 +260,8 @@ CAIRN_OIDC_ALLOWED_DOMAINS = [
 # The claim carrying group names (empty: groups are not synced), and the groups that grant
 # admin access (staff) and every right (superuser).
 CAIRN_OIDC_GROUPS_CLAIM = env("CAIRN_OIDC_GROUPS_CLAIM", default="groups")
+# Compare Keycloak-style group paths in full (`org/admins`) instead of their last segment.
+CAIRN_OIDC_GROUP_FULL_PATH = env.bool("CAIRN_OIDC_GROUP_FULL_PATH", default=False)
 CAIRN_OIDC_STAFF_GROUPS = env.list("CAIRN_OIDC_STAFF_GROUPS", default=[])
 CAIRN_OIDC_SUPERUSER_GROUPS = env.list("CAIRN_OIDC_SUPERUSER_GROUPS", default=[])
 # Django groups whose members are outside the organisation: they read public projects and the

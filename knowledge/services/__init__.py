@@ -36,6 +36,7 @@ from knowledge.services.tokens import (
     token_create,
     token_revoke,
     token_update,
+    user_access_revoke,
 )
 
 __all__ = [
@@ -68,4 +69,5 @@ __all__ = [
     "token_create",
     "token_revoke",
     "token_update",
+    "user_access_revoke",
 ]
