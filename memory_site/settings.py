@@ -20,18 +20,36 @@ VAR_DIR = embedded.VAR_DIR
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 # The embedded default is for one machine; a team deployment sets its own key.
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+# Team mode (your own database) must set a real key: a placeholder signs sessions anyone can forge.
+TEAM_MODE = bool(env("DATABASE_URL", default=""))
+_PLACEHOLDER_KEYS = {"change-me", "change-me-in-docker-env", "changeme", "secret", "insecure"}
+if TEAM_MODE and (
+    not SECRET_KEY or SECRET_KEY.strip().lower() in _PLACEHOLDER_KEYS or len(SECRET_KEY) < 32
+):
+    raise ImproperlyConfigured(
+        "Team mode (DATABASE_URL is set) needs DJANGO_SECRET_KEY: at least 32 random characters, "
+        'not a placeholder. Generate one with: python -c "import secrets; '
+        'print(secrets.token_urlsafe(50))"'
+    )
 if not SECRET_KEY:
     _key_file = VAR_DIR / "secret_key"
     if not _key_file.exists():
         from django.core.management.utils import get_random_secret_key
 
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        _key_file.write_text(get_random_secret_key())
-        _key_file.chmod(0o600)
+        embedded.write_private(_key_file, get_random_secret_key())
     SECRET_KEY = _key_file.read_text().strip()
 
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+# Behind TLS: secure cookies, HSTS, and the proxy's X-Forwarded-Proto (only behind a proxy that
+# sets it: otherwise clients could claim https).
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=SESSION_COOKIE_SECURE)
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)
+if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SITE_URL = env("CAIRN_SITE_URL", default="http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
