@@ -105,7 +105,7 @@ async def agents_phase(url: str, token: str, agents: int, seconds: float) -> dic
                 if roll < 0.35:
                     tool, args = "search", {"query": f"marker agent {rng.randrange(agents)}"}
                 elif roll < 0.5:
-                    tool, args = "get", {"id": rng.choice([own, shared])}
+                    tool, args = "get", {"id_or_path": rng.choice([own, shared])}
                 elif roll < 0.55:
                     tool, args = "browse", {"project": "rel"}
                 elif roll < 0.65:
@@ -146,11 +146,11 @@ async def agents_phase(url: str, token: str, agents: int, seconds: float) -> dic
     wall = time.perf_counter() - start
 
     lost = 0
-    async with Agent(url, token) as checker:
+    rest = url.removesuffix("/mcp") + "/api/v1"
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
         for ref, markers in acked.items():
-            res, _ = await checker.call("get", {"id": ref})
-            body = _text(res)
-            lost += sum(1 for m in markers if f"- {m}\n" not in body + "\n")
+            body = (await http.get(f"{rest}/entries/{ref}")).json()["body"] + "\n"
+            lost += sum(1 for m in markers if f"- {m}\n" not in body)
     return {
         "latencies": latencies,
         "errors": errors,
