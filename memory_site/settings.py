@@ -287,6 +287,9 @@ CAIRN_OIDC_SUPERUSER_GROUPS = env.list("CAIRN_OIDC_SUPERUSER_GROUPS", default=[]
 CAIRN_GUEST_GROUPS = env.list("CAIRN_GUEST_GROUPS", default=[])
 # Off: passwords no longer sign anyone in (admin form, /accounts/login/); SSO only.
 CAIRN_PASSWORD_LOGIN = env.bool("CAIRN_PASSWORD_LOGIN", default=True)
+# The admin's password form: this many failures per address and username, then 429 for the window.
+CAIRN_LOGIN_MAX_FAILURES = env.int("CAIRN_LOGIN_MAX_FAILURES", default=5)
+CAIRN_LOGIN_WINDOW_SECONDS = env.int("CAIRN_LOGIN_WINDOW_SECONDS", default=300)
 
 LOGGING = {
     "version": 1,

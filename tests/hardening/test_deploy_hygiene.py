@@ -70,3 +70,22 @@ def test_secret_files_are_private_from_the_start(tmp_path, monkeypatch):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "var" / "secret_key").stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "var").stat().st_mode) == 0o700
+
+
+def test_the_admin_login_form_is_rate_limited(client, db, settings):
+    from django.core.cache import cache
+
+    from tests.factories import UserFactory
+
+    cache.clear()
+    settings.CAIRN_LOGIN_MAX_FAILURES = 3
+    UserFactory(username="boss", is_staff=True, password="right-password-123")
+    for _ in range(3):
+        response = client.post("/admin/login/", {"username": "boss", "password": "wrong"})
+        assert response.status_code == 200
+    blocked = client.post("/admin/login/", {"username": "boss", "password": "right-password-123"})
+    assert blocked.status_code == 429
+    assert "Too many failed sign-ins" in blocked.content.decode()
+    cache.clear()
+    ok = client.post("/admin/login/", {"username": "boss", "password": "right-password-123"})
+    assert ok.status_code == 302
