@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import secrets
 import signal
 import socket
 import statistics
@@ -60,6 +61,8 @@ def prepare_database() -> dict[str, str]:
         **os.environ,
         "DATABASE_URL": f"postgres://{cfg['USER']}@:{cfg['PORT']}/{BENCH_DB}?host={cfg['HOST']}",
         "LOG_LEVEL": "WARNING",
+        # DATABASE_URL means team mode, which needs a real key: one per run.
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
         "DJANGO_SUPERUSER_PASSWORD": "bench-password-not-secret",
     }
     manage = [PY, str(ROOT / "manage.py")]

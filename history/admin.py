@@ -6,7 +6,7 @@ Use it on a SimpleHistoryAdmin subclass:  class EntryAdmin(RevisionAdminMixin, S
 
 from __future__ import annotations
 
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseRedirect
@@ -14,10 +14,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import mark_safe
 
-from history import selectors
+from history import mirror, selectors
+from history.models import ParkedRevision
 from history.services import entry_revert
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
+from knowledge.services.background import queue_drain
 from memory_site.ops.timing import timed
 
 
@@ -169,3 +171,30 @@ class RevisionAdminMixin:
             "history_url": self._url("history", entry.pk),
         }
         return TemplateResponse(request, "history/admin/revision_revert.html", context)
+
+
+class ParkedRevisionAdmin(admin.ModelAdmin):
+    """Revisions the git mirror set aside, with their error; the action puts them back in line."""
+
+    list_display = ("revision_id", "entry_id", "error", "attempts", "parked_at", "last_tried_at")
+    readonly_fields = list_display
+    actions = ["retry_selected"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Retry: commit them again (in order) on the next drain")
+    def retry_selected(self, request, queryset):
+        count = mirror.retry(queryset.values_list("revision_id", flat=True))
+        queue_drain()
+        self.message_user(
+            request,
+            f"Put {count} revision(s) back in line; the mirror's next drain commits them. "
+            "A revision that still fails is parked again with its new error.",
+        )
+
+
+admin.site.register(ParkedRevision, ParkedRevisionAdmin)

@@ -16,6 +16,7 @@ from django.utils.text import slugify
 
 from history.files import FrontmatterError, parse_markdown
 from knowledge.actors import Actor
+from knowledge.markdown import first_h1
 from knowledge.models import EntryStatus
 from knowledge.services import ImportItem, entries_import
 
@@ -28,7 +29,6 @@ KNOWN_KEYS = {
     "searchable", "metadata",
 }  # fmt: skip
 _SHORT_ID = re.compile(r"^[23456789a-z]{8,12}$")
-_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 @dataclass
@@ -100,8 +100,7 @@ def record_from(front: dict, body: str, rel: Path) -> tuple[dict, dict | None]:
     """Map any supported dialect's frontmatter to entry_upsert arguments (+ Cairn provenance)."""
     title = " ".join(str(front.get("title") or front.get("name") or "").split())
     if not title:
-        heading = _H1.search(body)
-        title = heading.group(1) if heading else rel.stem
+        title = first_h1(body) or rel.stem
     kind = slugify(str(front.get("kind") or front.get("type") or "note"))[:40] or "note"
     fields: dict = {
         "title": " ".join(str(title).split())[:300],

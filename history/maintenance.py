@@ -15,10 +15,14 @@ from history.mirror import (
     HistoricalEntry,
     Names,
     advisory_lock,
-    commit_revision,
+    commit_prepared,
+    describe,
+    note_revision,
     open_mirror,
+    parked,
     pending,
     record_commits,
+    render_revision,
     sources_by_entry,
     state_of,
 )
@@ -39,27 +43,55 @@ def status() -> dict:
         "last_commit_time": info.when if info else None,
         "last_revision": info.revision if info else None,
         "revisions": HistoricalEntry.objects.count(),
+        "parked": [
+            {
+                "revision": p.revision_id,
+                "entry": p.entry_id,
+                "error": p.error,
+                "attempts": p.attempts,
+                "parked_at": p.parked_at,
+            }
+            for p in parked()
+        ],
     }
 
 
-def expected_files() -> dict[str, tuple[str, bytes]]:
-    """What the database says is current: {entry id: (natural path, rendered bytes)}."""
+def expected_files(problems: list[str] | None = None) -> dict[str, tuple[str, bytes | None]]:
+    """What the database says is current: {entry id: (natural path, rendered bytes)}; bytes is
+    None for an entry that cannot be rendered (said in `problems`)."""
     names = Names()
     entries = list(Entry.objects.order_by("pk"))
     sources = sources_by_entry(e.pk for e in entries)
-    out = {}
+    out: dict[str, tuple[str, bytes | None]] = {}
     for entry in entries:
         state = state_of(entry, names, sources)
-        out[state.id] = (state.path, render_entry(state))
+        try:
+            out[state.id] = (state.path, render_entry(state))
+        except Exception as exc:
+            out[state.id] = (state.path, None)
+            if problems is not None:
+                problems.append(
+                    f"{state.path}: entry {state.id} cannot be rendered ({describe(exc)})"
+                )
     return out
+
+
+def parked_lines() -> list[str]:
+    """One line per parked revision: what failed and how to put it back."""
+    return [
+        f"revision {p.revision_id} (entry id {p.entry_id}) is parked after {p.attempts} "
+        f"attempt(s): {p.error}. Its entry's next revision commits it (as a note if it still "
+        "fails); `manage.py mirror retry` tries it again."
+        for p in parked()
+    ]
 
 
 def verify() -> list[str]:
     """Differences between the tree at the published head and the database, one line each."""
     mirror = open_mirror()
     files = mirror.files(mirror.head().id if mirror.head() else None)
-    expected = expected_files()
     problems: list[str] = []
+    expected = expected_files(problems)
     seen: set[str] = set()
     for path in sorted(files):
         entry_id = entry_id_of(files[path]) if path.endswith(".md") else None
@@ -70,7 +102,7 @@ def verify() -> list[str]:
         natural, data = expected[entry_id]
         if path not in (natural, alternate_path(natural, entry_id)):
             problems.append(f"{path}: entry {entry_id} should be at {natural}")
-        elif files[path] != data:
+        elif data is not None and files[path] != data:
             problems.append(f"{path}: content differs from entry {entry_id} in the database")
     for entry_id in sorted(set(expected) - seen):
         problems.append(f"{expected[entry_id][0]}: entry {entry_id} is missing from the mirror")
@@ -98,7 +130,11 @@ def rebuild(*, progress=None) -> int:
             batch = list(rows[start : start + chunk])
             sources = sources_by_entry(r.id for r in batch)
             for row in batch:
-                shas[row.history_id] = commit_revision(mirror, row, names, sources)
+                try:
+                    prepared = render_revision(mirror, row, names, sources)
+                except Exception as exc:  # as in the drain: one bad revision is a note
+                    prepared = note_revision(row, describe(exc))
+                shas[row.history_id] = commit_prepared(mirror, row, names, prepared)
                 if progress is not None:
                     progress.update(1)
         mirror.publish()
@@ -107,6 +143,7 @@ def rebuild(*, progress=None) -> int:
             path.rename(path.with_name(f"{path.name}.old-{stamp}"))
         fresh.rename(path)
         with transaction.atomic():
+            parked().delete()  # every revision has its commit (or note) now
             HistoricalEntry.objects.exclude(git_commit="").update(git_commit="")
             ids = list(shas)
             for start in range(0, len(ids), 5000):

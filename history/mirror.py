@@ -5,6 +5,11 @@ pending revisions in history_id order under a Postgres advisory lock (so it is s
 workers and hosts), publishes the branch, then records the commit hashes. A crash between the
 two steps is repaired on the next drain from the `Cairn-Revision` trailers (see `_reconcile`),
 so every revision ends up in exactly one commit.
+
+The mirror never stops for one revision: a revision that cannot be loaded, rendered or committed
+is parked (history.models.ParkedRevision, with its error) and the drain goes on. The entry's next
+revision commits the parked ones first, in order (as a note commit when one still cannot be
+rendered: its text stays in the database history); `retry()` puts parked revisions back in line.
 """
 
 from __future__ import annotations
@@ -16,14 +21,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, models, transaction
+from django.utils import timezone
 
 from history.files import EntryState
 from history.gitmirror import Mirror, Person, build_message
+from history.models import ParkedRevision
 from knowledge.models import Entry, Project, Subtopic
 
 log = logging.getLogger(__name__)
+# Failures that are not the revision's: the drain stops and is retried later as a whole.
+NOT_THE_REVISION = (DatabaseError, SoftTimeLimitExceeded, MemoryError)
 
 LOCK_KEY = 0x636169726E  # "cairn": one advisory lock for every process that writes the mirror
 HistoricalEntry = Entry.history.model
@@ -38,7 +48,12 @@ def open_mirror(path: Path | str | None = None) -> Mirror:
 
 
 def pending() -> Iterable:
-    return HistoricalEntry.objects.filter(git_commit="")
+    """Revisions waiting for their commit (parked ones wait apart, see `parked()`)."""
+    return HistoricalEntry.objects.filter(git_commit="", parked__isnull=True)
+
+
+def parked() -> Iterable:
+    return ParkedRevision.objects.order_by("revision_id")
 
 
 @contextlib.contextmanager
@@ -46,6 +61,8 @@ def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
     """Hold the mirror lock for the block; yields False when another process holds it."""
     with connection.cursor() as cur:
         if wait:
+            # Maintenance (rebuild) may wait long for a drain and run long itself.
+            cur.execute("SET statement_timeout = 0")
             cur.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
             got = True
         else:
@@ -57,6 +74,8 @@ def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
         if got:
             with connection.cursor() as cur:
                 cur.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+                if wait:
+                    cur.execute("RESET statement_timeout")
 
 
 # --- From rows to plain states --------------------------------------------------------------
@@ -183,8 +202,15 @@ def author_of(row, names: Names) -> Person:
 _VERBS = {"+": "create", "~": "update", "-": "delete"}
 
 
-def commit_revision(mirror: Mirror, row, names: Names, sources: dict) -> str:
-    """Write the commit for one revision on top of the mirror's tip; returns its hash."""
+@dataclass
+class Prepared:
+    changes: dict[str, bytes | None]
+    message: str
+
+
+def render_revision(mirror: Mirror, row, names: Names, sources: dict) -> Prepared:
+    """The file changes and message for one revision (no write yet: this is where bad data
+    fails, before anything touches the repository)."""
     state = None if row.history_type == "-" else state_of(row, names, sources)
     changes, n_lines = mirror.apply(state, entry_id=row.short_id)
     where = next(iter(changes), "") or f"{names.project(row.project_id)}/{row.slug}.md"
@@ -193,13 +219,59 @@ def commit_revision(mirror: Mirror, row, names: Names, sources: dict) -> str:
     message = build_message(
         row.history_change_reason or "", summary, revision=row.history_id, entry_id=row.short_id
     )
+    return Prepared(changes, message)
+
+
+def note_revision(row, error: str) -> Prepared:
+    """A commit with no file change for a revision that cannot be rendered but was followed by
+    a newer one: git records that it happened, the database history keeps its text."""
+    summary = (
+        f"revision {row.history_id} of entry {row.short_id} could not be rendered ({error}); "
+        "its text is in the database history"
+    )
+    return Prepared(
+        {}, build_message(summary, summary, revision=row.history_id, entry_id=row.short_id)
+    )
+
+
+def commit_prepared(mirror: Mirror, row, names: Names, prepared: Prepared) -> str:
     return mirror.commit(
-        changes,
+        prepared.changes,
         author=author_of(row, names),
         committer=committer(),
-        message=message,
+        message=prepared.message,
         when=row.history_date,
     )
+
+
+def commit_revision(mirror: Mirror, row, names: Names, sources: dict) -> str:
+    """Write the commit for one revision on top of the mirror's tip; returns its hash."""
+    return commit_prepared(mirror, row, names, render_revision(mirror, row, names, sources))
+
+
+def describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def park(revision_id: int, entry_id: int, error: str) -> None:
+    """Set a revision aside with its error (its own small write, outside the drain's batch)."""
+    updated = ParkedRevision.objects.filter(revision_id=revision_id).update(
+        error=error, attempts=models.F("attempts") + 1, last_tried_at=timezone.now()
+    )
+    if not updated:
+        ParkedRevision.objects.create(revision_id=revision_id, entry_id=entry_id, error=error)
+    log.error("Mirror: revision %s parked (%s); the drain goes on.", revision_id, error)
+
+
+def retry(revisions: Iterable[int] | None = None) -> int:
+    """Put parked revisions (all, or these ids) back in line; the next drain tries them again,
+    in order. Returns how many were put back."""
+    queue = ParkedRevision.objects.all()
+    if revisions is not None:
+        queue = queue.filter(revision_id__in=list(revisions))
+    count, _ = queue.delete()
+    return count
 
 
 # --- Draining -------------------------------------------------------------------------------
@@ -209,6 +281,7 @@ def commit_revision(mirror: Mirror, row, names: Names, sources: dict) -> str:
 class DrainResult:
     committed: int = 0
     reconciled: int = 0
+    parked: int = 0
     locked_out: bool = False
     seconds: float = 0.0
 
@@ -247,25 +320,101 @@ def _reconcile(mirror: Mirror) -> int:
     return len(found)
 
 
+def _load(ids: list[tuple[int, int]], result: DrainResult) -> list:
+    """The revision rows in order; one that cannot be loaded (e.g. metadata too deep to
+    decode) is parked instead of stopping the batch."""
+    queue = HistoricalEntry.objects.order_by("history_id")
+    try:
+        return list(queue.filter(history_id__in=[i for i, _ in ids]))
+    except NOT_THE_REVISION:
+        raise
+    except Exception:
+        rows = []
+        for history_id, entry_id in ids:
+            try:
+                rows.extend(queue.filter(history_id=history_id))
+            except NOT_THE_REVISION:
+                raise
+            except Exception as exc:
+                park(history_id, entry_id, f"cannot be loaded: {describe(exc)}")
+                result.parked += 1
+        return rows
+
+
+def _load_parked(history_id: int) -> tuple[object, str]:
+    """(row, "") or, when the row cannot be loaded whole, (the row without its text, error)."""
+    queue = HistoricalEntry.objects.filter(history_id=history_id)
+    try:
+        return queue.get(), ""
+    except NOT_THE_REVISION:
+        raise
+    except Exception as exc:
+        return queue.defer("metadata", "body").get(), f"cannot be loaded: {describe(exc)}"
+
+
+def _render(mirror: Mirror, row, names: Names, sources: dict) -> Prepared | str:
+    """The prepared commit, or the error that makes this revision unrenderable."""
+    try:
+        return render_revision(mirror, row, names, sources)
+    except NOT_THE_REVISION:
+        raise  # the database's fault, not the revision's: the drain is retried later
+    except Exception as exc:
+        return describe(exc)
+
+
+def _drain_batch(mirror: Mirror, names: Names, batch_size: int, result: DrainResult) -> bool:
+    """Commit one batch; False when nothing was pending."""
+    ids = list(pending().order_by("history_id").values_list("history_id", "id")[:batch_size])
+    if not ids:
+        return False
+    rows = _load(ids, result)
+    waiting: dict[int, list] = {}
+    for p in parked().filter(entry_id__in={r.id for r in rows}).values("revision_id", "entry_id"):
+        waiting.setdefault(p["entry_id"], []).append(_load_parked(p["revision_id"]))
+    sources = sources_by_entry(r.id for r in rows)
+    shas: dict[int, str] = {}
+    flushed: list[int] = []
+    try:
+        for row in rows:
+            # The entry's earlier revisions were parked: they go first, in order.
+            for old, load_error in waiting.pop(row.id, []):
+                prepared = load_error or _render(mirror, old, names, sources_by_entry([old.id]))
+                if isinstance(prepared, str):
+                    prepared = note_revision(old, prepared)
+                shas[old.history_id] = commit_prepared(mirror, old, names, prepared)
+                flushed.append(old.history_id)
+            prepared = _render(mirror, row, names, sources)
+            if isinstance(prepared, str):
+                park(row.history_id, row.id, prepared)
+                result.parked += 1
+                waiting[row.id] = [(row, "")]  # its next revision in this batch flushes it
+                continue
+            try:
+                shas[row.history_id] = commit_prepared(mirror, row, names, prepared)
+            except (OSError, *NOT_THE_REVISION):
+                raise
+            except Exception as exc:
+                # This revision cannot be committed: park it and redo the batch without it.
+                mirror.discard()
+                park(row.history_id, row.id, f"cannot be committed: {describe(exc)}")
+                result.parked += 1
+                return True
+        mirror.publish()
+    except Exception:
+        mirror.discard()
+        raise
+    record_commits(shas)
+    retry(flushed)
+    result.committed += len(shas)
+    return True
+
+
 def _drain_locked(batch_size: int, result: DrainResult) -> None:
     mirror = open_mirror()
     result.reconciled += _reconcile(mirror)
     names = Names()
-    while True:
-        rows = list(pending().order_by("history_id")[:batch_size])
-        if not rows:
-            break
-        sources = sources_by_entry(r.id for r in rows)
-        shas: dict[int, str] = {}
-        try:
-            for row in rows:
-                shas[row.history_id] = commit_revision(mirror, row, names, sources)
-            mirror.publish()
-        except Exception:
-            mirror.discard()
-            raise
-        record_commits(shas)
-        result.committed += len(shas)
+    while _drain_batch(mirror, names, batch_size, result):
+        pass
 
 
 def drain(*, batch_size: int | None = None) -> DrainResult:

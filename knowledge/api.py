@@ -2,8 +2,9 @@
 
 from typing import Literal
 
+from django.conf import settings
 from django.http import HttpRequest
-from ninja import Query, Router
+from ninja import Field, Query, Router, Schema
 from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.responses import Status
 
@@ -123,8 +124,17 @@ class EntryFilters(NoNul):
     include_history: bool = False
 
 
+class BoundedPagination(LimitOffsetPagination):
+    """limit and offset are bounded (CAIRN_API_MAX_LIMIT, CAIRN_API_MAX_OFFSET): more is a 422
+    that names the bound."""
+
+    class Input(Schema):
+        limit: int = Field(100, ge=1, le=settings.CAIRN_API_MAX_LIMIT)
+        offset: int = Field(0, ge=0, le=settings.CAIRN_API_MAX_OFFSET)
+
+
 @router.get("/entries", response=list[EntryOut], tags=["entries"])
-@paginate(LimitOffsetPagination)
+@paginate(BoundedPagination, max_limit=settings.CAIRN_API_MAX_LIMIT)
 def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
     return entry_list(
         request.auth,

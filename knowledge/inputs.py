@@ -67,6 +67,9 @@ def str_list(value: list | str | None) -> list[str] | None:
     return [i for i in items if i] or None
 
 
+MAX_AGE = timedelta(days=36_525)  # a relative age of at most 100 years
+
+
 def when(value: str | datetime | None, *, field: str = "date") -> datetime | None:
     """An ISO date/datetime or a relative age (`7d`, `2 weeks`, `3 hours ago`) → aware datetime."""
     if value is None or isinstance(value, datetime):
@@ -77,18 +80,35 @@ def when(value: str | datetime | None, *, field: str = "date") -> datetime | Non
     if text in ("today", "yesterday"):
         start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
         return start - timedelta(days=1 if text == "yesterday" else 0)
+    problem = ValidationFailed(
+        f"Cannot read {field}={value!r}. Use an ISO date (2026-08-01), a datetime "
+        "(2026-08-01T14:00), or an age like '7d', '2 weeks', '12h' (at most 100 years).",
+        field=field,
+    )
+    if len(text) > 64:
+        raise problem
     if m := _RELATIVE.match(text):
         number, unit = int(m.group(1)), m.group(2)
         if unit in _UNITS:
             amount = number * _SCALE.get(unit, 1)
-            return timezone.now() - timedelta(**{_UNITS[unit]: amount})
-    parsed = parse_datetime(text.upper().replace(" ", "T")) if "t" in text or ":" in text else None
-    if parsed is None and (day := parse_date(text)) is not None:
-        parsed = datetime(day.year, day.month, day.day)
-    if parsed is None:
-        raise ValidationFailed(
-            f"Cannot read {field}={value!r}. Use an ISO date (2026-08-01), a datetime "
-            "(2026-08-01T14:00), or an age like '7d', '2 weeks', '12h'.",
-            field=field,
+            try:
+                age = timedelta(**{_UNITS[unit]: amount})
+            except OverflowError:
+                raise problem from None
+            if age > MAX_AGE:
+                raise problem
+            return timezone.now() - age
+    try:
+        parsed = (
+            parse_datetime(text.upper().replace(" ", "T")) if "t" in text or ":" in text else None
         )
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+        if parsed is None and (day := parse_date(text)) is not None:
+            parsed = datetime(day.year, day.month, day.day)
+    except (ValueError, OverflowError):  # 2026-02-30, hour 25: well-formed but not a time
+        raise problem from None
+    if parsed is None:
+        raise problem
+    try:
+        return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+    except (ValueError, OverflowError):
+        raise problem from None

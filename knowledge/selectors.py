@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Case, Count, Exists, Max, Q, QuerySet, When
 
 from knowledge.actors import Actor
-from knowledge.errors import Forbidden, NotFound
+from knowledge.errors import Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -116,31 +116,64 @@ def visible_entries(actor: Actor) -> QuerySet[Entry]:
     return Entry.objects.filter(project__in=visible_projects(actor))
 
 
+def project_ref_filter(ref: str | int) -> Q:
+    """Every project `ref` could name: its id (digits), slug or name (case-insensitive)."""
+    text = str(ref).strip()
+    lookup = Q(slug__iexact=text) | Q(name__iexact=text)
+    if text.isdigit() and int(text) <= 2**63 - 1:
+        lookup |= Q(pk=int(text))
+    return lookup
+
+
+def resolve_project(projects, ref: str | int) -> Project | None:
+    """The one project of `projects` that `ref` names: by id, then slug, then name.
+
+    A slug beats another project's name (a name cannot capture a slug); digits that are one
+    project's id and another's slug or name are ambiguous and refused, naming both slugs.
+    """
+    text = str(ref).strip()
+    matches = list(projects.filter(project_ref_filter(text))[:3])
+    if len(matches) <= 1:
+        return matches[0] if matches else None
+    by_id = [p for p in matches if text.isdigit() and p.pk == int(text)]
+    by_slug = [p for p in matches if p.slug.lower() == text.lower()]
+    if by_id and any(p.pk != by_id[0].pk for p in matches):
+        others = ", ".join(p.slug for p in matches if p.pk != by_id[0].pk)
+        raise ValidationFailed(
+            f"Project reference {text!r} is ambiguous: it is the id of project "
+            f"{by_id[0].slug!r} and also names {others}. Use the slug instead.",
+            field="project",
+            candidates=sorted(p.slug for p in matches),
+        )
+    return (by_slug or matches)[0]
+
+
 def project_get(
     actor: Actor, ref: str | int, *, for_write: bool = False, for_maintain: bool = False
 ) -> Project:
-    """A project by id, slug or name (case-insensitive). NotFound names close matches.
+    """A project by id, then slug, then name (case-insensitive). NotFound names close matches.
 
-    for_write needs the editor role, for_maintain the maintainer role; a project the actor can
-    read but not change raises Forbidden. A confidential project's existence is not secret, so
-    non-members get Forbidden; a restricted one answers exactly like a project that does not
-    exist, and suggestions only ever come from projects the actor can read.
+    The reference is resolved among the projects the actor can read, then the role is checked,
+    so a writable project cannot capture the name of a readable one. for_write needs the editor
+    role, for_maintain the maintainer role; a project the actor can read but not change raises
+    Forbidden. A confidential project's existence is not secret, so non-members get Forbidden;
+    a restricted one answers exactly like a project that does not exist, and suggestions only
+    ever come from projects the actor can read.
     """
-    if for_maintain:
-        projects = maintained_projects(actor)
-    elif for_write:
-        projects = writable_projects(actor)
-    else:
-        projects = visible_projects(actor)
     text = str(ref).strip()
-    lookup = Q(slug__iexact=text) | Q(name__iexact=text)
-    if text.isdigit():
-        lookup |= Q(pk=int(text))
-    project = projects.filter(lookup).first()
-    if project is not None:
-        return project
+    lookup = project_ref_filter(text)
     visible = visible_projects(actor)
-    if (for_write or for_maintain) and visible.filter(lookup).exists():
+    project = resolve_project(visible, text)
+    if project is not None:
+        if for_maintain:
+            allowed = maintained_projects(actor)
+        elif for_write:
+            allowed = writable_projects(actor)
+        else:
+            return project
+        if allowed.filter(pk=project.pk).exists():
+            return project
+    if project is not None:
         if not actor.can_write:
             raise Forbidden(
                 f"This token is read-only, so it cannot change project {text!r}. "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from knowledge.search.providers import EmbeddingUnavailable
@@ -15,7 +16,9 @@ log = logging.getLogger(__name__)
 
 @shared_task(
     name="knowledge.tasks.embed_entry",
-    autoretry_for=(EmbeddingUnavailable,),
+    # Past CELERY_TASK_SOFT_TIME_LIMIT the task is logged and retried later, like a provider
+    # that is down; the embedding sweep catches up on whatever still waits.
+    autoretry_for=(EmbeddingUnavailable, SoftTimeLimitExceeded),
     retry_backoff=30,
     retry_backoff_max=600,
     max_retries=8,

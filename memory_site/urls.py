@@ -1,9 +1,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from memory_site.login_limits import limit_failed_logins
+
 admin.site.site_header = "Cairn"
 admin.site.site_title = "Cairn"
 admin.site.index_title = "Team memory"
+admin.site.login = limit_failed_logins(admin.site.login)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -60,7 +60,8 @@ def _check_operations(url: str, var_dir: Path) -> None:
 def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     port = _free_port()
     env = {**os.environ, "DATABASE_URL": _database_url(), "CAIRN_VAR_DIR": str(tmp_path)}
-    env.pop("CELERY_BROKER_URL", None)
+    for key in ("CELERY_BROKER_URL", "CAIRN_BROKER_DIR", "CAIRN_MIRROR_PATH"):
+        env.pop(key, None)  # all of a newcomer's installation under tmp_path
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+from knowledge.markdown import parse_heading
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -71,10 +72,10 @@ def _units(body: str, size: int) -> list[tuple[str, str]]:
                     units.append((heading, piece))
 
     for line in body.replace("\r\n", "\n").split("\n"):
-        match = _HEADING.match(line)
+        match = parse_heading(line, max_indent=3, allow_empty=True)
         if match:
             flush()
-            heading = match.group(2)
+            heading = match[1]
             units.append((heading, ""))  # marks a section start
         elif not line.strip():
             flush()

@@ -243,6 +243,27 @@ def rankings(
     return result
 
 
+def check_query(query: str) -> None:
+    """Bounded work per search: the query's length and its number of terms are capped."""
+    text = query or ""
+    max_chars, max_terms = settings.CAIRN_SEARCH_MAX_QUERY_CHARS, settings.CAIRN_SEARCH_MAX_TERMS
+    if len(text) > max_chars:
+        raise ValidationFailed(
+            f"The query is {len(text):,} characters long; the limit is {max_chars:,}. Search for "
+            "the few words that matter most.",
+            field="query",
+            limit=max_chars,
+        )
+    terms = len(text.split())
+    if terms > max_terms:
+        raise ValidationFailed(
+            f"The query has {terms} terms (words, phrases and exclusions); the limit is "
+            f"{max_terms}. Keep the words that matter most.",
+            field="query",
+            limit=max_terms,
+        )
+
+
 def search_entries(
     actor: Actor,
     query: str,
@@ -274,6 +295,7 @@ def search_entries(
         limit = 0
     if not 1 <= limit <= MAX_LIMIT:
         raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}.", field="limit")
+    check_query(query)
     filters = {
         "project": project,
         "subtopic": subtopic,

@@ -37,6 +37,7 @@ from knowledge.services.tokens import (
     token_create,
     token_revoke,
     token_update,
+    user_access_revoke,
 )
 
 __all__ = [
@@ -70,4 +71,5 @@ __all__ = [
     "token_create",
     "token_revoke",
     "token_update",
+    "user_access_revoke",
 ]

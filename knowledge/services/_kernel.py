@@ -9,6 +9,7 @@ why, refresh the full-text data and the graph, queue the background work on comm
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,7 +17,7 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchVector
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
-from django.db.models import Exists, OuterRef, Value
+from django.db.models import Exists, OuterRef, Q, Value
 from django.db.models.functions import Lower
 from django.utils.text import slugify
 
@@ -119,6 +120,76 @@ def check_status(status: str | None) -> None:
         raise ValidationFailed(
             f"Unknown status {status!r}; use one of {', '.join(EntryStatus.values)}.",
             field="status",
+        )
+
+
+def _depth(value: object) -> int:
+    """How deeply objects and lists nest in `value` (iterative: deep input must not recurse)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend(
+                (v, level + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def _too_big(field: str, what: str, limit: int, unit: str, setting: str) -> ValidationFailed:
+    return ValidationFailed(
+        f"{what} is over the limit of {limit:,} {unit}; shorten it or split it into several "
+        f"entries (an administrator can raise {setting}).",
+        field=field,
+        limit=limit,
+    )
+
+
+def check_body_size(body: str, field: str = "body") -> None:
+    """Refuse a body over the size limit or with an overlong line, before any work on it."""
+    limit = settings.CAIRN_MAX_BODY_BYTES
+    # A str's length bounds its UTF-8 size from below (x1) and above (x4): encode only near it.
+    if len(body) > limit or (len(body) * 4 > limit and len(body.encode()) > limit):
+        raise _too_big(field, f"The {field}", limit, "bytes (UTF-8)", "CAIRN_MAX_BODY_BYTES")
+    line_limit = settings.CAIRN_MAX_LINE_CHARS
+    if len(body) > line_limit and max(map(len, body.split("\n"))) > line_limit:
+        raise _too_big(
+            field, f"A line of the {field}", line_limit, "characters", "CAIRN_MAX_LINE_CHARS"
+        )
+
+
+def check_limits(entry: Entry) -> None:
+    """Every input is bounded: body size and line length, metadata depth and size, tag count.
+    Called by save_entry, so every write path checks the same limits."""
+    check_body_size(entry.body or "")
+    metadata = entry.metadata if entry.metadata is not None else {}
+    if not isinstance(metadata, dict):
+        raise ValidationFailed(
+            'metadata must be a JSON object, e.g. {"customer": "acme"}.', field="metadata"
+        )
+    depth_limit = settings.CAIRN_MAX_METADATA_DEPTH
+    if _depth(metadata) > depth_limit:
+        raise ValidationFailed(
+            f"metadata nests deeper than {depth_limit} levels; flatten it "
+            "(an administrator can raise CAIRN_MAX_METADATA_DEPTH).",
+            field="metadata",
+            limit=depth_limit,
+        )
+    size_limit = settings.CAIRN_MAX_METADATA_BYTES
+    try:
+        size = len(json.dumps(metadata, ensure_ascii=False).encode())
+    except (TypeError, ValueError) as exc:
+        raise ValidationFailed(f"metadata is not plain JSON: {exc}", field="metadata") from exc
+    if size > size_limit:
+        raise _too_big(
+            "metadata", "metadata", size_limit, "bytes as JSON", "CAIRN_MAX_METADATA_BYTES"
+        )
+    tag_limit = settings.CAIRN_MAX_TAGS
+    if len(entry.tags or []) > tag_limit:
+        raise ValidationFailed(
+            f"An entry may have at most {tag_limit} tags (this one has {len(entry.tags)}).",
+            field="tags",
+            limit=tag_limit,
         )
 
 
@@ -277,6 +348,12 @@ def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
     """Attach sources (get-or-create per project). Returns True when a new link was made."""
     if not sources:
         return False
+    if len(sources) > settings.CAIRN_MAX_SOURCES:
+        raise ValidationFailed(
+            f"At most {settings.CAIRN_MAX_SOURCES} sources per write (got {len(sources)}).",
+            field="sources",
+            limit=settings.CAIRN_MAX_SOURCES,
+        )
     linked = set(entry.sources.values_list("pk", flat=True)) if entry.pk else set()
     added = False
     for raw in sources:
@@ -324,6 +401,7 @@ def save_entry(
     `authored=False` is for changes that are not new text (verification, supersession): who
     wrote the text (generated_by) stays.
     """
+    check_limits(entry)
     change = graph_change(entry)  # before the stamps below, which it compares with
     if entry.pk is not None and new_version:
         entry.version += 1
@@ -447,6 +525,50 @@ def upsert_entry(
     return UpsertResult(entry, "updated")
 
 
+def require_create_project(actor: Actor) -> None:
+    """Who may create projects: anyone signed in, or staff only (CAIRN_PROJECT_CREATORS);
+    a token narrowed to some projects never."""
+    require_write(actor)
+    if actor.project_ids is not None:
+        raise Forbidden(
+            "This token is limited to some projects, so it cannot create projects. "
+            "Use a token that is not narrowed to projects, or ask an administrator.",
+        )
+    if settings.CAIRN_PROJECT_CREATORS == "staff" and not (
+        getattr(actor.user, "is_staff", False) or getattr(actor.user, "is_superuser", False)
+    ):
+        raise Forbidden(
+            "Only staff may create projects here. Ask an administrator to create it, or "
+            "write into a project you belong to.",
+        )
+
+
+def project_taken(slug: str, name: str) -> AlreadyExists:
+    """One answer for "taken", whether or not the caller can see the project that has it."""
+    return AlreadyExists(
+        f"The project slug {slug!r} or name {name!r} is taken (slugs and names share one "
+        "namespace). Pick another slug and name.",
+        project=slug,
+    )
+
+
+def check_project_names(slug: str, name: str, *, exclude: int | None = None) -> None:
+    """A project's slug and name may not be all digits (they would read as an id) nor equal
+    any other project's slug or name, case-insensitively: a reference names one project."""
+    for field, value in (("slug", slug), ("name", name)):
+        if value.strip().isdigit():
+            raise ValidationFailed(
+                f"A project {field} may not be only digits ({value!r} would read as a project "
+                "id); add a letter, e.g. 'team-7'.",
+                field=field,
+            )
+    others = Project.objects.exclude(pk=exclude) if exclude else Project.objects.all()
+    if others.filter(
+        Q(slug__iexact=slug) | Q(name__iexact=slug) | Q(slug__iexact=name) | Q(name__iexact=name)
+    ).exists():
+        raise project_taken(slug, name)
+
+
 def create_project(
     actor: Actor,
     *,
@@ -457,7 +579,7 @@ def create_project(
     reason: str = "",
 ) -> Project:
     """Create a project (slug normalized: `Customer X` → `customer-x`); its creator maintains it."""
-    require_write(actor)
+    require_create_project(actor)
     clean_slug = slugify(slug)[:80].strip("-")
     if not clean_slug:
         raise ValidationFailed(
@@ -470,15 +592,7 @@ def create_project(
             field="sensitivity",
         )
     name = (name or slug).strip()
-    if (
-        Project.objects.filter(slug=clean_slug).exists()
-        or Project.objects.filter(name__iexact=name).exists()
-    ):
-        raise AlreadyExists(
-            f"A project {clean_slug!r} (or named {name!r}) already exists. "
-            "Write into it, or pick another slug and name.",
-            project=clean_slug,
-        )
+    check_project_names(clean_slug, name)
     project = Project(slug=clean_slug, name=name, description=description, sensitivity=sensitivity)
     clean(project)
     record(project, actor, reason or "create project")
@@ -486,7 +600,7 @@ def create_project(
         with transaction.atomic():
             project.save()
     except IntegrityError as exc:
-        raise AlreadyExists(f"A project {clean_slug!r} already exists.") from exc
+        raise project_taken(clean_slug, name) from exc
     if actor.db_user is not None:
         # The creator maintains it: otherwise a confidential project would vanish on creation.
         Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)

@@ -56,3 +56,8 @@ def entry_written(entry_id: int) -> None:
     """Call inside the write's transaction, after the entry (or its deletion) is saved."""
     transaction.on_commit(lambda: _send("knowledge.tasks.embed_entry", entry_id))
     transaction.on_commit(lambda: _send("history.tasks.mirror_drain"))
+
+
+def queue_drain() -> None:
+    """Ask a worker to drain the git mirror now (nothing happens when no broker runs)."""
+    _send("history.tasks.mirror_drain")

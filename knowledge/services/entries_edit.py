@@ -6,29 +6,27 @@ and recorded the same way.
 
 from __future__ import annotations
 
-import re
-
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
+from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
 
 EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
     """(line index, level, text) of each Markdown heading outside code fences."""
     found, fenced = [], False
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
+        if is_fence(line):
             fenced = not fenced
-        elif not fenced and (m := _HEADING.match(line)):
-            found.append((i, len(m.group(1)), m.group(2).strip()))
+        elif not fenced and (heading := parse_heading(line)):
+            found.append((i, *heading))
     return found
 
 
@@ -47,7 +45,7 @@ def _replace_section(body: str, section: str, content: str) -> str:
     start, level = match
     end = next((i for i, lvl, _ in headings if i > start and lvl <= level), len(lines))
     replacement = content.strip("\n").split("\n")
-    if replacement and _HEADING.match(replacement[0]):
+    if replacement and parse_heading(replacement[0]):
         replacement = replacement[1:]  # the caller resent the heading: keep the original
     tail = lines[end:]
     gap = [""] if replacement else []
@@ -63,7 +61,9 @@ def apply_edit(
     section: str | None = None,
     expected_count: int | None = None,
 ) -> str:
-    """The new body after one edit operation (pure: no database)."""
+    """The new body after one edit operation (pure: no database). The content and the result
+    are bounded by the body limit before any text is built."""
+    k.check_body_size(content, "content")
     if operation == "append":
         return f"{body.rstrip()}\n\n{content.strip(chr(10))}\n" if body.strip() else content
     if operation == "prepend":
@@ -87,6 +87,14 @@ def apply_edit(
                 f"expected_count={count} to replace them all, or a longer find to pick one.",
                 field="expected_count",
                 count=count,
+            )
+        limit = settings.CAIRN_MAX_BODY_BYTES
+        if len(body) + count * (len(content) - len(find)) > limit:  # refuse before building it
+            raise ValidationFailed(
+                f"Replacing {count} occurrences would make the body longer than the limit of "
+                f"{limit:,} bytes; replace fewer or shorter.",
+                field="content",
+                limit=limit,
             )
         return body.replace(find, content)
     if operation == "replace_section":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from knowledge.actors import Actor
 from knowledge.models import Project
@@ -40,8 +40,14 @@ def project_update(
         ("archived", archived),
     ):
         if value is not None:
-            setattr(proj, field, value)
+            setattr(proj, field, value.strip() if field == "name" else value)
+    if name is not None:
+        k.check_project_names(proj.slug, proj.name, exclude=proj.pk)
     k.clean(proj)
     k.record(proj, actor, reason or "update project")
-    proj.save()
+    try:
+        with transaction.atomic():
+            proj.save()
+    except IntegrityError as exc:  # a concurrent rename took the name first
+        raise k.project_taken(proj.slug, proj.name) from exc
     return proj

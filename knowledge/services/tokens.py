@@ -6,8 +6,10 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.postgres.aggregates import ArrayAgg
+from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -24,6 +26,28 @@ LAST_USED_GRANULARITY = timedelta(minutes=1)
 class CreatedToken:
     token: ApiToken
     secret: str  # shown once; only its sha256 is stored
+
+
+def _max_lifetime() -> timedelta | None:
+    days = settings.CAIRN_TOKEN_MAX_DAYS
+    return timedelta(days=days) if days else None
+
+
+def _bounded_expiry(expires_at: datetime | None) -> datetime | None:
+    """No expiry means the longest allowed (CAIRN_TOKEN_MAX_DAYS); longer is refused."""
+    longest = _max_lifetime()
+    if longest is None:
+        return expires_at
+    limit = timezone.now() + longest
+    if expires_at is None:
+        return limit
+    if expires_at > limit + timedelta(minutes=1):
+        raise ValidationFailed(
+            f"A token may live at most {longest.days} days (CAIRN_TOKEN_MAX_DAYS); choose an "
+            f"expiry before {limit:%Y-%m-%d}.",
+            field="expires_at",
+        )
+    return expires_at
 
 
 def _may_manage(actor: Actor, owner) -> bool:
@@ -59,6 +83,7 @@ def token_create(
         )
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed("expires_at is in the past.", field="expires_at")
+    expires_at = _bounded_expiry(expires_at)
     chosen = []
     for ref in projects or []:
         text = str(ref).strip()
@@ -112,9 +137,36 @@ def token_update(
         raise NotFound(f"No token {token_id} that you may change.", token=token_id)
     if not (name or "").strip():
         raise ValidationFailed("A token needs a name.", field="name")
+    expires_at = _bounded_expiry(expires_at)
     token.name, token.agent_label, token.expires_at = name.strip()[:100], agent_label, expires_at
     token.save(update_fields=["name", "agent_label", "expires_at"])
     return token
+
+
+@dataclass(frozen=True)
+class RevokedAccess:
+    tokens: int
+    sessions: int
+
+
+@transaction.atomic(durable=True)
+def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
+    """Revoke every token of `user` and end every session (admin and site): for someone who
+    left, or lost a group in the identity provider. Superusers (or the system) only."""
+    if not (getattr(actor.user, "is_superuser", False) or actor.agent == "system:cairn"):
+        raise Forbidden("Only a superuser may revoke another person's access.")
+    if actor.token_id is not None:
+        raise Forbidden("A token cannot revoke access; sign in or use manage.py revoke_access.")
+    tokens = ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    doomed = [
+        session.pk
+        for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+        if str(session.get_decoded().get("_auth_user_id")) == str(user.pk)
+    ]
+    Session.objects.filter(pk__in=doomed).delete()
+    return RevokedAccess(tokens=tokens, sessions=len(doomed))
 
 
 def token_authenticate(secret: str) -> Actor | None:
@@ -127,6 +179,8 @@ def token_authenticate(secret: str) -> Actor | None:
         ApiToken.objects.select_related("user")
         .filter(secret_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        # Tokens made before the lifetime setting (no expiry) end at the same age.
+        .filter(Q(created_at__gt=now - _max_lifetime()) if _max_lifetime() else Q())
         .annotate(project_ids=ArrayAgg("projects__id", filter=Q(projects__isnull=False)))
         .first()
     )

@@ -30,17 +30,20 @@ def _claims(sociallogin) -> dict:
     return {**(data.get("id_token") or {}), **(data.get("userinfo") or {})}
 
 
-def claimed_groups(claims: dict) -> set[str]:
-    """The group names in the configured claim; Keycloak's full paths (/a/b) keep their leaf."""
+def claimed_groups(claims: dict) -> set[str] | None:
+    """The group names in the configured claim, or None when the claim is absent (an empty
+    claim is an empty set). Keycloak's paths (/a/b) keep their leaf, or their full path
+    (`a/b`) with CAIRN_OIDC_GROUP_FULL_PATH."""
     claim = settings.CAIRN_OIDC_GROUPS_CLAIM
-    if not claim:
-        return set()
+    if not claim or claim not in claims:
+        return None
     value = claims.get(claim) or []
     if isinstance(value, str):
         value = value.replace(",", " ").split()
     names = set()
     for raw in value:
-        name = str(raw).strip().rstrip("/").rsplit("/", 1)[-1]
+        path = str(raw).strip().strip("/")
+        name = path if settings.CAIRN_OIDC_GROUP_FULL_PATH else path.rsplit("/", 1)[-1]
         if name:
             names.add(name[:150])
     return names
@@ -99,7 +102,12 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
     def save_user(self, request, sociallogin, form=None):
         with transaction.atomic():
             user = super().save_user(request, sociallogin, form)
-            sync_groups(user, claimed_groups(_claims(sociallogin)))
+            names = claimed_groups(_claims(sociallogin))
+            if names is None and settings.CAIRN_OIDC_GROUPS_CLAIM and settings.CAIRN_GUEST_GROUPS:
+                # Fail closed: without the claim we cannot tell a member from a guest.
+                log.warning("SSO sign-in of %s without a groups claim: made a guest.", user)
+                names = {settings.CAIRN_GUEST_GROUPS[0]}
+            sync_groups(user, names)
         return user
 
 
@@ -112,13 +120,14 @@ def staff_permissions():
     )
 
 
-def sync_groups(user, names: set[str]) -> None:
+def sync_groups(user, names: set[str] | None) -> None:
     """Make the user's Django groups (and staff/superuser flags) follow the claim.
 
     Only done when a groups claim is configured: the identity provider then owns group
     membership, and a flag follows its group setting only when that setting is not empty.
+    A sign-in without the claim (None) changes nothing; an empty claim clears the groups.
     """
-    if not settings.CAIRN_OIDC_GROUPS_CLAIM:
+    if not settings.CAIRN_OIDC_GROUPS_CLAIM or names is None:
         return
     groups = []
     for name in sorted(names):

@@ -1,4 +1,5 @@
-"""`manage.py mirror status|verify|rebuild|drain`: look after the git mirror of entry history."""
+"""`manage.py mirror status|verify|rebuild|drain|retry`: look after the git mirror of entry
+history."""
 
 from django.core.management.base import CommandError
 from tqdm import tqdm
@@ -11,13 +12,18 @@ class Command(TimedCommand):
     help = (
         "The git mirror of entry history. status: pending revisions, lag, last commit. "
         "verify: compare the tree at HEAD with the database (exit 1 on any difference). "
-        "rebuild: recreate the repository from the full history. drain: commit pending now."
+        "rebuild: recreate the repository from the full history. drain: commit pending now. "
+        "retry: put parked revisions (all, or --revision N ...) back in line and drain."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("action", choices=["status", "verify", "rebuild", "drain"])
+        parser.add_argument("action", choices=["status", "verify", "rebuild", "drain", "retry"])
+        parser.add_argument(
+            "--revision", type=int, nargs="+", help="retry: only these parked revision ids"
+        )
 
-    def handle(self, *args, action, **options):
+    def handle(self, *args, action, revision=None, **options):
+        self.revisions = revision
         getattr(self, f"_{action}")()
 
     def _status(self):
@@ -33,10 +39,16 @@ class Command(TimedCommand):
             )
         else:
             self.stdout.write("last commit:    none yet")
+        self.stdout.write(f"parked:         {len(info['parked'])}")
+        for line in maintenance.parked_lines():
+            self.stdout.write(self.style.WARNING(f"  {line}"))
 
     def _verify(self):
         waiting = mirror.pending().count()
         problems = maintenance.verify()
+        explained = maintenance.parked_lines()
+        for line in explained:
+            self.stdout.write(self.style.WARNING(line))
         if waiting:
             self.stdout.write(
                 self.style.WARNING(
@@ -58,6 +70,11 @@ class Command(TimedCommand):
             count = maintenance.rebuild(progress=bar)
         self.stdout.write(self.style.SUCCESS(f"Rebuilt the mirror: {count} revision(s)."))
 
+    def _retry(self):
+        count = mirror.retry(self.revisions)
+        self.stdout.write(f"Put {count} parked revision(s) back in line.")
+        self._drain()
+
     def _drain(self):
         result = mirror.drain()
         if result.locked_out:
@@ -70,3 +87,10 @@ class Command(TimedCommand):
                 else "."
             )
         )
+        if result.parked:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"Parked {result.parked} revision(s) that could not be committed; "
+                    "`manage.py mirror status` shows why."
+                )
+            )

@@ -3,7 +3,7 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_site.embedded import VAR_DIR
+from memory_site.embedded import VAR_DIR, write_private
 
 PASSWORD_FILE = VAR_DIR / "admin-password.txt"
 
@@ -15,9 +15,7 @@ def ensure_admin(username: str = "admin", email: str = "") -> str | None:
         return None
     password = secrets.token_urlsafe(12)
     users.objects.create_superuser(username=username, email=email, password=password)
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-    PASSWORD_FILE.write_text(f"username: {username}\npassword: {password}\n")
-    PASSWORD_FILE.chmod(0o600)
+    write_private(PASSWORD_FILE, f"username: {username}\npassword: {password}\n")
     return password
 
 

@@ -1,0 +1,30 @@
+"""`manage.py revoke_access <username>`: revoke all of a user's tokens and end their sessions."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from knowledge.actors import Actor
+from knowledge.errors import KnowledgeError
+from knowledge.services import user_access_revoke
+from knowledge.services.tokens import user_by_name
+
+
+class Command(BaseCommand):
+    help = (
+        "Revoke every API token of a user and end all their signed-in sessions (for someone who "
+        "left, or lost a group in the identity provider)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("user", help="username")
+
+    def handle(self, *args, user, **options):
+        try:
+            account = user_by_name(user)
+            done = user_access_revoke(actor=Actor.system(), user=account)
+        except KnowledgeError as exc:
+            raise CommandError(exc.message) from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Revoked {done.tokens} token(s) and ended {done.sessions} session(s) of {user}."
+            )
+        )

@@ -1,0 +1,105 @@
+"""Every input is bounded in the services: each limit refuses with a message naming it and
+loses nothing (the entry keeps its last good version)."""
+
+import pytest
+
+from knowledge.errors import ValidationFailed
+from knowledge.models import Entry
+from knowledge.services import entry_edit, entry_upsert
+
+pytestmark = pytest.mark.django_db
+
+
+def _nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+def test_body_over_the_limit_is_refused_and_the_entry_kept(actor, project, settings):
+    settings.CAIRN_MAX_BODY_BYTES = 1000
+    saved = entry_upsert(actor=actor, project="acme", title="Doc", body="short").entry
+    with pytest.raises(ValidationFailed, match="CAIRN_MAX_BODY_BYTES") as exc:
+        entry_upsert(actor=actor, project="acme", title="Doc", body="x" * 1001)
+    assert exc.value.data["field"] == "body"
+    assert Entry.objects.get(pk=saved.pk).body == "short"
+
+
+def test_body_limit_counts_utf8_bytes(actor, project, settings):
+    settings.CAIRN_MAX_BODY_BYTES = 1000
+    entry_upsert(actor=actor, project="acme", title="Ok", body="é" * 500)  # 1000 bytes
+    with pytest.raises(ValidationFailed, match="1,000 bytes"):
+        entry_upsert(actor=actor, project="acme", title="Big", body="é" * 501)
+
+
+def test_default_body_limit_is_one_megabyte(actor, project):
+    with pytest.raises(ValidationFailed, match="1,000,000 bytes"):
+        entry_upsert(actor=actor, project="acme", title="Huge", body="word " * 700_000)
+
+
+def test_overlong_line_is_refused(actor, project, settings):
+    settings.CAIRN_MAX_LINE_CHARS = 100
+    entry_upsert(actor=actor, project="acme", title="Lines", body=("y" * 100 + "\n") * 5)
+    with pytest.raises(ValidationFailed, match="A line of the body"):
+        entry_upsert(actor=actor, project="acme", title="Line", body="y" * 101)
+
+
+def test_deep_metadata_is_refused(actor, project):
+    entry_upsert(actor=actor, project="acme", title="Ten", body="b", metadata=_nested(10))
+    with pytest.raises(ValidationFailed, match="deeper than 10 levels"):
+        entry_upsert(actor=actor, project="acme", title="Eleven", body="b", metadata=_nested(11))
+
+
+def test_very_deep_metadata_is_refused_without_recursion(actor, project):
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ValidationFailed, match="metadata nests deeper"):
+        entry_upsert(actor=actor, project="acme", title="Deep", body="b", metadata={"x": deep})
+
+
+def test_large_metadata_is_refused(actor, project):
+    with pytest.raises(ValidationFailed, match="65,536 bytes"):
+        entry_upsert(
+            actor=actor, project="acme", title="Meta", body="b", metadata={"x": "m" * 70_000}
+        )
+
+
+def test_tag_and_source_counts_are_bounded(actor, project):
+    with pytest.raises(ValidationFailed, match="at most 50 tags"):
+        entry_upsert(
+            actor=actor, project="acme", title="T", body="b", tags=[f"t{i}" for i in range(51)]
+        )
+    sources = [{"kind": "ref", "external_id": str(i)} for i in range(51)]
+    with pytest.raises(ValidationFailed, match="At most 50 sources"):
+        entry_upsert(actor=actor, project="acme", title="S", body="b", sources=sources)
+    assert not Entry.objects.filter(title__in=["T", "S"]).exists()
+
+
+def test_an_edit_that_would_grow_past_the_limit_is_refused_before_building_it(
+    actor, project, settings
+):
+    settings.CAIRN_MAX_BODY_BYTES = 10_000
+    entry = entry_upsert(actor=actor, project="acme", title="E", body="a " * 1000).entry
+    with pytest.raises(ValidationFailed, match="Replacing 1000 occurrences"):
+        entry_edit(
+            actor=actor,
+            entry_id=entry.pk,
+            operation="find_replace",
+            find="a",
+            content="b" * 100,
+            expected_count=1000,
+        )
+    with pytest.raises(ValidationFailed, match="The content is over"):
+        entry_edit(actor=actor, entry_id=entry.pk, operation="append", content="c" * 10_001)
+    assert Entry.objects.get(pk=entry.pk).version == 1
+
+
+def test_replace_section_works_past_a_hostile_heading(actor, project):
+    body = "# " + " " * 3000 + "x \x0b\n\ntext\n\n## Next\n\nold\n"
+    entry = entry_upsert(actor=actor, project="acme", title="H", body=body).entry
+    result = entry_edit(
+        actor=actor, entry_id=entry.pk, operation="replace_section", section="Next", content="new"
+    )
+    assert result.entry.body.endswith("## Next\n\nnew")

@@ -1,0 +1,150 @@
+"""The mirror never stops for one revision: a revision that cannot be loaded, rendered or
+committed is parked with its error, the drain goes on, and it is committed in order later."""
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from history import maintenance, mirror
+from history.models import ParkedRevision
+from knowledge.models import Entry
+from knowledge.services import entry_update, entry_upsert
+
+HistoricalEntry = Entry.history.model
+pytestmark = pytest.mark.django_db
+
+
+def _deep_json(depth: int) -> str:
+    return '{"a": ' * depth + "{}" + "}" * depth
+
+
+def _poison(history_id: int, depth: int) -> None:
+    """Metadata as deep as rows saved before the limits existed (the services refuse it now)."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE {HistoricalEntry._meta.db_table} SET metadata = %s::jsonb "
+            "WHERE history_id = %s",
+            [_deep_json(depth), history_id],
+        )
+
+
+def _latest(entry) -> HistoricalEntry:
+    return HistoricalEntry.objects.filter(id=entry.pk).order_by("-history_id").first()
+
+
+@pytest.mark.parametrize("depth", [600, 5000], ids=["unrenderable", "undecodable"])
+def test_a_bad_revision_is_parked_and_the_drain_goes_on(actor, project, git, depth):
+    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad_rev = _latest(bad)
+    _poison(bad_rev.history_id, depth)
+    good = entry_upsert(actor=actor, project="acme", title="Good", body="g").entry
+
+    result = mirror.drain()
+
+    assert result.parked == 1 and result.committed == 1
+    parked = ParkedRevision.objects.get()
+    assert parked.revision_id == bad_rev.history_id and parked.entry_id == bad.pk
+    assert "RecursionError" in parked.error
+    assert _latest(good).git_commit
+    assert mirror.pending().count() == 0  # nothing waits behind it
+    assert mirror.drain().parked == 0  # a parked revision is not retried on every drain
+    info = maintenance.status()
+    assert [p["revision"] for p in info["parked"]] == [bad_rev.history_id]
+    assert any(f"revision {bad_rev.history_id}" in line for line in maintenance.parked_lines())
+
+
+def test_the_entrys_next_revision_commits_the_parked_one_first(actor, project, git):
+    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad_rev = _latest(bad)
+    _poison(bad_rev.history_id, 600)
+    mirror.drain()
+    assert ParkedRevision.objects.count() == 1
+
+    entry_update(actor=actor, entry_id=bad.pk, body="fixed", metadata={"ok": True})
+    result = mirror.drain()
+
+    assert result.committed == 2 and result.parked == 0
+    assert not ParkedRevision.objects.exists()
+    revs = list(HistoricalEntry.objects.order_by("history_id"))
+    assert all(r.git_commit for r in revs)
+    commits = list(reversed(list(git().walk())))
+    assert [c.revision for c in commits] == [r.history_id for r in revs]  # in order
+    assert "could not be rendered" in commits[0].message
+    assert maintenance.verify() == []
+
+
+def test_two_bad_revisions_in_one_batch_keep_their_order(actor, project, git):
+    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="1").entry
+    first = _latest(bad)
+    entry_update(actor=actor, entry_id=bad.pk, body="2")
+    _poison(first.history_id, 600)
+    result = mirror.drain()
+    assert result.committed == 2  # the second revision flushed the first as a note
+    assert not ParkedRevision.objects.exists()
+    assert maintenance.verify() == []
+
+
+def test_retry_commits_a_repaired_revision(actor, project, git, capsys):
+    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad_rev = _latest(bad)
+    _poison(bad_rev.history_id, 600)
+    mirror.drain()
+    call_command("mirror", "status")
+    assert "parked:         1" in capsys.readouterr().out
+    with pytest.raises(Exception, match="differs"):
+        call_command("mirror", "verify")
+    assert "is parked" in capsys.readouterr().out  # verify explains it
+
+    HistoricalEntry.objects.filter(history_id=bad_rev.history_id).update(metadata={})
+    Entry.objects.filter(pk=bad.pk).update(metadata={})
+    call_command("mirror", "retry")
+
+    assert "Put 1 parked revision(s) back" in capsys.readouterr().out
+    assert not ParkedRevision.objects.exists()
+    commit = git().repo[_latest(bad).git_commit]
+    assert "could not be rendered" not in commit.message  # the real content this time
+    call_command("mirror", "verify")
+
+
+def test_verify_names_a_current_entry_that_cannot_be_rendered(actor, project, git):
+    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    with connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE {Entry._meta.db_table} SET metadata = %s::jsonb WHERE id = %s",
+            [_deep_json(600), bad.pk],
+        )
+    mirror.drain()
+    assert any("cannot be rendered" in line for line in maintenance.verify())
+
+
+def test_rebuild_writes_a_note_for_a_bad_revision_and_clears_parking(actor, project, git):
+    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    _poison(_latest(bad).history_id, 600)
+    entry_upsert(actor=actor, project="acme", title="Good", body="g")
+    mirror.drain()
+    assert maintenance.rebuild() == 2
+    assert not ParkedRevision.objects.exists()
+    assert mirror.pending().count() == 0
+
+
+def test_the_admin_lists_parked_revisions_and_retries_them(client, actor, project, git):
+    from django.urls import reverse
+
+    from tests.factories import UserFactory
+
+    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad_rev = _latest(bad)
+    _poison(bad_rev.history_id, 600)
+    mirror.drain()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    url = reverse("admin:history_parkedrevision_changelist")
+    page = client.get(url)
+    assert page.status_code == 200
+    assert "RecursionError" in page.content.decode()
+    parked = ParkedRevision.objects.get()
+    response = client.post(
+        url, {"action": "retry_selected", "_selected_action": [parked.pk]}, follow=True
+    )
+    assert "back in line" in response.content.decode()
+    assert not ParkedRevision.objects.exists()
+    assert mirror.pending().filter(history_id=bad_rev.history_id).exists()
