@@ -31,6 +31,23 @@ def _database_url() -> str:
     return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+# What the test run exports for its own isolation (tests/settings.py): a newcomer has none of it.
+_RUN_ONLY = ("CELERY_BROKER_URL", "CAIRN_BROKER_DIR", "CAIRN_MIRROR_PATH", "CAIRN_PG_DIR",
+             "CAIRN_TEST_ISOLATED", "CAIRN_TEST_VAR_DIR", "CAIRN_LIVE_VAR_DIR",
+             "DJANGO_SETTINGS_MODULE")  # fmt: skip
+
+
+def _newcomer_env(var_dir: Path, *, database_url: str | None) -> dict:
+    """A fresh installation under var_dir; on the run's database server when given its URL
+    (serve then owns no PostgreSQL), else on an embedded one of its own."""
+    env = {k: v for k, v in os.environ.items() if k not in _RUN_ONLY}
+    env["CAIRN_VAR_DIR"] = str(var_dir)
+    env.pop("DATABASE_URL", None)
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    return env
+
+
 def _processes_mentioning(marker: str) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline"]):
@@ -59,9 +76,7 @@ def _check_operations(url: str, var_dir: Path) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": _database_url(), "CAIRN_VAR_DIR": str(tmp_path)}
-    for key in ("CELERY_BROKER_URL", "CAIRN_BROKER_DIR", "CAIRN_MIRROR_PATH"):
-        env.pop(key, None)  # all of a newcomer's installation under tmp_path
+    env = _newcomer_env(tmp_path, database_url=_database_url())
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -98,7 +113,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
 def test_serve_refuses_a_busy_port_with_a_hint(tmp_path):
     # Its own var dir and database server: a failed start stops the PostgreSQL serve owns,
     # which must not be the one this test run uses.
-    env = {**os.environ, "DATABASE_URL": _database_url(), "CAIRN_VAR_DIR": str(tmp_path)}
+    env = _newcomer_env(tmp_path, database_url=_database_url())
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -116,9 +131,7 @@ def test_serve_on_a_never_migrated_database_says_what_to_run_and_leaves_nothing_
     tmp_path,
 ):
     # A newcomer's first run: a fresh embedded PostgreSQL under var/, no migrations applied.
-    env = {**os.environ, "CAIRN_VAR_DIR": str(tmp_path)}
-    env.pop("DATABASE_URL", None)
-    env.pop("CELERY_BROKER_URL", None)
+    env = _newcomer_env(tmp_path, database_url=None)
     result = subprocess.run(
         [sys.executable, "manage.py", "serve", "--port", str(_free_port())],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

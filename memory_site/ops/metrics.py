@@ -55,7 +55,7 @@ class StateCollector:
              state["mirror"]["pending"]),
             ("cairn_mirror_lag_seconds", "Age of the oldest revision not yet in the mirror.",
              state["mirror"]["lag_seconds"]),
-            ("cairn_mirror_parked", "Pending revisions older than CAIRN_READY_MIRROR_MAX_LAG.",
+            ("cairn_mirror_parked", "Revisions set aside by the mirror with their error.",
              state["mirror"]["parked"]),
             ("cairn_embedding_backlog", "Entries whose vectors are missing or out of date.",
              state["embeddings"]["backlog"]),

@@ -43,16 +43,18 @@ def forget() -> None:
 
 
 def mirror_state() -> dict:
-    from history.mirror import pending
+    from history.mirror import parked, pending
 
     queue = pending()
     oldest = queue.order_by("history_id").values_list("history_date", flat=True).first()
     lag = (timezone.now() - oldest).total_seconds() if oldest else 0.0
-    parked_before = timezone.now() - timezone.timedelta(seconds=settings.CAIRN_READY_MIRROR_MAX_LAG)
+    stale_before = timezone.now() - timezone.timedelta(seconds=settings.CAIRN_READY_MIRROR_MAX_LAG)
     return {
         "pending": queue.count(),
         "lag_seconds": round(lag, 1),
-        "parked": queue.filter(history_date__lt=parked_before).count() if oldest else 0,
+        # Set aside with their error (mirror status / mirror retry), and pending too long.
+        "parked": parked().count(),
+        "stale": queue.filter(history_date__lt=stale_before).count() if oldest else 0,
     }
 
 

@@ -84,7 +84,10 @@ def readiness() -> dict:
             checks["state"] = {"status": "fail", "error": type(exc).__name__}
         else:
             mirror = state["mirror"]
-            checks["mirror"] = {"status": "degraded" if mirror["parked"] else "ok", **mirror}
+            checks["mirror"] = {
+                "status": "degraded" if mirror["parked"] or mirror["stale"] else "ok",
+                **mirror,
+            }
             emb = state["embeddings"]
             checks["embeddings"] = {"status": "degraded" if emb.get("error") else "ok", **emb}
             checks["embeddings"].pop("error", None)

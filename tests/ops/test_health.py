@@ -41,23 +41,33 @@ def test_readyz_is_ok_with_a_running_broker(client, settings):
     assert body["checks"]["mirror"]["parked"] == 0
 
 
-def test_readyz_reports_a_parked_mirror_revision_without_naming_the_project(
+def test_readyz_reports_a_stale_and_a_parked_mirror_revision_without_naming_the_project(
     client, settings, acme, owner
 ):
+    from history import mirror as git_mirror
+
     settings.CAIRN_READY_MIRROR_MAX_LAG = 60
-    entry_upsert(actor=Actor.for_user(owner), project="acme", title="Runbook", body="steps")
+    entry = entry_upsert(
+        actor=Actor.for_user(owner), project="acme", title="Runbook", body="steps"
+    ).entry
     fresh = client.get("/readyz").json()["checks"]["mirror"]
-    assert fresh["pending"] == 1 and fresh["parked"] == 0
-    # The revision has waited ten minutes for the mirror (no worker ran): it is parked.
+    assert fresh["pending"] == 1 and fresh["parked"] == 0 and fresh["stale"] == 0
+    # The revision has waited ten minutes for the mirror (no worker ran): it is stale.
     Entry.history.filter(git_commit="").update(
         history_date=timezone.now() - timezone.timedelta(minutes=10)
     )
     response = client.get("/readyz")
     mirror = response.json()["checks"]["mirror"]
     assert mirror["status"] == "degraded"
-    assert mirror["parked"] == 1
+    assert mirror["stale"] == 1 and mirror["parked"] == 0
     assert mirror["lag_seconds"] >= 600
     assert response.json()["status"] == "degraded"
+    # The mirror sets a revision aside with its error: parked, no longer pending.
+    revision = Entry.history.get(id=entry.pk)
+    git_mirror.park(revision.history_id, entry.pk, "cannot render: metadata too deep")
+    mirror = client.get("/readyz").json()["checks"]["mirror"]
+    assert mirror["parked"] == 1 and mirror["pending"] == 0
+    assert mirror["status"] == "degraded"
     assert b"acme" not in response.content.lower() and b"runbook" not in response.content.lower()
 
 
