@@ -10,6 +10,7 @@ from history.selectors import entry_diff, entry_history
 from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
+from knowledge.search import timing
 from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
     entries_open,
@@ -50,20 +51,22 @@ def search(
     limit,
     include_history,
 ):
-    hits = search_hits(
-        actor,
-        query,
-        project=project or None,
-        subtopic=subtopic or None,
-        kinds=inputs.str_list(kinds),
-        tags=[t.lower() for t in inputs.str_list(tags) or []] or None,
-        status=inputs.str_list(status),
-        after=inputs.when(after, field="after"),
-        before=inputs.when(before, field="before"),
-        limit=_limit(limit, 50),
-        include_history=include_history,
-    )
-    return render.search_results(query, hits)
+    with timing.stage("search service"):
+        hits = search_hits(
+            actor,
+            query,
+            project=project or None,
+            subtopic=subtopic or None,
+            kinds=inputs.str_list(kinds),
+            tags=[t.lower() for t in inputs.str_list(tags) or []] or None,
+            status=inputs.str_list(status),
+            after=inputs.when(after, field="after"),
+            before=inputs.when(before, field="before"),
+            limit=_limit(limit, 50),
+            include_history=include_history,
+        )
+    with timing.stage("render"):
+        return render.search_results(query, hits)
 
 
 def get(actor: Actor, *, id_or_path, offset, max_chars):

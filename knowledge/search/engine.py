@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -22,9 +23,11 @@ from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk, EntryStatus
 from knowledge.paths import normalize_path
+from knowledge.search import timing
 from knowledge.search.fulltext import lexeme_terms, text_ranking
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
+from knowledge.search.query_vectors import query_vector
 from knowledge.selectors import project_get, visible_entries
 
 log = logging.getLogger(__name__)
@@ -163,16 +166,11 @@ def _scope(
 
 
 def _semantic_ranking(
-    scope: QuerySet[Entry], query: str, n: int
+    scope: QuerySet[Entry], provider, vector: Future, n: int
 ) -> tuple[list[int], dict[int, int]]:
-    provider = get_provider()
-    if provider is None:
-        raise EmbeddingUnavailable(
-            "Semantic search is switched off (CAIRN_EMBEDDING_PROVIDER=none). "
-            "Use mode='text' or 'hybrid', or configure an embedding provider."
-        )
-    vector = provider.embed_query(query)
-    with transaction.atomic(), connection.cursor() as cursor:
+    with timing.stage("embed wait"):
+        vector = vector.result()  # started before the full-text SQL; usually done by now
+    with timing.stage("vector SQL"), transaction.atomic(), connection.cursor() as cursor:
         # Filtered HNSW scans keep going until enough rows pass the filters (pgvector >= 0.8).
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true), "
@@ -196,6 +194,26 @@ def _semantic_ranking(
     return ranking[:n], best
 
 
+def _start_query_vector(query: str, mode: str):
+    """(provider, future vector), started now so the model works while the text SQL runs;
+    (None, None) when hybrid search has to do without (semantic search raises instead)."""
+    if mode not in ("hybrid", "semantic"):
+        return None, None
+    try:
+        provider = get_provider()
+        if provider is None:
+            raise EmbeddingUnavailable(
+                "Semantic search is switched off (CAIRN_EMBEDDING_PROVIDER=none). "
+                "Use mode='text' or 'hybrid', or configure an embedding provider."
+            )
+    except EmbeddingUnavailable as exc:
+        if mode == "semantic":
+            raise
+        log.warning("Hybrid search fell back to full text: %s", exc.message)
+        return None, None
+    return provider, query_vector(provider, query)
+
+
 def rankings(
     actor: Actor, query: str, *, mode: str = "hybrid", candidates: int | None = None, **filters
 ) -> Rankings:
@@ -209,26 +227,30 @@ def rankings(
         raise ValidationFailed("Search needs a query, e.g. 'deployment checklist'.", field="query")
     n = candidates or settings.CAIRN_SEARCH_CANDIDATES
     config = settings.CAIRN_SEARCH_CONFIG
-    parsed = parse(query)
-    scope = _scope(actor, **filters)
-    constraint, constraint_params = filter_sql(parsed, config)
-    if constraint:
-        scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
+    provider, vector = _start_query_vector(query, mode)
+    with timing.stage("parse + scope"):
+        parsed = parse(query)
+        scope = _scope(actor, **filters)
+        constraint, constraint_params = filter_sql(parsed, config)
+        if constraint:
+            scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     result = Rankings()
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
-    terms = lexeme_terms(words, config) if words else []
+    with timing.stage("idf lookup"):
+        terms = lexeme_terms(words, config) if words else []
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
-            result.text = text_ranking(scope, terms, n)
+            with timing.stage("text SQL"):
+                result.text = text_ranking(scope, terms, n)
 
-    if mode == "semantic":
-        result.semantic, result.chunks = _semantic_ranking(scope, query, n)
-    elif mode == "hybrid":
+    if vector is not None:
         try:
-            result.semantic, result.chunks = _semantic_ranking(scope, query, n)
+            result.semantic, result.chunks = _semantic_ranking(scope, provider, vector, n)
         except EmbeddingUnavailable as exc:
+            if mode == "semantic":
+                raise
             log.warning("Hybrid search fell back to full text: %s", exc.message)
     return result
 
@@ -281,8 +303,10 @@ def search_entries(
         # than answer nothing, search again with the phrase's words as ordinary words.
         relaxed = query.replace('"', " ")
         found = rankings(actor, relaxed, mode=mode, candidates=candidates, **filters)
-    fused = fuse(found, mode)[:limit]
-    return _hits(fused, found)
+    with timing.stage("fusion"):
+        fused = fuse(found, mode)[:limit]
+    with timing.stage("hits + snippets"):
+        return _hits(fused, found)
 
 
 def fuse(
