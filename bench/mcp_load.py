@@ -137,7 +137,8 @@ def load_sessions(path: Path) -> tuple[list[dict], list[dict]]:
             for turn in conv[f"session_{n}"]:
                 text = turn["text"]
                 if turn.get("blip_caption"):
-                    text += f" [image: {turn['blip_caption']}]"
+                    # Same text as bench/locomo.py, so its passage-vector cache serves both.
+                    text += f" [shares an image: {turn['blip_caption']}]"
                 lines.append(f"{turn['speaker']}: {text}")
             sessions.append(
                 {
@@ -237,7 +238,19 @@ def summarize(name: str, clients: int, latencies: list[float], wall: float, cpu=
     }
 
 
-async def bench(url: str, token: str, sessions, questions, searches: int) -> list[dict]:
+def pick_questions(questions: list[dict], searches: int, part: int) -> list[dict]:
+    """`searches` distinct questions; part 0 and part 1 share none, so no phase reuses another's
+    query vectors (the cache must not help: the target is for cold queries)."""
+    seen, unique = set(), []
+    for q in questions:
+        if q["q"] not in seen:
+            seen.add(q["q"])
+            unique.append(q)
+    step = max(1, len(unique) // (2 * searches))
+    return unique[part * step :: 2 * step][:searches] if step > 1 else unique[part::2][:searches]
+
+
+async def bench_writes(url: str, token: str, sessions) -> list[dict]:
     rows = []
     convs = sorted({s["conv"] for s in sessions})
     async with Client(url, token) as admin:
@@ -260,14 +273,82 @@ async def bench(url: str, token: str, sessions, questions, searches: int) -> lis
         ]
         lat, wall, cpu = await run_phase(url, token, level, jobs, f"upsert x{level}")
         rows.append(summarize("upsert", level, lat, wall, cpu))
-    picked = questions[:: max(1, len(questions) // searches)][:searches]
-    for level in (1, 8):
+    return rows
+
+
+async def bench_searches(url: str, token: str, questions, searches: int, profile: Path):
+    rows, breakdown = [], {}
+    for level, part in ((1, 0), (8, 1)):
+        picked = pick_questions(questions, searches, part)
         jobs = [
             ("search", {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}) for q in picked
         ]
+        profile.write_text("")
         lat, wall, cpu = await run_phase(url, token, level, jobs, f"search x{level}")
         rows.append(summarize("search", level, lat, wall, cpu))
-    return rows
+        if level == 1:
+            breakdown = server_breakdown(profile, lat)
+    return rows, breakdown
+
+
+def server_breakdown(profile: Path, latencies: list[float]) -> dict[str, float]:
+    """p50 per stage from the server's profile lines (one client: calls run one at a time, each
+    HTTP request starts with its token check), and MCP transport = client time - server stages."""
+    calls: list[dict[str, float]] = []
+    current: dict[str, float] = {}
+    for line in profile.read_text().splitlines():
+        event = json.loads(line)
+        if event["stage"] == "token auth":
+            current = {}
+            calls.append(current)
+        current[event["stage"]] = current.get(event["stage"], 0.0) + event["ms"]
+    calls = [c for c in calls if "search service" in c]
+    out = stage_p50(calls)
+    if len(calls) == len(latencies):
+        out["MCP transport + framework"] = statistics.median(
+            lat * 1000 - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
+            for lat, c in zip(latencies, calls, strict=True)
+        )
+    out["client round trip"] = statistics.median(x * 1000 for x in latencies)
+    return out
+
+
+STAGE_ORDER = [
+    "token auth",
+    "parse + scope",
+    "idf lookup",
+    "text SQL",
+    "embed",
+    "embed wait",
+    "vector SQL",
+    "fusion",
+    "hits + snippets",
+    "search service",
+    "render",
+]
+
+
+def stage_p50(calls: list[dict[str, float]]) -> dict[str, float]:
+    names = [n for n in STAGE_ORDER if any(n in c for c in calls)]
+    names += sorted({n for c in calls for n in c} - set(names))
+    # A stage a call skipped (cached embedding) counts as 0 ms for that call.
+    return {n: statistics.median(c.get(n, 0.0) for c in calls) for n in names}
+
+
+def embed_projects(prefix: str) -> float:
+    """Embed the projects' entries (the worker's code) with bench/locomo.py's passage cache."""
+    from bench.locomo import CachedProvider
+    from knowledge.models import Entry
+    from knowledge.search.providers import get_provider
+    from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
+
+    start = time.perf_counter()
+    provider = CachedProvider(get_provider(), ROOT / "var" / "bench-cache" / "embeddings.sqlite3")
+    ids = list(Entry.objects.filter(project__slug__startswith=prefix).values_list("pk", flat=True))
+    for i in tqdm(range(0, len(ids), 16), desc=f"embed {prefix}*", file=sys.stderr):
+        entries_embed(entry_ids=ids[i : i + 16], provider=provider)
+    lexeme_stats_refresh()
+    return time.perf_counter() - start
 
 
 def direct(sessions, questions, searches: int) -> list[dict]:
@@ -276,10 +357,12 @@ def direct(sessions, questions, searches: int) -> list[dict]:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
+    os.environ.pop("CAIRN_SEARCH_PROFILE", None)
     django.setup()
     from django.contrib.auth import get_user_model
 
     from knowledge.actors import Actor
+    from knowledge.search import timing
     from knowledge.search_adapter import search
     from knowledge.services import entry_upsert, project_create
 
@@ -300,14 +383,18 @@ def direct(sessions, questions, searches: int) -> list[dict]:
         )
         lat.append(time.perf_counter() - t)
     rows = [summarize("upsert (services, no MCP)", 1, lat, time.perf_counter() - start)]
-    picked = questions[:: max(1, len(questions) // searches)][:searches]
-    lat = []
+    embed_projects("d-")
+    picked = pick_questions(questions, searches, 0)
+    lat, calls = [], []
     start = time.perf_counter()
     for q in picked:
         t = time.perf_counter()
-        search(actor, q["q"], project=f"d-{q['conv']}", limit=10)
+        with timing.collect() as stages:
+            search(actor, q["q"], project=f"d-{q['conv']}", limit=10)
         lat.append(time.perf_counter() - t)
+        calls.append(stages)
     rows.append(summarize("search (services, no MCP)", 1, lat, time.perf_counter() - start))
+    rows[-1]["stages_p50_ms"] = stage_p50(calls)
     return rows
 
 
@@ -317,19 +404,36 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--direct", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--embed", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sessions, questions = load_sessions(Path(args.data))
     if args.direct:  # child mode: print the in-process rows as JSON
         print(json.dumps(direct(sessions, questions, args.searches)))
         return
+    if args.embed:  # child mode: embed the projects named <prefix>*
+        import django
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
+        django.setup()
+        print(round(embed_projects(args.embed), 1))
+        return
     print(f"Preparing a fresh {BENCH_DB} database and the server …", file=sys.stderr)
     env = prepare_database()
+    profile = ROOT / "var" / "mcp_load-profile.jsonl"
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    env["CAIRN_SEARCH_PROFILE"] = str(profile)
     proc, url = start_server(env, args.workers)
     global SERVER_PGID
     SERVER_PGID = proc.pid  # started with start_new_session: its own process group
     load_before = os.getloadavg()
     try:
-        rows = anyio.run(bench, url, env["CAIRN_BENCH_TOKEN"], sessions, questions, args.searches)
+        token = env["CAIRN_BENCH_TOKEN"]
+        rows = anyio.run(bench_writes, url, token, sessions)
+        subprocess.run(
+            [PY, __file__, "--embed", "c1-", "--data", args.data], env=env, cwd=ROOT, check=True
+        )
+        found, breakdown = anyio.run(bench_searches, url, token, questions, args.searches, profile)
+        rows += found
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
@@ -344,6 +448,7 @@ def main() -> None:
     rows += json.loads(child.stdout.strip().splitlines()[-1])
     load_after = os.getloadavg()
     _stop_what_we_started()
+    direct_stages = next((r.pop("stages_p50_ms") for r in rows if "stages_p50_ms" in r), {})
     header = (
         f"{'operation':<27}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"
         f"{'web CPU ms/call':>17}"
@@ -378,9 +483,24 @@ def main() -> None:
                     "questions_searched": min(args.searches, len(questions)),
                 },
                 "results": rows,
+                "stages_p50_ms": {"mcp": breakdown, "in_process": direct_stages},
+                "settings": {
+                    k: os.environ.get(k, "default")
+                    for k in ("CAIRN_SEARCH_EMBED_AHEAD", "CAIRN_SEARCH_QUERY_CACHE")
+                },
             },
             indent=2,
         )
+    )
+    print("\nWhere a search's time goes, p50 ms per stage (one client, cold query vectors):")
+    print(f"{'stage':<28}{'over MCP':>10}{'in-process':>12}")
+    for name in [*breakdown, *(n for n in direct_stages if n not in breakdown)]:
+        mcp = f"{breakdown[name]:.2f}" if name in breakdown else "-"
+        here = f"{direct_stages[name]:.2f}" if name in direct_stages else "-"
+        print(f"{name:<28}{mcp:>10}{here:>12}")
+    print(
+        "(stages overlap: the query embedding runs while the parse, idf and text SQL do; "
+        "'embed wait' is what the request waited for it)"
     )
     print(
         f"Load average (1 min) before/after: {load_before[0]:.1f} / {load_after[0]:.1f} "
