@@ -88,6 +88,11 @@ def _stop_what_we_started() -> None:
     from memory_site import embedded
 
     if "broker" in embedded.started_here:
+        # The server queued embedding and mirror tasks for cairn_bench that no worker ran; left
+        # in the broker's append-only file, the next worker (a test's) would churn through them.
+        from memory_site.celery import app
+
+        app.control.purge()
         embedded.stop_broker()
     if "postgres" in embedded.started_here:
         embedded.stop_postgres()

@@ -151,6 +151,10 @@ CAIRN_CHUNK_OVERLAP = env.int("CAIRN_CHUNK_OVERLAP", default=40)
 CAIRN_SEARCH_RRF_K = env.int("CAIRN_SEARCH_RRF_K", default=60)
 CAIRN_SEARCH_TEXT_WEIGHT = env.float("CAIRN_SEARCH_TEXT_WEIGHT", default=1.0)
 CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.3)
+# "rrf" (ranks) or "score" (each list's scores scaled 0..1); text lead: the full text's first hit
+# goes first when it scores at least this many times its second (0: off); knowledge/search/fusion.py
+CAIRN_SEARCH_FUSION = env("CAIRN_SEARCH_FUSION", default="rrf")
+CAIRN_SEARCH_TEXT_LEAD = env.float("CAIRN_SEARCH_TEXT_LEAD", default=0.0)
 # How many candidates each ranking contributes before fusion, and HNSW search breadth.
 CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
 CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -25,6 +25,7 @@ from knowledge.models import Entry, EntryChunk, EntryStatus
 from knowledge.paths import normalize_path
 from knowledge.search import timing
 from knowledge.search.fulltext import lexeme_terms, text_ranking
+from knowledge.search.fusion import Fusion, fuse_lists
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
@@ -63,20 +64,9 @@ class Rankings:
     text: list[int] = field(default_factory=list)
     semantic: list[int] = field(default_factory=list)
     chunks: dict[int, int] = field(default_factory=dict)  # entry id -> best chunk id
+    text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
+    semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
     rank_tsquery: str | None = None
-
-
-def rrf(rankings: list[tuple[float, list[int]]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal Rank Fusion: each list adds weight / (k + rank) to its items (rank from 1)."""
-    scores: dict[int, float] = {}
-    for weight, ids in rankings:
-        if weight <= 0:
-            continue
-        for rank, item in enumerate(ids, start=1):
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    # Ties (rare) go to the text ranking's order, then the id, so results are stable.
-    first_list = {item: i for i, item in enumerate(rankings[0][1])} if rankings else {}
-    return sorted(scores.items(), key=lambda kv: (-kv[1], first_list.get(kv[0], 1 << 30), kv[0]))
 
 
 def _as_list(value: str | list[str] | tuple | None) -> list[str]:
@@ -167,7 +157,7 @@ def _scope(
 
 def _semantic_ranking(
     scope: QuerySet[Entry], provider, vector: Future, n: int
-) -> tuple[list[int], dict[int, int]]:
+) -> tuple[list[int], dict[int, int], dict[int, float]]:
     with timing.stage("embed wait"):
         vector = vector.result()  # started before the full-text SQL; usually done by now
     with timing.stage("vector SQL"), transaction.atomic(), connection.cursor() as cursor:
@@ -187,11 +177,13 @@ def _semantic_ranking(
     rows.sort(key=lambda row: row[1])  # relaxed_order may return rows slightly out of order
     ranking: list[int] = []
     best: dict[int, int] = {}
-    for entry_id, _distance, chunk_id in rows:
+    similarity: dict[int, float] = {}
+    for entry_id, distance, chunk_id in rows:
         if entry_id not in best:
             best[entry_id] = chunk_id
+            similarity[entry_id] = 1.0 - float(distance)
             ranking.append(entry_id)
-    return ranking[:n], best
+    return ranking[:n], best, similarity
 
 
 def _start_query_vector(query: str, mode: str):
@@ -243,11 +235,15 @@ def rankings(
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
             with timing.stage("text SQL"):
-                result.text = text_ranking(scope, terms, n)
+                scored = text_ranking(scope, terms, n)
+                result.text = [pk for pk, _ in scored]
+                result.text_scores = dict(scored)
 
     if vector is not None:
         try:
-            result.semantic, result.chunks = _semantic_ranking(scope, provider, vector, n)
+            result.semantic, result.chunks, result.semantic_scores = _semantic_ranking(
+                scope, provider, vector, n
+            )
         except EmbeddingUnavailable as exc:
             if mode == "semantic":
                 raise
@@ -309,25 +305,35 @@ def search_entries(
         return _hits(fused, found)
 
 
+def default_fusion() -> Fusion:
+    return Fusion(
+        method=settings.CAIRN_SEARCH_FUSION,
+        text_weight=settings.CAIRN_SEARCH_TEXT_WEIGHT,
+        semantic_weight=settings.CAIRN_SEARCH_SEMANTIC_WEIGHT,
+        k=settings.CAIRN_SEARCH_RRF_K,
+        text_lead=settings.CAIRN_SEARCH_TEXT_LEAD,
+    )
+
+
 def fuse(
     found: Rankings,
     mode: str,
     *,
     text_weight: float | None = None,
     semantic_weight: float | None = None,
+    fusion: Fusion | None = None,
 ) -> list[tuple[int, float]]:
+    fusion = fusion or default_fusion()
     if mode == "text":
-        weights = (1.0, 0.0)
+        fusion = replace(fusion, text_weight=1.0, semantic_weight=0.0, text_lead=0.0)
     elif mode == "semantic":
-        weights = (0.0, 1.0)
+        fusion = replace(fusion, text_weight=0.0, semantic_weight=1.0, text_lead=0.0)
     else:
-        weights = (
-            settings.CAIRN_SEARCH_TEXT_WEIGHT if text_weight is None else text_weight,
-            settings.CAIRN_SEARCH_SEMANTIC_WEIGHT if semantic_weight is None else semantic_weight,
-        )
-    return rrf(
-        [(weights[0], found.text), (weights[1], found.semantic)], settings.CAIRN_SEARCH_RRF_K
-    )
+        if text_weight is not None:
+            fusion = replace(fusion, text_weight=text_weight)
+        if semantic_weight is not None:
+            fusion = replace(fusion, semantic_weight=semantic_weight)
+    return fuse_lists(fusion, found.text, found.text_scores, found.semantic, found.semantic_scores)
 
 
 def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
