@@ -161,6 +161,8 @@ CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
 # Query vectors remembered per process (agents repeat and refine queries); 0 switches it off.
 CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
 # Embed the query in a worker thread while the full-text SQL runs (false: one after the other).
+# Snippets: "fast" (from the body each hit loads anyway) or "headline" (Postgres ts_headline).
+CAIRN_SEARCH_SNIPPETS = env("CAIRN_SEARCH_SNIPPETS", default="fast")
 CAIRN_SEARCH_EMBED_AHEAD = env.bool("CAIRN_SEARCH_EMBED_AHEAD", default=True)
 # The embedding task recounts word statistics (idf) at most this often, in seconds.
 CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)

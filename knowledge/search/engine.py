@@ -29,6 +29,7 @@ from knowledge.search.fusion import Fusion, fuse_lists
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
+from knowledge.search.snippets import highlight, lexemes_of
 from knowledge.selectors import project_get, visible_entries
 
 log = logging.getLogger(__name__)
@@ -342,7 +343,8 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
     ids = [entry_id for entry_id, _ in fused]
     entries = Entry.objects.filter(pk__in=ids).select_related("project", "subtopic")
     text_ids, semantic_ids = set(found.text), set(found.semantic)
-    if found.rank_tsquery and text_ids & set(ids):
+    headline_sql = settings.CAIRN_SEARCH_SNIPPETS == "headline"
+    if headline_sql and found.rank_tsquery and text_ids & set(ids):
         # ts_headline reads the whole body: only for hits the full text actually matched.
         entries = entries.annotate(
             headline=RawSQL(
@@ -356,6 +358,7 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
                 ],
             )
         )
+    lexemes = [] if headline_sql else lexemes_of(found.rank_tsquery)
     chunk_ids = [found.chunks[i] for i in ids if i in found.chunks and i not in text_ids]
     chunk_texts = (
         dict(EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "text"))
@@ -383,7 +386,11 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
                 status=entry.status,
                 updated=entry.updated_at,
                 score=round(score, 6),
-                snippet=_snippet(entry, chunk_texts.get(entry_id, "")),
+                snippet=_snippet(
+                    entry,
+                    chunk_texts.get(entry_id, ""),
+                    highlight(entry.body, lexemes) if entry_id in text_ids else "",
+                ),
                 matched=matched,
             )
         )
@@ -398,8 +405,8 @@ def _shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut + "…"
 
 
-def _snippet(entry: Entry, chunk_text: str) -> str:
-    headline = getattr(entry, "headline", None) or ""
+def _snippet(entry: Entry, chunk_text: str, highlighted: str = "") -> str:
+    headline = highlighted or getattr(entry, "headline", None) or ""
     if "**" in headline:
         return _shorten(headline)
     return _shorten(chunk_text or headline or entry.body)

@@ -112,3 +112,35 @@ def test_an_unreachable_embedding_server_still_falls_back_to_text(
     assert [h.title for h in search_entries(actor, query, project=project.slug)] == ["Rooks"]
     with pytest.raises(Exception, match="answered 503"):
         search_entries(actor, query, project=project.slug, mode="semantic")
+
+
+def test_snippets_show_the_window_with_the_query_words_in_bold():
+    from knowledge.search.snippets import highlight, lexemes_of
+
+    body = (
+        " ".join(["filler"] * 60)
+        + " Caroline went to the LGBTQ support group on Sunday. "
+        + (" ".join(["more"] * 60))
+    )
+    lexemes = lexemes_of("'carolin' | 'support' | 'group'")
+    snippet = highlight(body, lexemes)
+    assert "**Caroline**" in snippet and "**support** **group**" in snippet
+    assert snippet.startswith("… ") and snippet.endswith(" …")
+    assert len(snippet.split()) <= 32
+    assert "**happy**" in highlight("She was happy.", lexemes_of("'happi'"))
+    assert highlight("Nothing here matches.", lexemes) == ""
+    assert lexemes_of("'it''s'") == ["it's"]
+
+
+@pytest.mark.parametrize("how", ["fast", "headline"])
+def test_both_snippet_makers_mark_the_match(settings, actor, project, index, how):
+    settings.CAIRN_SEARCH_SNIPPETS = how
+    entry = entry_upsert(
+        actor=actor,
+        project=project.slug,
+        title="Ops",
+        body="Run migrations, then restart the workers and watch the error rate.",
+    )
+    index(entry.entry)
+    (hit,) = search_entries(actor, "restart workers", project=project.slug, mode="text")
+    assert "**restart**" in hit.snippet and "**workers**" in hit.snippet
