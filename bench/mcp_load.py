@@ -244,15 +244,15 @@ def summarize(name: str, clients: int, latencies: list[float], wall: float, cpu=
 
 
 def pick_questions(questions: list[dict], searches: int, part: int) -> list[dict]:
-    """`searches` distinct questions; part 0 and part 1 share none, so no phase reuses another's
+    """`searches` distinct questions; parts 0, 1 and 2 share none, so no phase reuses another's
     query vectors (the cache must not help: the target is for cold queries)."""
     seen, unique = set(), []
     for q in questions:
         if q["q"] not in seen:
             seen.add(q["q"])
             unique.append(q)
-    step = max(1, len(unique) // (2 * searches))
-    return unique[part * step :: 2 * step][:searches] if step > 1 else unique[part::2][:searches]
+    step = max(1, len(unique) // (3 * searches))
+    return unique[part * step :: 3 * step][:searches] if step > 1 else unique[part::3][:searches]
 
 
 async def bench_writes(url: str, token: str, sessions) -> list[dict]:
@@ -294,6 +294,35 @@ async def bench_searches(url: str, token: str, questions, searches: int, profile
         if level == 1:
             breakdown = server_breakdown(profile, lat)
     return rows, breakdown
+
+
+BEFORE = {  # the search path as it was: every speed-up of this branch switched off
+    "CAIRN_SEARCH_EMBED_AHEAD": "false",
+    "CAIRN_SEARCH_QUERY_CACHE": "0",
+    "CAIRN_TOKEN_CACHE_SECONDS": "0",
+    "CAIRN_SEARCH_SNIPPETS": "headline",
+}
+
+
+async def ab_searches(urls: dict, token: str, questions, searches: int, profiles: dict):
+    """The same cold questions against two servers (before / after), alternating which one is
+    asked first, so both see the same machine load. Returns rows and breakdowns per server."""
+    picked = pick_questions(questions, searches, 2)
+    latencies: dict[str, list[float]] = {name: [] for name in urls}
+    for path in profiles.values():
+        path.write_text("")
+    async with Client(urls["before"], token) as before, Client(urls["after"], token) as after:
+        clients = {"before": before, "after": after}
+        for i, q in enumerate(tqdm(picked, desc="search before/after", leave=False)):
+            args = {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}
+            order = ("before", "after") if i % 2 == 0 else ("after", "before")
+            for name in order:
+                latencies[name].append(await clients[name].call("search", args))
+    rows, breakdowns = [], {}
+    for name in urls:
+        rows.append(summarize(f"search ({name})", 1, latencies[name], 1.0))
+        breakdowns[name] = server_breakdown(profiles[name], latencies[name])
+    return rows, breakdowns
 
 
 def server_breakdown(profile: Path, latencies: list[float]) -> dict[str, float]:
@@ -410,6 +439,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--direct", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--embed", default="", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--ab",
+        action="store_true",
+        help="also run a second server with this branch's speed-ups off and alternate the same "
+        "questions between both (before/after in one sitting)",
+    )
     args = parser.parse_args()
     sessions, questions = load_sessions(Path(args.data))
     if args.direct:  # child mode: print the in-process rows as JSON
@@ -428,6 +463,12 @@ def main() -> None:
     profile.parent.mkdir(parents=True, exist_ok=True)
     env["CAIRN_SEARCH_PROFILE"] = str(profile)
     proc, url = start_server(env, args.workers)
+    before_proc = before_url = None
+    if args.ab:
+        before_profile = ROOT / "var" / "mcp_load-profile-before.jsonl"
+        before_env = {**env, **BEFORE, "CAIRN_SEARCH_PROFILE": str(before_profile)}
+        before_proc, before_url = start_server(before_env, args.workers)
+    ab_rows, ab_breakdowns = [], {}
     global SERVER_PGID
     SERVER_PGID = proc.pid  # started with start_new_session: its own process group
     load_before = os.getloadavg()
@@ -439,9 +480,20 @@ def main() -> None:
         )
         found, breakdown = anyio.run(bench_searches, url, token, questions, args.searches, profile)
         rows += found
+        if args.ab:
+            ab_rows, ab_breakdowns = anyio.run(
+                ab_searches,
+                {"before": before_url, "after": url},
+                token,
+                questions,
+                args.searches,
+                {"before": before_profile, "after": profile},
+            )
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        for p in (proc, before_proc):
+            if p is not None:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(timeout=20)
     child = subprocess.run(
         [PY, __file__, "--direct", "--data", args.data, "--searches", str(args.searches)],
         env=env,
@@ -489,6 +541,7 @@ def main() -> None:
                 },
                 "results": rows,
                 "stages_p50_ms": {"mcp": breakdown, "in_process": direct_stages},
+                "before_after": {"rows": ab_rows, "stages_p50_ms": ab_breakdowns, "before": BEFORE},
                 "settings": {
                     k: os.environ.get(k, "default")
                     for k in ("CAIRN_SEARCH_EMBED_AHEAD", "CAIRN_SEARCH_QUERY_CACHE")
@@ -503,6 +556,16 @@ def main() -> None:
         mcp = f"{breakdown[name]:.2f}" if name in breakdown else "-"
         here = f"{direct_stages[name]:.2f}" if name in direct_stages else "-"
         print(f"{name:<28}{mcp:>10}{here:>12}")
+    if ab_rows:
+        print("\nBefore/after in one sitting (same cold questions, alternating servers):")
+        for r in ab_rows:
+            print(f"{r['operation']:<27} p50 {r['p50_ms']:>7} ms   p95 {r['p95_ms']:>7} ms")
+        print(f"{'stage':<28}{'before':>10}{'after':>10}")
+        for name in ab_breakdowns["before"]:
+            b = ab_breakdowns["before"].get(name, 0.0)
+            a = ab_breakdowns["after"].get(name, 0.0)
+            print(f"{name:<28}{b:>10.2f}{a:>10.2f}")
+        print("before = " + ", ".join(f"{k}={v}" for k, v in BEFORE.items()))
     print(
         "(stages overlap: the query embedding runs while the parse, idf and text SQL do; "
         "'embed wait' is what the request waited for it)"

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"\w+")
 _LITERAL = re.compile(r"'((?:[^']|'')*)'")
-WINDOW_WORDS = 30
+WINDOW_CHARS = 200
 
 
 def lexemes_of(tsquery: str | None) -> list[str]:
@@ -17,50 +16,40 @@ def lexemes_of(tsquery: str | None) -> list[str]:
     return [m.replace("''", "'") for m in _LITERAL.findall(tsquery or "")]
 
 
-def _matches(word: str, lexemes: list[str]) -> bool:
-    w = word.lower()
-    for lex in lexemes:
-        if w == lex or (len(lex) >= 3 and w.startswith(lex)):
-            return True
-        # The English stemmer turns a final y into i (happy -> happi, story -> stori).
-        if (
-            len(lex) >= 4
-            and lex.endswith("i")
-            and w.startswith(lex[:-1])
-            and len(w) <= len(lex) + 3
-        ):
-            return True
-    return False
+def _pattern(lexemes: list[str]) -> re.Pattern:
+    parts = []
+    for lex in sorted(set(lexemes), key=len, reverse=True):
+        if len(lex) < 3:
+            parts.append(re.escape(lex) + r"\b")  # too short to match as a prefix
+        elif len(lex) >= 4 and lex.endswith("i"):
+            # The English stemmer turns a final y into i (happy -> happi, story -> stori).
+            parts.append(re.escape(lex[:-1]) + r"[iy]\w*")
+        else:
+            parts.append(re.escape(lex) + r"\w*")
+    return re.compile(r"\b(?:" + "|".join(parts) + ")", re.IGNORECASE)
 
 
-def highlight(body: str, lexemes: list[str], words: int = WINDOW_WORDS) -> str:
-    """The `words`-word window of `body` holding the most distinct query lexemes, matches in
-    **bold**, '…' where it cuts; '' when no word matches."""
+def highlight(body: str, lexemes: list[str], chars: int = WINDOW_CHARS) -> str:
+    """The `chars`-long stretch of `body` holding the most distinct query words, matches in
+    **bold**, '…' where it cuts; '' when no word matches. One regex pass over the body."""
     if not lexemes or not body:
         return ""
-    tokens = list(_WORD.finditer(body))
-    hits = [i for i, t in enumerate(tokens) if _matches(t.group(), lexemes)]
+    pattern = _pattern(lexemes)
+    hits = [(m.start(), m.group().lower()) for m in pattern.finditer(body)]
     if not hits:
         return ""
-    best_start, best_score = hits[0], -1
-    right = 0
-    for left_i, start in enumerate(hits):  # windows that start at a matching word
-        right = max(right, left_i)
-        while right + 1 < len(hits) and hits[right + 1] < start + words:
+    best_start, best_score, right = hits[0][0], -1, 0
+    for left, (start, _) in enumerate(hits):  # windows that start at a matching word
+        right = max(right, left)
+        while right + 1 < len(hits) and hits[right + 1][0] < start + chars:
             right += 1
-        distinct = {tokens[i].group().lower() for i in hits[left_i : right + 1]}
-        if len(distinct) > best_score:
-            best_start, best_score = start, len(distinct)
-    # Start a few words before the first match, so it reads in context.
-    first = max(0, best_start - 3)
-    last = min(len(tokens), first + words) - 1
-    begin, end = tokens[first].start(), tokens[last].end()
-    marked = set(hits)
-    out, pos = [], begin
-    for i in range(first, last + 1):
-        t = tokens[i]
-        out.append(body[pos : t.start()])
-        out.append(f"**{t.group()}**" if i in marked else t.group())
-        pos = t.end()
-    text = " ".join("".join(out).split())
-    return ("… " if first > 0 else "") + text + (" …" if end < len(body.rstrip()) else "")
+        distinct = len({word for _, word in hits[left : right + 1]})
+        if distinct > best_score:
+            best_start, best_score = start, distinct
+    # Start a few words before the first match, so it reads in context; cut at spaces.
+    begin = body.rfind(" ", 0, max(0, best_start - 25)) + 1 if best_start > 25 else 0
+    end = body.find(" ", begin + chars)
+    end = len(body) if end < 0 else end
+    text = pattern.sub(lambda m: f"**{m.group()}**", body[begin:end])
+    text = " ".join(text.split())
+    return ("… " if begin > 0 else "") + text + (" …" if end < len(body.rstrip()) else "")
