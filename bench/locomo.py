@@ -244,6 +244,8 @@ def cross_validate(items, units, current, fuse, level, out_rows) -> dict:
     for conv in convs:
         train = [i for i, (sid, *_) in enumerate(items) if sid != conv]
         test = [i for i, (sid, *_) in enumerate(items) if sid == conv]
+        if not train:  # one conversation only (--limit-questions): nothing to tune on
+            continue
         best = max(grid, key=lambda f: objective([table_[f][i] for i in train]))
         got = mean_scores([table_[best][i] for i in test])
         base = mean_scores([bm25[i] for i in test])
@@ -271,6 +273,8 @@ def cross_validate(items, units, current, fuse, level, out_rows) -> dict:
             ]
         )
     summary = {}
+    if not folds:
+        return {"folds": [], "note": "needs questions from at least two conversations"}
     for name, rows in held.items():
         summary[name] = {
             m: {
