@@ -144,3 +144,23 @@ def test_both_snippet_makers_mark_the_match(settings, actor, project, index, how
     index(entry.entry)
     (hit,) = search_entries(actor, "restart workers", project=project.slug, mode="text")
     assert "**restart**" in hit.snippet and "**workers**" in hit.snippet
+
+
+def test_score_fusion_keeps_a_clear_winner_and_the_text_lead_puts_it_first():
+    from knowledge.search.fusion import Fusion, fuse_lists
+
+    text, text_scores = [1, 2, 3], {1: 9.0, 2: 3.0, 3: 2.5}
+    semantic, semantic_scores = [2, 3, 1, 4], {2: 0.80, 3: 0.79, 1: 0.50, 4: 0.20}
+    rrf = fuse_lists(Fusion("rrf", 1.0, 1.0, 60), text, text_scores, semantic, semantic_scores)
+    assert rrf[0][0] == 2  # ranks only: 2nd + 1st beats 1st + 3rd
+    by_score = fuse_lists(Fusion("score", 1.0, 1.0), text, text_scores, semantic, semantic_scores)
+    assert by_score[0][0] == 1  # text's 9.0 is far ahead; on the semantic side 1 is mid-pack
+    led = fuse_lists(
+        Fusion("rrf", 1.0, 1.0, 60, text_lead=2.0), text, text_scores, semantic, semantic_scores
+    )
+    assert [i for i, _ in led][:3] == [1, 2, 3]
+    unsure = fuse_lists(
+        Fusion("rrf", 1.0, 1.0, 60, text_lead=4.0), text, text_scores, semantic, semantic_scores
+    )
+    assert unsure[0][0] == 2  # 9.0 < 4 x 3.0: not confident enough to lead
+    assert fuse_lists(Fusion("score"), [], {}, [], {}) == []
