@@ -315,6 +315,9 @@ def cross_validate(items, units, current, fuse, level, out_rows) -> dict:
         "summary": summary,
         "tuned_on_all": everything.label(),
         "current_default": current.label(),
+        "grid": {
+            f.label(): {**mean_scores(table_[f]), "objective": objective(table_[f])} for f in grid
+        },
     }
 
 
