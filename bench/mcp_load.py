@@ -301,6 +301,8 @@ BEFORE = {  # the search path as it was: every speed-up of this branch switched 
     "CAIRN_SEARCH_QUERY_CACHE": "0",
     "CAIRN_TOKEN_CACHE_SECONDS": "0",
     "CAIRN_SEARCH_SNIPPETS": "headline",
+    "CAIRN_SEARCH_FUSION": "rrf",
+    "CAIRN_SEARCH_SEMANTIC_WEIGHT": "0.3",
 }
 
 

@@ -147,13 +147,13 @@ CAIRN_EMBEDDING_PASSAGE_PREFIX = env("CAIRN_EMBEDDING_PASSAGE_PREFIX", default="
 # Chunks: heading- and paragraph-aware pieces of about this many words, overlapping a little.
 CAIRN_CHUNK_WORDS = env.int("CAIRN_CHUNK_WORDS", default=200)
 CAIRN_CHUNK_OVERLAP = env.int("CAIRN_CHUNK_OVERLAP", default=40)
-# Reciprocal Rank Fusion: score = sum(weight / (k + rank)); tuned on LoCoMo dev (bench/README.md).
+# Fusion weights and k (k: rrf only); chosen by cross-validation on LoCoMo dev (bench/README.md).
 CAIRN_SEARCH_RRF_K = env.int("CAIRN_SEARCH_RRF_K", default=60)
 CAIRN_SEARCH_TEXT_WEIGHT = env.float("CAIRN_SEARCH_TEXT_WEIGHT", default=1.0)
-CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.3)
+CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.75)
 # "rrf" (ranks) or "score" (each list's scores scaled 0..1); text lead: the full text's first hit
 # goes first when it scores at least this many times its second (0: off); knowledge/search/fusion.py
-CAIRN_SEARCH_FUSION = env("CAIRN_SEARCH_FUSION", default="rrf")
+CAIRN_SEARCH_FUSION = env("CAIRN_SEARCH_FUSION", default="score")
 CAIRN_SEARCH_TEXT_LEAD = env.float("CAIRN_SEARCH_TEXT_LEAD", default=0.0)
 # How many candidates each ranking contributes before fusion, and HNSW search breadth.
 CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Fusion:
-    method: str = "rrf"  # "rrf" or "score"
+    method: str = "score"  # "score" or "rrf"
     text_weight: float = 1.0
-    semantic_weight: float = 0.3
+    semantic_weight: float = 0.75
     k: int = 60  # rrf only
     text_lead: float = 0.0  # 0: off
 
