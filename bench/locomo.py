@@ -189,6 +189,138 @@ def mean_scores(rows: list[dict]) -> dict:
     return {k: statistics.fmean(r[k] for r in rows) for k in rows[0]} if rows else {}
 
 
+CV_METRICS = ("recall@1", "recall@5", "recall@10", "mrr")
+CV_HEADERS = [
+    "level",
+    "held out",
+    "chosen",
+    "R@1",
+    "R@5",
+    "R@10",
+    "MRR",
+    "bm25 R@1",
+    "bm25 R@5",
+    "bm25 R@10",
+    "bm25 MRR",
+]
+
+
+def fusion_grid():
+    from knowledge.search.fusion import Fusion
+
+    leads = (0.0, 1.1, 1.25, 1.5, 2.0)
+    grid = [
+        Fusion("rrf", 1.0, w, k, lead)
+        for w in (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+        for k in (10, 30, 60)
+        for lead in leads
+    ]
+    grid += [
+        Fusion("score", 1.0, w, 60, lead) for w in (0.1, 0.2, 0.3, 0.5, 0.75, 1.0) for lead in leads
+    ]
+    return grid
+
+
+def cross_validate(items, units, current, fuse, level, out_rows) -> dict:
+    """Leave one conversation out: pick the grid's best fusion on the other conversations
+    (objective: the mean of R@1, R@5, R@10 and MRR), score it on the held-out one."""
+    grid = fusion_grid()
+    convs = sorted({sid for sid, *_ in items})
+    # Every (config, question) scored once; folds only regroup them.
+    table_ = {
+        f: [
+            score([units.get(i, "?") for i, _ in fuse(found, "hybrid", fusion=f)[:20]], gold)
+            for _, gold, found, _ in items
+        ]
+        for f in [*grid, current]
+    }
+    bm25 = [score(ranked, gold) for _, gold, _, ranked in items]
+
+    def objective(rows):
+        means = mean_scores(rows)
+        return statistics.fmean(means[m] for m in CV_METRICS)
+
+    folds, held = [], {m: [] for m in ("hybrid", "bm25", "current")}
+    for conv in convs:
+        train = [i for i, (sid, *_) in enumerate(items) if sid != conv]
+        test = [i for i, (sid, *_) in enumerate(items) if sid == conv]
+        if not train:  # one conversation only (--limit-questions): nothing to tune on
+            continue
+        best = max(grid, key=lambda f: objective([table_[f][i] for i in train]))
+        got = mean_scores([table_[best][i] for i in test])
+        base = mean_scores([bm25[i] for i in test])
+        cur = mean_scores([table_[current][i] for i in test])
+        held["hybrid"].append(got)
+        held["bm25"].append(base)
+        held["current"].append(cur)
+        folds.append(
+            {
+                "held_out": conv,
+                "questions": len(test),
+                "chosen": best.label(),
+                "hybrid": got,
+                "bm25": base,
+                "current_default": cur,
+            }
+        )
+        out_rows.append(
+            [
+                level,
+                conv,
+                best.label(),
+                *[got[m] for m in CV_METRICS],
+                *[base[m] for m in CV_METRICS],
+            ]
+        )
+    summary = {}
+    if not folds:
+        return {"folds": [], "note": "needs questions from at least two conversations"}
+    for name, rows in held.items():
+        summary[name] = {
+            m: {
+                "mean": round(statistics.fmean(r[m] for r in rows), 4),
+                "sd": round(statistics.pstdev(r[m] for r in rows), 4),
+            }
+            for m in CV_METRICS
+        }
+    for name in ("hybrid", "current"):
+        label = "mean (sd)" if name == "hybrid" else f"default {current.label()}"
+        out_rows.append(
+            [
+                level,
+                label,
+                "-" if name == "current" else "per fold",
+                *[
+                    f"{summary[name][m]['mean']:.3f} ({summary[name][m]['sd']:.3f})"
+                    for m in CV_METRICS
+                ],
+                *[
+                    f"{summary['bm25'][m]['mean']:.3f} ({summary['bm25'][m]['sd']:.3f})"
+                    for m in CV_METRICS
+                ],
+            ]
+        )
+    everything = max(grid, key=lambda f: objective(table_[f]))
+    out_rows.append(
+        [
+            level,
+            "all (tuned on all 5)",
+            everything.label(),
+            *[mean_scores(table_[everything])[m] for m in CV_METRICS],
+            *[mean_scores(bm25)[m] for m in CV_METRICS],
+        ]
+    )
+    return {
+        "folds": folds,
+        "summary": summary,
+        "tuned_on_all": everything.label(),
+        "current_default": current.label(),
+        "grid": {
+            f.label(): {**mean_scores(table_[f]), "objective": objective(table_[f])} for f in grid
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="path to locomo-dev.json")
@@ -196,6 +328,12 @@ def main() -> None:
     parser.add_argument("--modes", default="text,semantic,hybrid")
     parser.add_argument("--limit-questions", type=int, default=0, help="0 = all")
     parser.add_argument("--db", default="cairn_bench_locomo")
+    parser.add_argument(
+        "--cv",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="choose the fusion by leave-one-conversation-out cross-validation",
+    )
     parser.add_argument(
         "--weights",
         default="0,0.1,0.2,0.25,0.3,0.4,0.5,0.75,1.0",
@@ -216,7 +354,8 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry
-    from knowledge.search.engine import fuse, rankings, search_entries
+    from knowledge.search import query_vectors, timing
+    from knowledge.search.engine import default_fusion, fuse, rankings, search_entries
     from knowledge.search.providers import get_provider
     from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
     from tests.factories import UserFactory
@@ -242,6 +381,8 @@ def main() -> None:
     }
     rows_out = []
     sweep_rows = []
+    cv_rows = []
+    stage_rows = []
     for level in [lv for lv in args.levels.split(",") if lv]:
         units, projects, ingest_s = ingest(samples, level, actor)
         ids = list(units)
@@ -275,13 +416,21 @@ def main() -> None:
         latency: dict[str, list[float]] = {m: [] for m in per_mode}
         empty: dict[str, int] = dict.fromkeys(per_mode, 0)
         sweep_scores: dict[float, list[dict]] = {w: [] for w in sweep}
+        cv_items: list[tuple[str, set[str], object, list[str]]] = []
+        hybrid_stages: list[dict[str, float]] = []
         for sid, qa in tqdm(questions, desc=f"search {level}", unit="q"):
             gold = {unit_of(e, level) for e in parse_evidence(qa["evidence"])}
             question = str(qa["question"])
             for mode in modes:
+                query_vectors.clear()  # cold: each mode embeds the question itself
                 start = time.perf_counter()
-                hits = search_entries(actor, question, project=projects[sid], limit=20, mode=mode)
+                with timing.collect() as stages:
+                    hits = search_entries(
+                        actor, question, project=projects[sid], limit=20, mode=mode
+                    )
                 latency[mode].append((time.perf_counter() - start) * 1000)
+                if mode == "hybrid":
+                    hybrid_stages.append(stages)
                 empty[mode] += not hits
                 per_mode[mode].append(score([units.get(h.id, "?") for h in hits], gold))
             start = time.perf_counter()
@@ -289,8 +438,9 @@ def main() -> None:
             scores = index.get_scores(bm25_tokens(question))
             order = sorted(range(len(pks)), key=lambda i: -scores[i])[:20]
             latency["bm25-stem"].append((time.perf_counter() - start) * 1000)
-            per_mode["bm25-stem"].append(score([units[pks[i]] for i in order], gold))
-            if sweep and semantic:
+            bm25_ranked = [units[pks[i]] for i in order]
+            per_mode["bm25-stem"].append(score(bm25_ranked, gold))
+            if (sweep or args.cv) and semantic:
                 found = rankings(
                     actor,
                     question,
@@ -310,6 +460,7 @@ def main() -> None:
                 for w in sweep:
                     fused = fuse(found, "hybrid", text_weight=1.0, semantic_weight=w)[:20]
                     sweep_scores[w].append(score([units.get(i, "?") for i, _ in fused], gold))
+                cv_items.append((sid, gold, found, bm25_ranked))
         level_report = {
             "entries": len(units),
             "questions": len(questions),
@@ -346,6 +497,18 @@ def main() -> None:
             sweep_rows.append(
                 [level, w, *[means[f"recall@{k}"] for k in KS], means["hit@5"], means["mrr"]]
             )
+        if hybrid_stages:
+            names = sorted({n for st in hybrid_stages for n in st})
+            level_report["hybrid_stages_p50_ms"] = {
+                n: round(statistics.median(st.get(n, 0.0) for st in hybrid_stages), 2)
+                for n in names
+            }
+            for n, v in level_report["hybrid_stages_p50_ms"].items():
+                stage_rows.append([level, n, v])
+        if args.cv and cv_items:
+            level_report["cv"] = cross_validate(
+                cv_items, units, default_fusion(), fuse, level, cv_rows
+            )
         report["levels"][level] = level_report
         cached.embedded, cached.seconds = 0, 0.0
 
@@ -364,6 +527,15 @@ def main() -> None:
     if sweep_rows:
         print("\nFusion sweep (text weight 1.0, k=60; semantic weight below):")
         print(table(["level", "sem w", *[f"R@{k}" for k in KS], "hit@5", "MRR"], sweep_rows))
+    if stage_rows:
+        print("\nWhere an in-process hybrid search's time goes (p50 ms, cold query vectors):")
+        print(table(["level", "stage", "p50 ms"], stage_rows))
+    if cv_rows:
+        print(
+            "\nLeave-one-conversation-out: fusion tuned on four conversations "
+            "(mean of R@1, R@5, R@10, MRR), scored on the fifth:"
+        )
+        print(table(CV_HEADERS, cv_rows))
     for level, lr in report["levels"].items():
         rate = lr["embedded_now"] / lr["model_seconds"] if lr["model_seconds"] else math.nan
         print(

@@ -91,6 +91,11 @@ def _stop_what_we_started() -> None:
     from memory_site import embedded
 
     if "broker" in embedded.started_here:
+        # The server queued embedding and mirror tasks for cairn_bench that no worker ran; left
+        # in the broker's append-only file, the next worker (a test's) would churn through them.
+        from memory_site.celery import app
+
+        app.control.purge()
         embedded.stop_broker()
     if "postgres" in embedded.started_here:
         embedded.stop_postgres()
@@ -140,7 +145,8 @@ def load_sessions(path: Path) -> tuple[list[dict], list[dict]]:
             for turn in conv[f"session_{n}"]:
                 text = turn["text"]
                 if turn.get("blip_caption"):
-                    text += f" [image: {turn['blip_caption']}]"
+                    # Same text as bench/locomo.py, so its passage-vector cache serves both.
+                    text += f" [shares an image: {turn['blip_caption']}]"
                 lines.append(f"{turn['speaker']}: {text}")
             sessions.append(
                 {
@@ -240,7 +246,19 @@ def summarize(name: str, clients: int, latencies: list[float], wall: float, cpu=
     }
 
 
-async def bench(url: str, token: str, sessions, questions, searches: int) -> list[dict]:
+def pick_questions(questions: list[dict], searches: int, part: int) -> list[dict]:
+    """`searches` distinct questions; parts 0, 1 and 2 share none, so no phase reuses another's
+    query vectors (the cache must not help: the target is for cold queries)."""
+    seen, unique = set(), []
+    for q in questions:
+        if q["q"] not in seen:
+            seen.add(q["q"])
+            unique.append(q)
+    step = max(1, len(unique) // (3 * searches))
+    return unique[part * step :: 3 * step][:searches] if step > 1 else unique[part::3][:searches]
+
+
+async def bench_writes(url: str, token: str, sessions) -> list[dict]:
     rows = []
     convs = sorted({s["conv"] for s in sessions})
     async with Client(url, token) as admin:
@@ -263,14 +281,113 @@ async def bench(url: str, token: str, sessions, questions, searches: int) -> lis
         ]
         lat, wall, cpu = await run_phase(url, token, level, jobs, f"upsert x{level}")
         rows.append(summarize("upsert", level, lat, wall, cpu))
-    picked = questions[:: max(1, len(questions) // searches)][:searches]
-    for level in (1, 8):
+    return rows
+
+
+async def bench_searches(url: str, token: str, questions, searches: int, profile: Path):
+    rows, breakdown = [], {}
+    for level, part in ((1, 0), (8, 1)):
+        picked = pick_questions(questions, searches, part)
         jobs = [
             ("search", {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}) for q in picked
         ]
+        profile.write_text("")
         lat, wall, cpu = await run_phase(url, token, level, jobs, f"search x{level}")
         rows.append(summarize("search", level, lat, wall, cpu))
-    return rows
+        if level == 1:
+            breakdown = server_breakdown(profile, lat)
+    return rows, breakdown
+
+
+BEFORE = {  # the search path as it was: every speed-up of this branch switched off
+    "CAIRN_SEARCH_EMBED_AHEAD": "false",
+    "CAIRN_SEARCH_QUERY_CACHE": "0",
+    "CAIRN_TOKEN_CACHE_SECONDS": "0",
+    "CAIRN_SEARCH_SNIPPETS": "headline",
+    "CAIRN_SEARCH_FUSION": "rrf",
+    "CAIRN_SEARCH_SEMANTIC_WEIGHT": "0.3",
+}
+
+
+async def ab_searches(urls: dict, token: str, questions, searches: int, profiles: dict):
+    """The same cold questions against two servers (before / after), alternating which one is
+    asked first, so both see the same machine load. Returns rows and breakdowns per server."""
+    picked = pick_questions(questions, searches, 2)
+    latencies: dict[str, list[float]] = {name: [] for name in urls}
+    for path in profiles.values():
+        path.write_text("")
+    async with Client(urls["before"], token) as before, Client(urls["after"], token) as after:
+        clients = {"before": before, "after": after}
+        for i, q in enumerate(tqdm(picked, desc="search before/after", leave=False)):
+            args = {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}
+            order = ("before", "after") if i % 2 == 0 else ("after", "before")
+            for name in order:
+                latencies[name].append(await clients[name].call("search", args))
+    rows, breakdowns = [], {}
+    for name in urls:
+        rows.append(summarize(f"search ({name})", 1, latencies[name], 1.0))
+        breakdowns[name] = server_breakdown(profiles[name], latencies[name])
+    return rows, breakdowns
+
+
+def server_breakdown(profile: Path, latencies: list[float]) -> dict[str, float]:
+    """p50 per stage from the server's profile lines (one client: calls run one at a time, each
+    HTTP request starts with its token check), and MCP transport = client time - server stages."""
+    calls: list[dict[str, float]] = []
+    current: dict[str, float] = {}
+    for line in profile.read_text().splitlines():
+        event = json.loads(line)
+        if event["stage"] == "token auth":
+            current = {}
+            calls.append(current)
+        current[event["stage"]] = current.get(event["stage"], 0.0) + event["ms"]
+    calls = [c for c in calls if "search service" in c]
+    out = stage_p50(calls)
+    if len(calls) == len(latencies):
+        out["MCP transport + framework"] = statistics.median(
+            lat * 1000 - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
+            for lat, c in zip(latencies, calls, strict=True)
+        )
+    out["client round trip"] = statistics.median(x * 1000 for x in latencies)
+    return out
+
+
+STAGE_ORDER = [
+    "token auth",
+    "parse + scope",
+    "idf lookup",
+    "text SQL",
+    "embed",
+    "embed wait",
+    "vector SQL",
+    "fusion",
+    "hits + snippets",
+    "search service",
+    "render",
+]
+
+
+def stage_p50(calls: list[dict[str, float]]) -> dict[str, float]:
+    names = [n for n in STAGE_ORDER if any(n in c for c in calls)]
+    names += sorted({n for c in calls for n in c} - set(names))
+    # A stage a call skipped (cached embedding) counts as 0 ms for that call.
+    return {n: statistics.median(c.get(n, 0.0) for c in calls) for n in names}
+
+
+def embed_projects(prefix: str) -> float:
+    """Embed the projects' entries (the worker's code) with bench/locomo.py's passage cache."""
+    from bench.locomo import CachedProvider
+    from knowledge.models import Entry
+    from knowledge.search.providers import get_provider
+    from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
+
+    start = time.perf_counter()
+    provider = CachedProvider(get_provider(), ROOT / "var" / "bench-cache" / "embeddings.sqlite3")
+    ids = list(Entry.objects.filter(project__slug__startswith=prefix).values_list("pk", flat=True))
+    for i in tqdm(range(0, len(ids), 16), desc=f"embed {prefix}*", file=sys.stderr):
+        entries_embed(entry_ids=ids[i : i + 16], provider=provider)
+    lexeme_stats_refresh()
+    return time.perf_counter() - start
 
 
 def direct(sessions, questions, searches: int) -> list[dict]:
@@ -279,10 +396,12 @@ def direct(sessions, questions, searches: int) -> list[dict]:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
+    os.environ.pop("CAIRN_SEARCH_PROFILE", None)
     django.setup()
     from django.contrib.auth import get_user_model
 
     from knowledge.actors import Actor
+    from knowledge.search import timing
     from knowledge.search_adapter import search
     from knowledge.services import entry_upsert, project_create
 
@@ -303,14 +422,18 @@ def direct(sessions, questions, searches: int) -> list[dict]:
         )
         lat.append(time.perf_counter() - t)
     rows = [summarize("upsert (services, no MCP)", 1, lat, time.perf_counter() - start)]
-    picked = questions[:: max(1, len(questions) // searches)][:searches]
-    lat = []
+    embed_projects("d-")
+    picked = pick_questions(questions, searches, 0)
+    lat, calls = [], []
     start = time.perf_counter()
     for q in picked:
         t = time.perf_counter()
-        search(actor, q["q"], project=f"d-{q['conv']}", limit=10)
+        with timing.collect() as stages:
+            search(actor, q["q"], project=f"d-{q['conv']}", limit=10)
         lat.append(time.perf_counter() - t)
+        calls.append(stages)
     rows.append(summarize("search (services, no MCP)", 1, lat, time.perf_counter() - start))
+    rows[-1]["stages_p50_ms"] = stage_p50(calls)
     return rows
 
 
@@ -320,22 +443,62 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--direct", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--embed", default="", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--ab",
+        action="store_true",
+        help="also run a second server with this branch's speed-ups off and alternate the same "
+        "questions between both (before/after in one sitting)",
+    )
     args = parser.parse_args()
     sessions, questions = load_sessions(Path(args.data))
     if args.direct:  # child mode: print the in-process rows as JSON
         print(json.dumps(direct(sessions, questions, args.searches)))
         return
+    if args.embed:  # child mode: embed the projects named <prefix>*
+        import django
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
+        django.setup()
+        print(round(embed_projects(args.embed), 1))
+        return
     print(f"Preparing a fresh {BENCH_DB} database and the server …", file=sys.stderr)
     env = prepare_database()
+    profile = ROOT / "var" / "mcp_load-profile.jsonl"
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    env["CAIRN_SEARCH_PROFILE"] = str(profile)
     proc, url = start_server(env, args.workers)
+    before_proc = before_url = None
+    if args.ab:
+        before_profile = ROOT / "var" / "mcp_load-profile-before.jsonl"
+        before_env = {**env, **BEFORE, "CAIRN_SEARCH_PROFILE": str(before_profile)}
+        before_proc, before_url = start_server(before_env, args.workers)
+    ab_rows, ab_breakdowns = [], {}
     global SERVER_PGID
     SERVER_PGID = proc.pid  # started with start_new_session: its own process group
     load_before = os.getloadavg()
     try:
-        rows = anyio.run(bench, url, env["CAIRN_BENCH_TOKEN"], sessions, questions, args.searches)
+        token = env["CAIRN_BENCH_TOKEN"]
+        rows = anyio.run(bench_writes, url, token, sessions)
+        subprocess.run(
+            [PY, __file__, "--embed", "c1-", "--data", args.data], env=env, cwd=ROOT, check=True
+        )
+        found, breakdown = anyio.run(bench_searches, url, token, questions, args.searches, profile)
+        rows += found
+        if args.ab:
+            ab_rows, ab_breakdowns = anyio.run(
+                ab_searches,
+                {"before": before_url, "after": url},
+                token,
+                questions,
+                args.searches,
+                {"before": before_profile, "after": profile},
+            )
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        for p in (proc, before_proc):
+            if p is not None:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(timeout=20)
     child = subprocess.run(
         [PY, __file__, "--direct", "--data", args.data, "--searches", str(args.searches)],
         env=env,
@@ -347,6 +510,7 @@ def main() -> None:
     rows += json.loads(child.stdout.strip().splitlines()[-1])
     load_after = os.getloadavg()
     _stop_what_we_started()
+    direct_stages = next((r.pop("stages_p50_ms") for r in rows if "stages_p50_ms" in r), {})
     header = (
         f"{'operation':<27}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"
         f"{'web CPU ms/call':>17}"
@@ -381,9 +545,35 @@ def main() -> None:
                     "questions_searched": min(args.searches, len(questions)),
                 },
                 "results": rows,
+                "stages_p50_ms": {"mcp": breakdown, "in_process": direct_stages},
+                "before_after": {"rows": ab_rows, "stages_p50_ms": ab_breakdowns, "before": BEFORE},
+                "settings": {
+                    k: os.environ.get(k, "default")
+                    for k in ("CAIRN_SEARCH_EMBED_AHEAD", "CAIRN_SEARCH_QUERY_CACHE")
+                },
             },
             indent=2,
         )
+    )
+    print("\nWhere a search's time goes, p50 ms per stage (one client, cold query vectors):")
+    print(f"{'stage':<28}{'over MCP':>10}{'in-process':>12}")
+    for name in [*breakdown, *(n for n in direct_stages if n not in breakdown)]:
+        mcp = f"{breakdown[name]:.2f}" if name in breakdown else "-"
+        here = f"{direct_stages[name]:.2f}" if name in direct_stages else "-"
+        print(f"{name:<28}{mcp:>10}{here:>12}")
+    if ab_rows:
+        print("\nBefore/after in one sitting (same cold questions, alternating servers):")
+        for r in ab_rows:
+            print(f"{r['operation']:<27} p50 {r['p50_ms']:>7} ms   p95 {r['p95_ms']:>7} ms")
+        print(f"{'stage':<28}{'before':>10}{'after':>10}")
+        for name in ab_breakdowns["before"]:
+            b = ab_breakdowns["before"].get(name, 0.0)
+            a = ab_breakdowns["after"].get(name, 0.0)
+            print(f"{name:<28}{b:>10.2f}{a:>10.2f}")
+        print("before = " + ", ".join(f"{k}={v}" for k, v in BEFORE.items()))
+    print(
+        "(stages overlap: the query embedding runs while the parse, idf and text SQL do; "
+        "'embed wait' is what the request waited for it)"
     )
     print(
         f"Load average (1 min) before/after: {load_before[0]:.1f} / {load_after[0]:.1f} "

@@ -11,14 +11,16 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 
 from knowledge.actors import Actor
+from knowledge.search import timing
 from knowledge.services.tokens import token_authenticate
 from mcp_api.connections import recycle_connection
 from memory_site.ops.metrics import auth_failed
 
 
 def _authenticate(secret: str) -> Actor | None:
-    recycle_connection()
-    return token_authenticate(secret)
+    with timing.stage("token auth"):
+        recycle_connection()
+        return token_authenticate(secret)
 
 
 class CairnTokenVerifier:

@@ -12,6 +12,7 @@ from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
 from knowledge.graph.selectors import build_context as context_of
 from knowledge.graph.selectors import entry_relations
+from knowledge.search import timing
 from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
     entries_open,
@@ -52,21 +53,23 @@ def search(
     include_history,
     category=None,
 ):
-    hits = search_hits(
-        actor,
-        query,
-        project=project or None,
-        subtopic=subtopic or None,
-        kinds=inputs.str_list(kinds),
-        tags=[t.lower() for t in inputs.str_list(tags) or []] or None,
-        status=inputs.str_list(status),
-        after=inputs.when(after, field="after"),
-        before=inputs.when(before, field="before"),
-        limit=_limit(limit, 50),
-        include_history=include_history,
-        categories=inputs.str_list(category),
-    )
-    return render.search_results(query, hits)
+    with timing.stage("search service"):
+        hits = search_hits(
+            actor,
+            query,
+            project=project or None,
+            subtopic=subtopic or None,
+            kinds=inputs.str_list(kinds),
+            tags=[t.lower() for t in inputs.str_list(tags) or []] or None,
+            status=inputs.str_list(status),
+            after=inputs.when(after, field="after"),
+            before=inputs.when(before, field="before"),
+            limit=_limit(limit, 50),
+            include_history=include_history,
+            categories=inputs.str_list(category),
+        )
+    with timing.stage("render"):
+        return render.search_results(query, hits)
 
 
 def get(actor: Actor, *, id_or_path, offset, max_chars):

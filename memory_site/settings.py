@@ -174,17 +174,29 @@ CAIRN_EMBEDDING_PASSAGE_PREFIX = env("CAIRN_EMBEDDING_PASSAGE_PREFIX", default="
 # Chunks: heading- and paragraph-aware pieces of about this many words, overlapping a little.
 CAIRN_CHUNK_WORDS = env.int("CAIRN_CHUNK_WORDS", default=200)
 CAIRN_CHUNK_OVERLAP = env.int("CAIRN_CHUNK_OVERLAP", default=40)
-# Reciprocal Rank Fusion: score = sum(weight / (k + rank)); tuned on LoCoMo dev (bench/README.md).
+# Fusion weights and k (k: rrf only); chosen by cross-validation on LoCoMo dev (bench/README.md).
 CAIRN_SEARCH_RRF_K = env.int("CAIRN_SEARCH_RRF_K", default=60)
 CAIRN_SEARCH_TEXT_WEIGHT = env.float("CAIRN_SEARCH_TEXT_WEIGHT", default=1.0)
-CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.3)
+CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.75)
+# "rrf" (ranks) or "score" (each list's scores scaled 0..1); text lead: the full text's first hit
+# goes first when it scores at least this many times its second (0: off); knowledge/search/fusion.py
+CAIRN_SEARCH_FUSION = env("CAIRN_SEARCH_FUSION", default="score")
+CAIRN_SEARCH_TEXT_LEAD = env.float("CAIRN_SEARCH_TEXT_LEAD", default=0.0)
 # How many candidates each ranking contributes before fusion, and HNSW search breadth.
 CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
 CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
+# Query vectors remembered per process (agents repeat and refine queries); 0 switches it off.
+CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
+# Embed the query in a worker thread while the full-text SQL runs (false: one after the other).
+# Snippets: "fast" (from the body each hit loads anyway) or "headline" (Postgres ts_headline).
+CAIRN_SEARCH_SNIPPETS = env("CAIRN_SEARCH_SNIPPETS", default="fast")
+CAIRN_SEARCH_EMBED_AHEAD = env.bool("CAIRN_SEARCH_EMBED_AHEAD", default=True)
 # The embedding task recounts word statistics (idf) at most this often, in seconds.
 CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)
 
 # --- Agents and programs: MCP endpoint and REST API (mcp_api/, knowledge/api.py) --------------
+# Each web process keeps a token's Actor this long (revocation is still checked every request).
+CAIRN_TOKEN_CACHE_SECONDS = env.int("CAIRN_TOKEN_CACHE_SECONDS", default=300)
 # /mcp checks Host and Origin (DNS-rebinding protection). Hosts come from ALLOWED_HOSTS (any
 # port) plus these; origins from CAIRN_SITE_URL plus these. A browser page on another origin
 # gets 403.

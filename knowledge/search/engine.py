@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from dataclasses import dataclass, field
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -22,9 +23,13 @@ from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk, EntryStatus, Observation
 from knowledge.paths import normalize_path
+from knowledge.search import timing
 from knowledge.search.fulltext import lexeme_terms, text_ranking
+from knowledge.search.fusion import Fusion, fuse_lists
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
+from knowledge.search.query_vectors import query_vector
+from knowledge.search.snippets import highlight, lexemes_of
 from knowledge.selectors import project_get, visible_entries
 
 log = logging.getLogger(__name__)
@@ -60,20 +65,9 @@ class Rankings:
     text: list[int] = field(default_factory=list)
     semantic: list[int] = field(default_factory=list)
     chunks: dict[int, int] = field(default_factory=dict)  # entry id -> best chunk id
+    text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
+    semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
     rank_tsquery: str | None = None
-
-
-def rrf(rankings: list[tuple[float, list[int]]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal Rank Fusion: each list adds weight / (k + rank) to its items (rank from 1)."""
-    scores: dict[int, float] = {}
-    for weight, ids in rankings:
-        if weight <= 0:
-            continue
-        for rank, item in enumerate(ids, start=1):
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    # Ties (rare) go to the text ranking's order, then the id, so results are stable.
-    first_list = {item: i for i, item in enumerate(rankings[0][1])} if rankings else {}
-    return sorted(scores.items(), key=lambda kv: (-kv[1], first_list.get(kv[0], 1 << 30), kv[0]))
 
 
 def _as_list(value: str | list[str] | tuple | None) -> list[str]:
@@ -173,16 +167,11 @@ def _scope(
 
 
 def _semantic_ranking(
-    scope: QuerySet[Entry], query: str, n: int
-) -> tuple[list[int], dict[int, int]]:
-    provider = get_provider()
-    if provider is None:
-        raise EmbeddingUnavailable(
-            "Semantic search is switched off (CAIRN_EMBEDDING_PROVIDER=none). "
-            "Use mode='text' or 'hybrid', or configure an embedding provider."
-        )
-    vector = provider.embed_query(query)
-    with transaction.atomic(), connection.cursor() as cursor:
+    scope: QuerySet[Entry], provider, vector: Future, n: int
+) -> tuple[list[int], dict[int, int], dict[int, float]]:
+    with timing.stage("embed wait"):
+        vector = vector.result()  # started before the full-text SQL; usually done by now
+    with timing.stage("vector SQL"), transaction.atomic(), connection.cursor() as cursor:
         # Filtered HNSW scans keep going until enough rows pass the filters (pgvector >= 0.8).
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true), "
@@ -199,11 +188,33 @@ def _semantic_ranking(
     rows.sort(key=lambda row: row[1])  # relaxed_order may return rows slightly out of order
     ranking: list[int] = []
     best: dict[int, int] = {}
-    for entry_id, _distance, chunk_id in rows:
+    similarity: dict[int, float] = {}
+    for entry_id, distance, chunk_id in rows:
         if entry_id not in best:
             best[entry_id] = chunk_id
+            similarity[entry_id] = 1.0 - float(distance)
             ranking.append(entry_id)
-    return ranking[:n], best
+    return ranking[:n], best, similarity
+
+
+def _start_query_vector(query: str, mode: str):
+    """(provider, future vector), started now so the model works while the text SQL runs;
+    (None, None) when hybrid search has to do without (semantic search raises instead)."""
+    if mode not in ("hybrid", "semantic"):
+        return None, None
+    try:
+        provider = get_provider()
+        if provider is None:
+            raise EmbeddingUnavailable(
+                "Semantic search is switched off (CAIRN_EMBEDDING_PROVIDER=none). "
+                "Use mode='text' or 'hybrid', or configure an embedding provider."
+            )
+    except EmbeddingUnavailable as exc:
+        if mode == "semantic":
+            raise
+        log.warning("Hybrid search fell back to full text: %s", exc.message)
+        return None, None
+    return provider, query_vector(provider, query)
 
 
 def rankings(
@@ -219,26 +230,34 @@ def rankings(
         raise ValidationFailed("Search needs a query, e.g. 'deployment checklist'.", field="query")
     n = candidates or settings.CAIRN_SEARCH_CANDIDATES
     config = settings.CAIRN_SEARCH_CONFIG
-    parsed = parse(query)
-    scope = _scope(actor, **filters)
-    constraint, constraint_params = filter_sql(parsed, config)
-    if constraint:
-        scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
+    provider, vector = _start_query_vector(query, mode)
+    with timing.stage("parse + scope"):
+        parsed = parse(query)
+        scope = _scope(actor, **filters)
+        constraint, constraint_params = filter_sql(parsed, config)
+        if constraint:
+            scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     result = Rankings()
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
-    terms = lexeme_terms(words, config) if words else []
+    with timing.stage("idf lookup"):
+        terms = lexeme_terms(words, config) if words else []
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
-            result.text = text_ranking(scope, terms, n)
+            with timing.stage("text SQL"):
+                scored = text_ranking(scope, terms, n)
+                result.text = [pk for pk, _ in scored]
+                result.text_scores = dict(scored)
 
-    if mode == "semantic":
-        result.semantic, result.chunks = _semantic_ranking(scope, query, n)
-    elif mode == "hybrid":
+    if vector is not None:
         try:
-            result.semantic, result.chunks = _semantic_ranking(scope, query, n)
+            result.semantic, result.chunks, result.semantic_scores = _semantic_ranking(
+                scope, provider, vector, n
+            )
         except EmbeddingUnavailable as exc:
+            if mode == "semantic":
+                raise
             log.warning("Hybrid search fell back to full text: %s", exc.message)
     return result
 
@@ -316,8 +335,20 @@ def search_entries(
         # than answer nothing, search again with the phrase's words as ordinary words.
         relaxed = query.replace('"', " ")
         found = rankings(actor, relaxed, mode=mode, candidates=candidates, **filters)
-    fused = fuse(found, mode)[:limit]
-    return _hits(fused, found)
+    with timing.stage("fusion"):
+        fused = fuse(found, mode)[:limit]
+    with timing.stage("hits + snippets"):
+        return _hits(fused, found)
+
+
+def default_fusion() -> Fusion:
+    return Fusion(
+        method=settings.CAIRN_SEARCH_FUSION,
+        text_weight=settings.CAIRN_SEARCH_TEXT_WEIGHT,
+        semantic_weight=settings.CAIRN_SEARCH_SEMANTIC_WEIGHT,
+        k=settings.CAIRN_SEARCH_RRF_K,
+        text_lead=settings.CAIRN_SEARCH_TEXT_LEAD,
+    )
 
 
 def fuse(
@@ -326,19 +357,19 @@ def fuse(
     *,
     text_weight: float | None = None,
     semantic_weight: float | None = None,
+    fusion: Fusion | None = None,
 ) -> list[tuple[int, float]]:
+    fusion = fusion or default_fusion()
     if mode == "text":
-        weights = (1.0, 0.0)
+        fusion = replace(fusion, text_weight=1.0, semantic_weight=0.0, text_lead=0.0)
     elif mode == "semantic":
-        weights = (0.0, 1.0)
+        fusion = replace(fusion, text_weight=0.0, semantic_weight=1.0, text_lead=0.0)
     else:
-        weights = (
-            settings.CAIRN_SEARCH_TEXT_WEIGHT if text_weight is None else text_weight,
-            settings.CAIRN_SEARCH_SEMANTIC_WEIGHT if semantic_weight is None else semantic_weight,
-        )
-    return rrf(
-        [(weights[0], found.text), (weights[1], found.semantic)], settings.CAIRN_SEARCH_RRF_K
-    )
+        if text_weight is not None:
+            fusion = replace(fusion, text_weight=text_weight)
+        if semantic_weight is not None:
+            fusion = replace(fusion, semantic_weight=semantic_weight)
+    return fuse_lists(fusion, found.text, found.text_scores, found.semantic, found.semantic_scores)
 
 
 def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
@@ -347,7 +378,8 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
     ids = [entry_id for entry_id, _ in fused]
     entries = Entry.objects.filter(pk__in=ids).select_related("project", "subtopic")
     text_ids, semantic_ids = set(found.text), set(found.semantic)
-    if found.rank_tsquery and text_ids & set(ids):
+    headline_sql = settings.CAIRN_SEARCH_SNIPPETS == "headline"
+    if headline_sql and found.rank_tsquery and text_ids & set(ids):
         # ts_headline reads the whole body: only for hits the full text actually matched.
         entries = entries.annotate(
             headline=RawSQL(
@@ -361,6 +393,7 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
                 ],
             )
         )
+    lexemes = [] if headline_sql else lexemes_of(found.rank_tsquery)
     chunk_ids = [found.chunks[i] for i in ids if i in found.chunks and i not in text_ids]
     chunk_texts = (
         dict(EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "text"))
@@ -388,7 +421,11 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
                 status=entry.status,
                 updated=entry.updated_at,
                 score=round(score, 6),
-                snippet=_snippet(entry, chunk_texts.get(entry_id, "")),
+                snippet=_snippet(
+                    entry,
+                    chunk_texts.get(entry_id, ""),
+                    highlight(entry.body, lexemes) if entry_id in text_ids else "",
+                ),
                 matched=matched,
             )
         )
@@ -403,8 +440,8 @@ def _shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut + "…"
 
 
-def _snippet(entry: Entry, chunk_text: str) -> str:
-    headline = getattr(entry, "headline", None) or ""
+def _snippet(entry: Entry, chunk_text: str, highlighted: str = "") -> str:
+    headline = highlighted or getattr(entry, "headline", None) or ""
     if "**" in headline:
         return _shorten(headline)
     return _shorten(chunk_text or headline or entry.body)

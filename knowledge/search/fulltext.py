@@ -51,12 +51,13 @@ def lexeme_terms(words: list[str], config: str) -> list[Term]:
     return sorted(terms, key=lambda t: (t.ndoc, t.tsquery))
 
 
-def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[int]:
+def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tuple[int, float]]:
     """BM25-like: sum over the query's lexemes of idf times ts_rank (which saturates with
     repetition and weighs title > tags/path > body), over entries containing any of them.
 
     Entries are matched by the rarest lexemes until their counts add up to TEXT_POOL; a word
     in half the corpus would otherwise make the whole corpus a candidate to score.
+    Returns (entry id, score) pairs, best first.
     """
     matching: list[Term] = []
     pool = 0
@@ -76,5 +77,5 @@ def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[int]
         scope.filter(RawSQL("search_vector @@ %s::tsquery", [match], BooleanField()))
         .annotate(rank=RawSQL(rank_sql, rank_params, FloatField()))
         .order_by("-rank", "-updated_at", "-pk")
-        .values_list("pk", flat=True)[:n]
+        .values_list("pk", "rank")[:n]
     )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import secrets
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -169,34 +172,99 @@ def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
     return RevokedAccess(tokens=tokens, sessions=len(doomed))
 
 
+# --- token -> actor cache --------------------------------------------------------------------
+# Building an Actor reads the token, its user and its project restriction (a join and an
+# aggregate). Those parts never change after creation (token_update keeps scope and projects), so
+# each web process keeps the Actor for a few minutes. What can change at any moment (revocation,
+# expiry, the user's active and superuser flags, the agent label) is re-read on every request
+# by the token's primary key, from the database all web processes share: a token revoked by any
+# process is refused by every process on its very next request, with nothing to broadcast.
+ACTOR_CACHE_SECONDS = 300
+ACTOR_CACHE_SIZE = 1024
+_actors_lock = threading.Lock()
+_actors: OrderedDict[str, tuple[float, Actor]] = OrderedDict()  # secret hash -> (until, actor)
+
+
+def _cached_actor(digest: str) -> Actor | None:
+    with _actors_lock:
+        item = _actors.get(digest)
+        if item is None:
+            return None
+        if item[0] < time.monotonic():
+            del _actors[digest]
+            return None
+        _actors.move_to_end(digest)
+        return item[1]
+
+
+def _remember_actor(digest: str, actor: Actor) -> None:
+    seconds = getattr(settings, "CAIRN_TOKEN_CACHE_SECONDS", ACTOR_CACHE_SECONDS)
+    if seconds <= 0:
+        return
+    with _actors_lock:
+        _actors[digest] = (time.monotonic() + seconds, actor)
+        _actors.move_to_end(digest)
+        while len(_actors) > ACTOR_CACHE_SIZE:
+            _actors.popitem(last=False)
+
+
+def _forget_actor(digest: str) -> None:
+    with _actors_lock:
+        _actors.pop(digest, None)
+
+
+def _touch(token_id: int, last_used_at, now) -> None:
+    if last_used_at is None or now - last_used_at > LAST_USED_GRANULARITY:
+        ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
+
+
 def token_authenticate(secret: str) -> Actor | None:
     """The Actor for a bearer secret, or None when it is unknown, revoked, expired or inactive."""
     if not secret or not secret.startswith(ApiToken.PREFIX) or len(secret) > 200:
         return None
     now = timezone.now()
-    # One query per request: the token, its user and its project ids together.
+    digest = ApiToken.hash_secret(secret)
+    live = Q(revoked_at__isnull=True) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    if _max_lifetime():
+        # Tokens made before the lifetime setting (no expiry) end at the same age.
+        live &= Q(created_at__gt=now - _max_lifetime())
+    cached = _cached_actor(digest)
+    if cached is not None:
+        # One primary-key read of what may have changed since the Actor was built.
+        row = (
+            ApiToken.objects.filter(live, pk=cached.token_id, user__is_active=True)
+            .values_list("last_used_at", "agent_label", "user__is_superuser")
+            .first()
+        )
+        if row is None:
+            _forget_actor(digest)
+            return None
+        last_used_at, agent_label, is_superuser = row
+        if agent_label == cached.agent and is_superuser == cached.user.is_superuser:
+            _touch(cached.token_id, last_used_at, now)
+            return cached
+        _forget_actor(digest)  # changed: build it afresh below
+    # One query: the token, its user and its project ids together.
     token = (
         ApiToken.objects.select_related("user")
-        .filter(secret_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        # Tokens made before the lifetime setting (no expiry) end at the same age.
-        .filter(Q(created_at__gt=now - _max_lifetime()) if _max_lifetime() else Q())
+        .filter(live, secret_hash=digest)
         .annotate(project_ids=ArrayAgg("projects__id", filter=Q(projects__isnull=False)))
         .first()
     )
     if token is None or not token.user.is_active:
         return None
-    if token.last_used_at is None or now - token.last_used_at > LAST_USED_GRANULARITY:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    _touch(token.pk, token.last_used_at, now)
     project_ids = frozenset(token.project_ids or ())
     scopes = {"read", "write"} if token.scope == TokenScope.WRITE else {"read"}
-    return Actor(
+    actor = Actor(
         user=token.user,
         agent=token.agent_label,
         scopes=frozenset(scopes),
         project_ids=project_ids or None,
         token_id=token.pk,
     )
+    _remember_actor(digest, actor)
+    return actor
 
 
 def user_by_name(username: str):

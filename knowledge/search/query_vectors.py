@@ -1,0 +1,85 @@
+"""Query vectors: started before the full-text SQL runs, and remembered per distinct query.
+
+Embedding a query is the slowest step of a hybrid search (tens of milliseconds on a CPU); it
+needs no database, so it runs in a small thread pool while the request's thread runs the
+full-text ranking. Agents repeat and refine their queries, so the last few thousand vectors are
+kept (least recently used first out). A vector depends only on the model and the query text,
+never on the stored entries, so no write has to invalidate it; changing the model changes the
+provider's name, which is part of the key.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextvars import copy_context
+
+import numpy as np
+from django.conf import settings
+
+from knowledge.search import timing
+from knowledge.search.providers import EmbeddingProvider
+
+# Query texts are bounded by the search entry point; 2048 of them take well under 10 MB.
+DEFAULT_SIZE = 2048
+
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cairn-query-embed")
+_lock = threading.Lock()
+_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+
+def _size() -> int:
+    return max(0, int(getattr(settings, "CAIRN_SEARCH_QUERY_CACHE", DEFAULT_SIZE)))
+
+
+def _remember(key: tuple[str, str], vector: np.ndarray) -> None:
+    size = _size()
+    if not size:
+        return
+    with _lock:
+        _vectors[key] = vector
+        _vectors.move_to_end(key)
+        while len(_vectors) > size:
+            _vectors.popitem(last=False)
+
+
+def _embed(provider: EmbeddingProvider, query: str) -> np.ndarray:
+    with timing.stage("embed"):
+        vector = np.asarray(provider.embed_query(query), dtype=np.float32)
+    vector.setflags(write=False)  # shared between requests: nobody may change it
+    _remember((provider.name, query), vector)
+    return vector
+
+
+def query_vector(provider: EmbeddingProvider, query: str) -> Future[np.ndarray]:
+    """The query's vector, as a future: already done when the query was seen recently."""
+    key = (provider.name, query)
+    with _lock:
+        vector = _vectors.get(key)
+        if vector is not None:
+            _vectors.move_to_end(key)
+    if vector is not None:
+        timing.add("embed (cached)", 0.0)
+        done: Future[np.ndarray] = Future()
+        done.set_result(vector)
+        return done
+    if not getattr(settings, "CAIRN_SEARCH_EMBED_AHEAD", True):
+        return _Later(provider, query)  # the old order: embedded when the vector SQL needs it
+    return _pool.submit(copy_context().run, _embed, provider, query)
+
+
+class _Later:
+    """A vector computed in the caller's thread on first .result() (embed-ahead switched off)."""
+
+    def __init__(self, provider: EmbeddingProvider, query: str) -> None:
+        self.provider, self.query = provider, query
+
+    def result(self) -> np.ndarray:
+        return _embed(self.provider, self.query)
+
+
+def clear() -> None:
+    """Forget every remembered vector (tests, and a benchmark that must measure cold)."""
+    with _lock:
+        _vectors.clear()

@@ -1,0 +1,55 @@
+"""Snippets from text already at hand: the window of an entry's body with the most query words,
+the words in **bold**. Postgres ts_headline gave the same shape but re-parsed every hit's whole
+body inside the query (a few milliseconds per search); this reads the body the hit loads anyway.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LITERAL = re.compile(r"'((?:[^']|'')*)'")
+WINDOW_CHARS = 200
+
+
+def lexemes_of(tsquery: str | None) -> list[str]:
+    """The lexemes of a tsquery literal like `'restart' | 'worker'`."""
+    return [m.replace("''", "'") for m in _LITERAL.findall(tsquery or "")]
+
+
+def _pattern(lexemes: list[str]) -> re.Pattern:
+    parts = []
+    for lex in sorted(set(lexemes), key=len, reverse=True):
+        if len(lex) < 3:
+            parts.append(re.escape(lex) + r"\b")  # too short to match as a prefix
+        elif len(lex) >= 4 and lex.endswith("i"):
+            # The English stemmer turns a final y into i (happy -> happi, story -> stori).
+            parts.append(re.escape(lex[:-1]) + r"[iy]\w*")
+        else:
+            parts.append(re.escape(lex) + r"\w*")
+    return re.compile(r"\b(?:" + "|".join(parts) + ")", re.IGNORECASE)
+
+
+def highlight(body: str, lexemes: list[str], chars: int = WINDOW_CHARS) -> str:
+    """The `chars`-long stretch of `body` holding the most distinct query words, matches in
+    **bold**, '…' where it cuts; '' when no word matches. One regex pass over the body."""
+    if not lexemes or not body:
+        return ""
+    pattern = _pattern(lexemes)
+    hits = [(m.start(), m.group().lower()) for m in pattern.finditer(body)]
+    if not hits:
+        return ""
+    best_start, best_score, right = hits[0][0], -1, 0
+    for left, (start, _) in enumerate(hits):  # windows that start at a matching word
+        right = max(right, left)
+        while right + 1 < len(hits) and hits[right + 1][0] < start + chars:
+            right += 1
+        distinct = len({word for _, word in hits[left : right + 1]})
+        if distinct > best_score:
+            best_start, best_score = start, distinct
+    # Start a few words before the first match, so it reads in context; cut at spaces.
+    begin = body.rfind(" ", 0, max(0, best_start - 25)) + 1 if best_start > 25 else 0
+    end = body.find(" ", begin + chars)
+    end = len(body) if end < 0 else end
+    text = pattern.sub(lambda m: f"**{m.group()}**", body[begin:end])
+    text = " ".join(text.split())
+    return ("… " if begin > 0 else "") + text + (" …" if end < len(body.rstrip()) else "")

@@ -1,0 +1,117 @@
+"""The token -> actor cache: fewer reads per request, and a revoked token is refused at once,
+in this process and in every other web process."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from knowledge.actors import Actor
+from knowledge.models import ApiToken
+from knowledge.services import tokens
+from knowledge.services.tokens import token_authenticate, token_create, token_revoke, token_update
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Another web process: authenticates the secret once per line read from stdin.
+OTHER_PROCESS = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
+from django.conf import settings
+settings.DATABASES["default"]["NAME"] = sys.argv[2]
+import django
+django.setup()
+from knowledge.services import tokens
+print("ready", flush=True)
+for line in sys.stdin:
+    actor = tokens.token_authenticate(sys.argv[3])
+    print(("yes" if actor else "no") + f" cached={len(tokens._actors)}", flush=True)
+"""
+
+
+@pytest.mark.django_db
+def test_a_cached_actor_costs_one_primary_key_read(owner, django_assert_num_queries):
+    secret = token_create(actor=Actor.system(), user=owner, name="fast").secret
+    first = token_authenticate(secret)  # builds the actor (and records last use)
+    with django_assert_num_queries(1) as ctx:
+        again = token_authenticate(secret)
+    assert again is first
+    assert "array_agg" not in ctx.captured_queries[0]["sql"].lower()
+
+
+@pytest.mark.django_db
+def test_revoked_expired_and_deactivated_are_refused_even_when_cached(owner):
+    def warm(name):
+        created = token_create(actor=Actor.system(), user=owner, name=name)
+        assert token_authenticate(created.secret) is not None
+        return created
+
+    a = warm("a")
+    token_revoke(actor=Actor.for_user(owner), token_id=a.token.pk)
+    assert token_authenticate(a.secret) is None
+    b = warm("b")
+    ApiToken.objects.filter(pk=b.token.pk).update(expires_at="2000-01-01T00:00:00Z")
+    assert token_authenticate(b.secret) is None
+    c = warm("c")
+    owner.is_active = False
+    owner.save()
+    assert token_authenticate(c.secret) is None
+
+
+@pytest.mark.django_db
+def test_a_changed_label_or_superuser_flag_rebuilds_the_actor(owner):
+    created = token_create(actor=Actor.system(), user=owner, name="t", agent_label="agent:a")
+    assert token_authenticate(created.secret).agent == "agent:a"
+    token_update(actor=Actor.for_user(owner), token_id=created.token.pk, name="t", agent_label="x")
+    assert token_authenticate(created.secret).agent == "x"
+    owner.is_superuser = not owner.is_superuser
+    owner.save()
+    assert token_authenticate(created.secret).user.is_superuser == owner.is_superuser
+
+
+@pytest.mark.django_db
+def test_the_cache_can_be_switched_off(owner, settings, django_assert_num_queries):
+    settings.CAIRN_TOKEN_CACHE_SECONDS = 0
+    secret = token_create(actor=Actor.system(), user=owner, name="off").secret
+    token_authenticate(secret)
+    with django_assert_num_queries(1) as ctx:
+        token_authenticate(secret)
+    assert "array_agg" in ctx.captured_queries[0]["sql"].lower()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_token_revoked_here_is_refused_at_once_by_another_web_process(owner):
+    created = token_create(actor=Actor.system(), user=owner, name="shared")
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            OTHER_PROCESS,
+            str(ROOT),
+            connection.settings_dict["NAME"],
+            created.secret,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert other.stdout.readline().strip() == "ready"
+
+        def ask() -> str:
+            other.stdin.write("auth\n")
+            other.stdin.flush()
+            return other.stdout.readline().strip()
+
+        assert ask() == "yes cached=1"
+        assert ask() == "yes cached=1"  # served from that process's cache
+        token_revoke(actor=Actor.for_user(owner), token_id=created.token.pk)
+        assert ask() == "no cached=0"  # the very next request, no waiting
+    finally:
+        other.stdin.close()
+        other.wait(timeout=30)
+    assert tokens.token_authenticate(created.secret) is None

@@ -1,0 +1,166 @@
+"""The fast path keeps its promises: cached query vectors never hide a write, the embedding
+runs beside the full-text SQL, and every stage of a search can be timed."""
+
+import uuid
+
+import pytest
+
+from knowledge.search import query_vectors, search_entries, timing
+from knowledge.services import entry_update, entry_upsert
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _cold_vectors():
+    query_vectors.clear()
+    yield
+    query_vectors.clear()
+
+
+def queries_sent(server) -> list[str]:
+    return [
+        text
+        for r in server.requests
+        for text in (r["body"]["input"] if isinstance(r["body"]["input"], list) else [])
+    ]
+
+
+def test_a_repeated_query_is_embedded_once(http_provider_settings, fake_server, actor, project):
+    query = f"kestrel nesting season {uuid.uuid4().hex[:6]}"
+    search_entries(actor, query, project=project.slug, mode="semantic")
+    search_entries(actor, query, project=project.slug, mode="hybrid")
+    search_entries(actor, f"  {query}  ", project=project.slug)  # same words, same vector
+    assert queries_sent(fake_server).count(query) == 1
+    search_entries(actor, query + " chicks", project=project.slug)
+    assert queries_sent(fake_server).count(query + " chicks") == 1
+
+
+def test_the_cache_can_be_switched_off(http_provider_settings, fake_server, actor, project):
+    http_provider_settings.CAIRN_SEARCH_QUERY_CACHE = 0
+    query = f"heron colony {uuid.uuid4().hex[:6]}"
+    search_entries(actor, query, project=project.slug)
+    search_entries(actor, query, project=project.slug)
+    assert queries_sent(fake_server).count(query) == 2
+
+
+def test_a_write_is_visible_to_the_next_search_with_the_same_query(
+    http_provider_settings, actor, project, index
+):
+    query = "where do the kestrels nest"
+    first = entry_upsert(actor=actor, project=project.slug, title="Kestrels", body="On the tower.")
+    index(first.entry)
+    before = search_entries(actor, query, project=project.slug)
+    assert [h.title for h in before] == ["Kestrels"]
+    assert "tower" in before[0].snippet
+
+    second = entry_upsert(
+        actor=actor, project=project.slug, title="Kestrel nests", body="Kestrels nest in the barn."
+    )
+    entry_update(
+        actor=actor, entry_id=first.entry.pk, body="They moved to the church spire.", reason="t"
+    )
+    index(first.entry, second.entry)
+    after = search_entries(actor, query, project=project.slug)
+    assert {h.title for h in after} == {"Kestrels", "Kestrel nests"}
+    snippet = next(h.snippet for h in after if h.title == "Kestrels")
+    assert "spire" in snippet and "tower" not in snippet
+
+
+def test_a_model_change_does_not_reuse_the_other_models_vectors(
+    http_provider_settings, fake_server, actor, project
+):
+    query = f"owl pellets {uuid.uuid4().hex[:6]}"
+    search_entries(actor, query, project=project.slug)
+    http_provider_settings.CAIRN_EMBEDDING_MODEL = "another-model"
+    search_entries(actor, query, project=project.slug)
+    assert [r["body"]["model"] for r in fake_server.requests if r["body"]["input"] == [query]] == [
+        "fake-embed",
+        "another-model",
+    ]
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_stages_are_timed_with_the_embedding_ahead_or_not(
+    http_provider_settings, actor, project, index, ahead
+):
+    http_provider_settings.CAIRN_SEARCH_EMBED_AHEAD = ahead
+    entry = entry_upsert(
+        actor=actor, project=project.slug, title="Swifts", body="Swifts sleep aloft."
+    )
+    index(entry.entry)
+    with timing.collect() as stages:
+        hits = search_entries(actor, f"swifts sleep {ahead}", project=project.slug)
+    assert [h.title for h in hits] == ["Swifts"]
+    for name in ("parse + scope", "idf lookup", "text SQL", "embed", "embed wait", "vector SQL"):
+        assert stages[name] >= 0, name
+    assert {"fusion", "hits + snippets"} <= set(stages)
+    if not ahead:  # computed in the request's own thread: the request waited for all of it
+        assert stages["embed wait"] >= stages["embed"]
+    with timing.collect() as again:
+        search_entries(actor, f"swifts sleep {ahead}", project=project.slug)
+    assert "embed" not in again and "embed (cached)" in again
+
+
+def test_an_unreachable_embedding_server_still_falls_back_to_text(
+    http_provider_settings, fake_server, actor, project, index
+):
+    entry = entry_upsert(actor=actor, project=project.slug, title="Rooks", body="Rooks nest early.")
+    index(entry.entry)
+    fake_server.fail_after = 0
+    query = f"rooks nest {uuid.uuid4().hex[:6]}"
+    assert [h.title for h in search_entries(actor, query, project=project.slug)] == ["Rooks"]
+    with pytest.raises(Exception, match="answered 503"):
+        search_entries(actor, query, project=project.slug, mode="semantic")
+
+
+def test_snippets_show_the_window_with_the_query_words_in_bold():
+    from knowledge.search.snippets import highlight, lexemes_of
+
+    body = (
+        " ".join(["filler"] * 60)
+        + " Caroline went to the LGBTQ support group on Sunday. "
+        + (" ".join(["more"] * 60))
+    )
+    lexemes = lexemes_of("'carolin' | 'support' | 'group'")
+    snippet = highlight(body, lexemes)
+    assert "**Caroline**" in snippet and "**support** **group**" in snippet
+    assert snippet.startswith("… ") and snippet.endswith(" …")
+    assert len(snippet) <= 240
+    assert "**happy**" in highlight("She was happy.", lexemes_of("'happi'"))
+    assert highlight("Nothing here matches.", lexemes) == ""
+    assert lexemes_of("'it''s'") == ["it's"]
+
+
+@pytest.mark.parametrize("how", ["fast", "headline"])
+def test_both_snippet_makers_mark_the_match(settings, actor, project, index, how):
+    settings.CAIRN_SEARCH_SNIPPETS = how
+    entry = entry_upsert(
+        actor=actor,
+        project=project.slug,
+        title="Ops",
+        body="Run migrations, then restart the workers and watch the error rate.",
+    )
+    index(entry.entry)
+    (hit,) = search_entries(actor, "restart workers", project=project.slug, mode="text")
+    assert "**restart**" in hit.snippet and "**workers**" in hit.snippet
+
+
+def test_score_fusion_keeps_a_clear_winner_and_the_text_lead_puts_it_first():
+    from knowledge.search.fusion import Fusion, fuse_lists
+
+    text, text_scores = [1, 2, 3], {1: 9.0, 2: 3.0, 3: 2.5}
+    semantic, semantic_scores = [2, 3, 1, 4], {2: 0.80, 3: 0.79, 1: 0.50, 4: 0.20}
+    rrf = fuse_lists(Fusion("rrf", 1.0, 1.0, 60), text, text_scores, semantic, semantic_scores)
+    assert rrf[0][0] == 2  # ranks only: 2nd + 1st beats 1st + 3rd
+    by_score = fuse_lists(Fusion("score", 1.0, 1.0), text, text_scores, semantic, semantic_scores)
+    assert by_score[0][0] == 1  # text's 9.0 is far ahead; on the semantic side 1 is mid-pack
+    led = fuse_lists(
+        Fusion("rrf", 1.0, 1.0, 60, text_lead=2.0), text, text_scores, semantic, semantic_scores
+    )
+    assert [i for i, _ in led][:3] == [1, 2, 3]
+    unsure = fuse_lists(
+        Fusion("rrf", 1.0, 1.0, 60, text_lead=4.0), text, text_scores, semantic, semantic_scores
+    )
+    assert unsure[0][0] == 2  # 9.0 < 4 x 3.0: not confident enough to lead
+    assert fuse_lists(Fusion("score"), [], {}, [], {}) == []
