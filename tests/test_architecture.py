@@ -288,7 +288,9 @@ def _private_imports(path: Path, root: Path = ROOT) -> list[str]:
         for name in imp.names:
             if name.startswith("_") and not name.startswith("__") and imp.module != me:
                 # a private module may be imported from its own package: `from pkg import _mod`
-                if (root / Path(*parts) / f"{name}.py").exists() and package.startswith(imp.module):
+                where = root / Path(*parts)
+                is_module = (where / f"{name}.py").exists() or (where / name).is_dir()
+                if is_module and package.startswith(imp.module):
                     continue
                 bad.append(f"{_rel(path, root)}:{imp.line} imports {imp.module}.{name}")
     return bad
@@ -377,11 +379,13 @@ def test_public_services_are_durable_and_take_actor_and_keywords(path):
 
 
 @pytest.mark.parametrize(
-    "path", [*SERVICE_MODULES, *_modules("knowledge/services/_*.py")], ids=_ids
+    "path",
+    [*SERVICE_MODULES, *_modules("knowledge/services/_*.py", "knowledge/services/_*/*.py")],
+    ids=_ids,
 )
 def test_public_services_compose_kernel_steps_instead_of_calling_each_other(path):
     assert _service_calls(path, _public_services()) == [], (
-        "rule 6: services compose the steps in knowledge/services/_kernel.py; a durable service "
+        "rule 6: services compose the steps in knowledge/services/_kernel/; a durable service "
         "cannot run inside another"
     )
 

@@ -1,34 +1,23 @@
-"""The write kernel: the steps every write takes, shared by the public services.
-
-Private module, public names: only `knowledge.services` modules import it. No step opens a
-transaction of its own (the public service's durable one holds them all) or calls a public
-service. An entry write is: `lock_entry` (one lookup, one row lock) → `check_version` →
-`apply_changes` / `place_entry` → `save_entry` (validate, stamp, save the revision with who and
-why, refresh the full-text data and the graph, queue the background work on commit).
-"""
+"""Kernel steps of an entry write: find and lock once, check the version, change, move, save
+the revision with its derived data, and the composite upsert."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
-from django.db.models import Exists, OuterRef, Q, Value
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Value
 from django.db.models.functions import Lower
-from django.utils.text import slugify
 
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
-    Membership,
     Project,
-    Role,
     Sensitivity,
     Source,
     Subtopic,
@@ -44,6 +33,16 @@ from knowledge.selectors import (
 )
 from knowledge.services import graph as graph_switch
 from knowledge.services._graph import graph_change, index_entry_graph
+from knowledge.services._kernel.checks import (
+    check_limits,
+    check_status,
+    clean,
+    normalize_kind,
+    normalize_tags,
+    normalize_title,
+    record,
+    require_write,
+)
 from knowledge.services.background import entry_written
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
@@ -54,143 +53,6 @@ _TRUSTED_FKS = [
     "subtopic", "project", "supersedes", "superseded_by", "created_by", "updated_by",
     "verified_by",
 ]  # fmt: skip
-
-
-# --- who may write, and what they sent -------------------------------------------------------
-
-
-def require_write(actor: Actor) -> None:
-    if not getattr(actor.user, "is_authenticated", False):
-        raise Forbidden("Sign in or use an API token to write to Cairn.")
-    if not actor.can_write:
-        raise Forbidden("This token is read-only. Use a token with the write scope to save.")
-
-
-def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
-    """Field validation with messages that name the field; uniqueness is checked by callers."""
-    for field in instance._meta.concrete_fields:
-        value = getattr(instance, field.attname, None)
-        values = value if isinstance(value, list) else [value]
-        if any(isinstance(v, str) and "\x00" in v for v in values):
-            # PostgreSQL cannot store NUL in text; say so instead of failing with a DataError.
-            raise ValidationFailed(
-                f"{field.name} contains a NUL character (\\x00); remove it and retry.",
-                fields={field.name: ["contains a NUL character"]},
-            )
-    try:
-        instance.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
-    except ValidationError as exc:
-        fields = {k: [str(m) for m in v] for k, v in exc.message_dict.items()}
-        detail = "; ".join(f"{k}: {' '.join(v)}" for k, v in fields.items())
-        raise ValidationFailed(f"Invalid input — {detail}", fields=fields) from exc
-
-
-def record(instance: models.Model, actor: Actor, reason: str) -> None:
-    """Tell django-simple-history who made this revision and why."""
-    instance._history_user = actor.db_user
-    instance._change_reason = (reason or "").strip()[:100] or None
-
-
-def normalize_title(title: str | None) -> str:
-    title = " ".join((title or "").split())
-    if not title:
-        raise ValidationFailed("An entry needs a title.", field="title")
-    return title
-
-
-def normalize_tags(tags: list[str] | str | None) -> list[str] | None:
-    if tags is None:
-        return None
-    if isinstance(tags, str):
-        tags = tags.split(",")
-    seen: dict[str, None] = {}
-    for tag in tags:
-        clean_tag = "-".join(str(tag).strip().lower().lstrip("#").split())[:60]
-        if clean_tag:
-            seen.setdefault(clean_tag, None)
-    return list(seen)
-
-
-def normalize_kind(kind: str | None) -> str | None:
-    return (kind or "").strip().lower() or None
-
-
-def check_status(status: str | None) -> None:
-    if status is not None and status not in EntryStatus.values:
-        raise ValidationFailed(
-            f"Unknown status {status!r}; use one of {', '.join(EntryStatus.values)}.",
-            field="status",
-        )
-
-
-def _depth(value: object) -> int:
-    """How deeply objects and lists nest in `value` (iterative: deep input must not recurse)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            stack.extend(
-                (v, level + 1) for v in (item.values() if isinstance(item, dict) else item)
-            )
-    return deepest
-
-
-def _too_big(field: str, what: str, limit: int, unit: str, setting: str) -> ValidationFailed:
-    return ValidationFailed(
-        f"{what} is over the limit of {limit:,} {unit}; shorten it or split it into several "
-        f"entries (an administrator can raise {setting}).",
-        field=field,
-        limit=limit,
-    )
-
-
-def check_body_size(body: str, field: str = "body") -> None:
-    """Refuse a body over the size limit or with an overlong line, before any work on it."""
-    limit = settings.CAIRN_MAX_BODY_BYTES
-    # A str's length bounds its UTF-8 size from below (x1) and above (x4): encode only near it.
-    if len(body) > limit or (len(body) * 4 > limit and len(body.encode()) > limit):
-        raise _too_big(field, f"The {field}", limit, "bytes (UTF-8)", "CAIRN_MAX_BODY_BYTES")
-    line_limit = settings.CAIRN_MAX_LINE_CHARS
-    if len(body) > line_limit and max(map(len, body.split("\n"))) > line_limit:
-        raise _too_big(
-            field, f"A line of the {field}", line_limit, "characters", "CAIRN_MAX_LINE_CHARS"
-        )
-
-
-def check_limits(entry: Entry) -> None:
-    """Every input is bounded: body size and line length, metadata depth and size, tag count.
-    Called by save_entry, so every write path checks the same limits."""
-    check_body_size(entry.body or "")
-    metadata = entry.metadata if entry.metadata is not None else {}
-    if not isinstance(metadata, dict):
-        raise ValidationFailed(
-            'metadata must be a JSON object, e.g. {"customer": "acme"}.', field="metadata"
-        )
-    depth_limit = settings.CAIRN_MAX_METADATA_DEPTH
-    if _depth(metadata) > depth_limit:
-        raise ValidationFailed(
-            f"metadata nests deeper than {depth_limit} levels; flatten it "
-            "(an administrator can raise CAIRN_MAX_METADATA_DEPTH).",
-            field="metadata",
-            limit=depth_limit,
-        )
-    size_limit = settings.CAIRN_MAX_METADATA_BYTES
-    try:
-        size = len(json.dumps(metadata, ensure_ascii=False).encode())
-    except (TypeError, ValueError) as exc:
-        raise ValidationFailed(f"metadata is not plain JSON: {exc}", field="metadata") from exc
-    if size > size_limit:
-        raise _too_big(
-            "metadata", "metadata", size_limit, "bytes as JSON", "CAIRN_MAX_METADATA_BYTES"
-        )
-    tag_limit = settings.CAIRN_MAX_TAGS
-    if len(entry.tags or []) > tag_limit:
-        raise ValidationFailed(
-            f"An entry may have at most {tag_limit} tags (this one has {len(entry.tags)}).",
-            field="tags",
-            limit=tag_limit,
-        )
 
 
 # --- finding and locking ---------------------------------------------------------------------
@@ -523,85 +385,3 @@ def upsert_entry(
         return UpsertResult(entry, "unchanged")
     save_entry(entry, actor, reason or f"update {entry.title}")
     return UpsertResult(entry, "updated")
-
-
-def require_create_project(actor: Actor) -> None:
-    """Who may create projects: anyone signed in, or staff only (CAIRN_PROJECT_CREATORS);
-    a token narrowed to some projects never."""
-    require_write(actor)
-    if actor.project_ids is not None:
-        raise Forbidden(
-            "This token is limited to some projects, so it cannot create projects. "
-            "Use a token that is not narrowed to projects, or ask an administrator.",
-        )
-    if settings.CAIRN_PROJECT_CREATORS == "staff" and not (
-        getattr(actor.user, "is_staff", False) or getattr(actor.user, "is_superuser", False)
-    ):
-        raise Forbidden(
-            "Only staff may create projects here. Ask an administrator to create it, or "
-            "write into a project you belong to.",
-        )
-
-
-def project_taken(slug: str, name: str) -> AlreadyExists:
-    """One answer for "taken", whether or not the caller can see the project that has it."""
-    return AlreadyExists(
-        f"The project slug {slug!r} or name {name!r} is taken (slugs and names share one "
-        "namespace). Pick another slug and name.",
-        project=slug,
-    )
-
-
-def check_project_names(slug: str, name: str, *, exclude: int | None = None) -> None:
-    """A project's slug and name may not be all digits (they would read as an id) nor equal
-    any other project's slug or name, case-insensitively: a reference names one project."""
-    for field, value in (("slug", slug), ("name", name)):
-        if value.strip().isdigit():
-            raise ValidationFailed(
-                f"A project {field} may not be only digits ({value!r} would read as a project "
-                "id); add a letter, e.g. 'team-7'.",
-                field=field,
-            )
-    others = Project.objects.exclude(pk=exclude) if exclude else Project.objects.all()
-    if others.filter(
-        Q(slug__iexact=slug) | Q(name__iexact=slug) | Q(slug__iexact=name) | Q(name__iexact=name)
-    ).exists():
-        raise project_taken(slug, name)
-
-
-def create_project(
-    actor: Actor,
-    *,
-    slug: str,
-    name: str = "",
-    description: str = "",
-    sensitivity: str = Sensitivity.INTERNAL,
-    reason: str = "",
-) -> Project:
-    """Create a project (slug normalized: `Customer X` → `customer-x`); its creator maintains it."""
-    require_create_project(actor)
-    clean_slug = slugify(slug)[:80].strip("-")
-    if not clean_slug:
-        raise ValidationFailed(
-            f"Project slug {slug!r} has no letters or digits; use e.g. 'customer-x'.",
-            field="slug",
-        )
-    if sensitivity not in Sensitivity.values:
-        raise ValidationFailed(
-            f"Unknown sensitivity {sensitivity!r}; use one of {', '.join(Sensitivity.values)}.",
-            field="sensitivity",
-        )
-    name = (name or slug).strip()
-    check_project_names(clean_slug, name)
-    project = Project(slug=clean_slug, name=name, description=description, sensitivity=sensitivity)
-    clean(project)
-    record(project, actor, reason or "create project")
-    try:
-        with transaction.atomic():
-            project.save()
-    except IntegrityError as exc:
-        raise project_taken(clean_slug, name) from exc
-    if actor.db_user is not None:
-        # The creator maintains it: otherwise a confidential project would vanish on creation.
-        Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)
-    return project

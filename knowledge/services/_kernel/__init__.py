@@ -1,0 +1,80 @@
+"""The write kernel: the steps every write takes, shared by the public services.
+
+Private package, public names: only `knowledge.services` modules import it. No step opens a
+transaction of its own (the public service's durable one holds them all) or calls a public
+service. An entry write is: `lock_entry` (one lookup, one row lock) → `check_version` →
+`apply_changes` / `place_entry` → `save_entry` (validate, stamp, save the revision with who and
+why, refresh the full-text data and the graph, queue the background work on commit).
+"""
+
+from knowledge.services._kernel.checks import (
+    check_body_size,
+    check_limits,
+    check_status,
+    clean,
+    normalize_kind,
+    normalize_tags,
+    normalize_title,
+    record,
+    require_write,
+)
+from knowledge.services._kernel.entries import (
+    HIDDEN_SENSITIVITIES,
+    NOT_SEARCHABLE_KINDS,
+    TEXT_FIELDS,
+    Outcome,
+    UpsertResult,
+    apply_changes,
+    check_version,
+    delete_entry,
+    ensure_path,
+    identity_taken,
+    index_text,
+    link_sources,
+    lock_by_identity,
+    lock_entry,
+    new_entry,
+    place_entry,
+    save_entry,
+    upsert_entry,
+)
+from knowledge.services._kernel.projects import (
+    check_project_names,
+    create_project,
+    project_taken,
+    require_create_project,
+)
+
+__all__ = [
+    "HIDDEN_SENSITIVITIES",
+    "NOT_SEARCHABLE_KINDS",
+    "TEXT_FIELDS",
+    "Outcome",
+    "UpsertResult",
+    "apply_changes",
+    "check_body_size",
+    "check_limits",
+    "check_project_names",
+    "check_status",
+    "check_version",
+    "clean",
+    "create_project",
+    "delete_entry",
+    "ensure_path",
+    "identity_taken",
+    "index_text",
+    "link_sources",
+    "lock_by_identity",
+    "lock_entry",
+    "new_entry",
+    "normalize_kind",
+    "normalize_tags",
+    "normalize_title",
+    "place_entry",
+    "project_taken",
+    "record",
+    "require_create_project",
+    "require_write",
+    "save_entry",
+    "upsert_entry",
+]

@@ -1,0 +1,104 @@
+"""Kernel steps for projects: who may create them, unambiguous names, creation."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils.text import slugify
+
+from knowledge.actors import Actor
+from knowledge.errors import AlreadyExists, Forbidden, ValidationFailed
+from knowledge.models import (
+    Membership,
+    Project,
+    Role,
+    Sensitivity,
+)
+from knowledge.services._kernel.checks import (
+    clean,
+    record,
+    require_write,
+)
+
+
+def require_create_project(actor: Actor) -> None:
+    """Who may create projects: anyone signed in, or staff only (CAIRN_PROJECT_CREATORS);
+    a token narrowed to some projects never."""
+    require_write(actor)
+    if actor.project_ids is not None:
+        raise Forbidden(
+            "This token is limited to some projects, so it cannot create projects. "
+            "Use a token that is not narrowed to projects, or ask an administrator.",
+        )
+    if settings.CAIRN_PROJECT_CREATORS == "staff" and not (
+        getattr(actor.user, "is_staff", False) or getattr(actor.user, "is_superuser", False)
+    ):
+        raise Forbidden(
+            "Only staff may create projects here. Ask an administrator to create it, or "
+            "write into a project you belong to.",
+        )
+
+
+def project_taken(slug: str, name: str) -> AlreadyExists:
+    """One answer for "taken", whether or not the caller can see the project that has it."""
+    return AlreadyExists(
+        f"The project slug {slug!r} or name {name!r} is taken (slugs and names share one "
+        "namespace). Pick another slug and name.",
+        project=slug,
+    )
+
+
+def check_project_names(slug: str, name: str, *, exclude: int | None = None) -> None:
+    """A project's slug and name may not be all digits (they would read as an id) nor equal
+    any other project's slug or name, case-insensitively: a reference names one project."""
+    for field, value in (("slug", slug), ("name", name)):
+        if value.strip().isdigit():
+            raise ValidationFailed(
+                f"A project {field} may not be only digits ({value!r} would read as a project "
+                "id); add a letter, e.g. 'team-7'.",
+                field=field,
+            )
+    others = Project.objects.exclude(pk=exclude) if exclude else Project.objects.all()
+    if others.filter(
+        Q(slug__iexact=slug) | Q(name__iexact=slug) | Q(slug__iexact=name) | Q(name__iexact=name)
+    ).exists():
+        raise project_taken(slug, name)
+
+
+def create_project(
+    actor: Actor,
+    *,
+    slug: str,
+    name: str = "",
+    description: str = "",
+    sensitivity: str = Sensitivity.INTERNAL,
+    reason: str = "",
+) -> Project:
+    """Create a project (slug normalized: `Customer X` → `customer-x`); its creator maintains it."""
+    require_create_project(actor)
+    clean_slug = slugify(slug)[:80].strip("-")
+    if not clean_slug:
+        raise ValidationFailed(
+            f"Project slug {slug!r} has no letters or digits; use e.g. 'customer-x'.",
+            field="slug",
+        )
+    if sensitivity not in Sensitivity.values:
+        raise ValidationFailed(
+            f"Unknown sensitivity {sensitivity!r}; use one of {', '.join(Sensitivity.values)}.",
+            field="sensitivity",
+        )
+    name = (name or slug).strip()
+    check_project_names(clean_slug, name)
+    project = Project(slug=clean_slug, name=name, description=description, sensitivity=sensitivity)
+    clean(project)
+    record(project, actor, reason or "create project")
+    try:
+        with transaction.atomic():
+            project.save()
+    except IntegrityError as exc:
+        raise project_taken(clean_slug, name) from exc
+    if actor.db_user is not None:
+        # The creator maintains it: otherwise a confidential project would vanish on creation.
+        Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)
+    return project
