@@ -94,14 +94,18 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     assert not (tmp_path / "valkey" / "valkey.sock").exists()
 
 
-def test_serve_refuses_a_busy_port_with_a_hint():
+def test_serve_refuses_a_busy_port_with_a_hint(tmp_path):
+    # Its own var/ and the test database: with the worktree's var/, serve would stop the
+    # embedded PostgreSQL the rest of the test run uses.
+    env = {**os.environ, "DATABASE_URL": _database_url(), "CAIRN_VAR_DIR": str(tmp_path)}
+    env.pop("CELERY_BROKER_URL", None)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
             [sys.executable, "manage.py", "serve", "--port", str(port)],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
     assert result.returncode != 0
     assert "already in use" in result.stderr
