@@ -218,7 +218,7 @@ def test_phone_width_and_dark_mode(site, page: Page, requests):
 # --- the graph page: the relations the entries' [[links]] made in `site` ----------------------
 
 
-def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests):
+def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests, monkeypatch):
     base = site["url"]
     page.set_viewport_size({"width": 1280, "height": 860})
     sign_in(page, base)
@@ -253,6 +253,15 @@ def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests):
     shot(page, "graph.png")
     page.mouse.click(box["x"] + x, box["y"] + y)
     expect(page).to_have_title("Feature flags · Cairn")
+
+    # More entries than the page draws: it says where it cut.
+    from web import views
+
+    monkeypatch.setattr(views, "GRAPH_LIMIT", 2)
+    page.goto(f"{base}/graph/")
+    expect(page.locator("#graph-status")).to_contain_text("2 entries")
+    expect(page.locator("#graph-cut")).to_be_visible()
+    expect(page.locator("#graph-cut")).to_contain_text("Cut at 2 entries")
     assert {urlsplit(u).netloc for u in requests if not u.startswith("data:")} == {
         urlsplit(base).netloc
     }
