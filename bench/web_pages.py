@@ -4,11 +4,13 @@
 
 Loads the demo data (`seed_demo`) into its own database (`cairn_bench_web`), embeds it (so the
 search page runs the real hybrid search), signs a member in through Django's test client and
-requests each page `--n` times after a warm-up. `--extra N` adds N more entries (spread over the
-demo subtopics) to see that list pages do not grow with the data. Prints a table (p50, p95, p99
-server time in ms, queries per request, and where the time goes: SQL vs Python + templates) and
-writes bench/results/web_pages-<stamp>.json. Server time is measured in-process around the
-whole request (middleware, view, selectors, templates), without a network hop.
+requests each page `--n` times after a warm-up. `--extra N` adds N more entries (spread over
+the demo subtopics, each linking to the one before and to the first) to see that list pages do
+not grow with the data and to time an entry page with many links and the graph data. Prints a
+table (p50, p95, p99 server time in ms, queries per request, and where the time goes: SQL vs
+Python + templates) and writes bench/results/web_pages-<stamp>.json. Server time is measured
+in-process around the whole request (middleware, view, selectors, templates), without a
+network hop.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def main() -> None:
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
+    from django.db.models import Count
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
@@ -56,13 +59,25 @@ def main() -> None:
             project="platform",
             subtopic=f"runbooks/bulk-{i % 5}",
             title=f"Bulk note {i}",
-            body=f"Runbook step {i}: restart the workers after the database restore.",
+            body=(
+                f"Runbook step {i}: restart the workers after the database restore.\n\n"
+                f"- [step] restart worker {i} #ops\n- depends_on [[Bulk note {max(i - 1, 0)}]]\n"
+                "- see [[Bulk note 0]]\n"
+            ),
             tags=["bulk"],
         )
     entries_embed(entry_ids=list(Entry.objects.values_list("pk", flat=True)))
     lexeme_stats_refresh()
 
     entry = Entry.objects.filter(project__slug="customer-x").order_by("pk").first()
+    # The entry with the most links in and out: its page lists observations, links, backlinks.
+    linked = (
+        Entry.objects.annotate(
+            links=Count("relations_out", distinct=True) + Count("relations_in", distinct=True)
+        )
+        .order_by("-links", "pk")
+        .first()
+    )
     pages = {
         "home /": "/",
         "project /p/platform/": "/p/platform/",
@@ -71,7 +86,10 @@ def main() -> None:
         "diff /e/<id>/diff/": f"/e/{entry.short_id}/diff/?from=1&to=1",
         "search /search/?q=… (hybrid)": "/search/?q=database+restore",
         "search as you type (htmx)": "/search/?q=checkout+outage",
-        "graph /graph/ (placeholder)": "/graph/",
+        f"entry with {linked.links} links /e/<id>/": f"/e/{linked.short_id}/",
+        "graph /graph/": "/graph/",
+        "graph data /graph/data.json (all)": "/graph/data.json",
+        "graph data ?around=<it>&depth=2": f"/graph/data.json?around={linked.short_id}&depth=2",
     }
     client = Client()
     client.force_login(person)

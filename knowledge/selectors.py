@@ -18,6 +18,7 @@ from knowledge.models import (
     Entry,
     EntryStatus,
     Membership,
+    Observation,
     Project,
     Role,
     Sensitivity,
@@ -465,10 +466,14 @@ def project_page(
     }
 
 
+MAX_PAGE_OBSERVATIONS = 200
+
+
 def entry_page(actor: Actor, ref: str | int) -> dict:
     """One entry as a page: the entry with who wrote, changed and verified it, its sources,
-    the entries it supersedes / is superseded by (only those the actor may see) and whether
-    the actor may change it."""
+    the entries it supersedes / is superseded by (only those the actor may see), whether
+    the actor may change it, its current observations by category ([(category, [obs])]) and
+    its relations (`outgoing`, `backlinks`: see knowledge.graph.selectors.entry_relations)."""
     entry = entry_lookup(
         visible_entries(actor)
         .select_related("project", "subtopic", "created_by", "updated_by", "verified_by")
@@ -483,11 +488,21 @@ def entry_page(actor: Actor, ref: str | int) -> dict:
         if linked
         else {}
     )
+    # The graph selectors build on this module; imported here to keep the import one-way.
+    from knowledge.graph.selectors import entry_relations
+
+    observations: dict[str, list[Observation]] = {}
+    for obs in Observation.objects.filter(entry_id=entry.pk, valid_to__isnull=True).order_by(
+        "category", "position", "pk"
+    )[:MAX_PAGE_OBSERVATIONS]:
+        observations.setdefault(obs.category, []).append(obs)
     return {
         "entry": entry,
         "supersedes": around.get(entry.supersedes_id),
         "superseded_by": around.get(entry.superseded_by_id),
         "can_write": writable_projects(actor).filter(pk=entry.project_id).exists(),
+        "observations": sorted(observations.items()),
+        **entry_relations(actor, entry),
     }
 
 

@@ -23,6 +23,7 @@ from history import selectors as history
 from knowledge import selectors
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, KnowledgeError, NotFound
+from knowledge.graph.selectors import MAX_DEPTH, graph_data
 from knowledge.models import EntryStatus
 from knowledge.search import search_entries
 from knowledge.services import entry_set_status, entry_verify
@@ -99,6 +100,9 @@ def entry(request, ref: str):
         latest.get("revision"),
         latest.get("git_commit"),
         page["can_write"],
+        # what links to it and what it links to change without this entry changing
+        [(r["type"], r["target_text"], r["entry"]) for r in page["outgoing"]],
+        [(r["type"], r["entry"]) for r in page["backlinks"]],
     )
     if cached is not None and not len(storage):
         return cached
@@ -107,7 +111,6 @@ def entry(request, ref: str):
         "statuses": EntryStatus.choices,
         "memory_url": f"memory://{item.path}/{item.slug}",
         "admin_url": reverse("admin:knowledge_entry_change", args=[item.pk]),
-        "graph_ready": graph_source() is not None,
     }
     response = render(request, "web/entry.html", page)
     response["ETag"] = etag
@@ -245,14 +248,6 @@ def search(request):
 GRAPH_LIMIT = 2000
 
 
-def graph_source():
-    """The graph selector, once the knowledge-graph issue has landed on this branch.
-
-    GRAPH: until then the page says the graph is on its way; when `selectors.graph_data` exists
-    the page and its data work as they are (drop this function and call it directly)."""
-    return getattr(selectors, "graph_data", None)
-
-
 @require_GET
 @person
 def graph(request):
@@ -260,7 +255,6 @@ def graph(request):
     context = selectors.search_choices(actor) | {
         "project": (request.GET.get("project") or "").strip()[:80],
         "around": (request.GET.get("around") or "").strip()[:200],
-        "ready": graph_source() is not None,
     }
     return render(request, "web/graph.html", context)
 
@@ -269,17 +263,16 @@ def graph(request):
 @person
 def graph_json(request):
     """The graph's nodes and edges for the page's script, scoped like every read."""
-    source = graph_source()
-    if source is None:
-        data = {"nodes": [], "edges": [], "cut": False, "limit": GRAPH_LIMIT, "pending": True}
-    else:
-        project = (request.GET.get("project") or "").strip()[:80] or None
-        around = (request.GET.get("around") or "").strip()[:200] or None
-        try:
-            depth = max(1, min(int(request.GET.get("depth") or 1), 3))
-        except ValueError:
-            depth = 1
-        data = source(
+    project = (request.GET.get("project") or "").strip()[:80] or None
+    around = (request.GET.get("around") or "").strip()[:200] or None
+    try:
+        depth = max(1, min(int(request.GET.get("depth") or 1), MAX_DEPTH))
+    except ValueError:
+        depth = 1
+    try:
+        data = graph_data(
             actor_of(request), project=project, around=around, depth=depth, limit=GRAPH_LIMIT
         )
+    except KnowledgeError as exc:  # an unknown project or entry: said on the page
+        return JsonResponse({"error": exc.message}, status=exc.http_status)
     return JsonResponse(data)

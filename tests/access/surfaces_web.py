@@ -1,5 +1,6 @@
 """Web columns of the leak matrix: the pages for people (web/), their search, history, diff and
-small actions. People only (the pages take no API token), so token roles are not crossed.
+small actions, the graph page's data and the entry page's observations, links and backlinks.
+People only (the pages take no API token), so token roles are not crossed.
 
 A refused page is the site's 403 or 404 page; where the project's existence is secret it is
 exactly the 404 a project or entry that never existed gets, and no refusal shows the entry.
@@ -11,7 +12,10 @@ import re
 
 from knowledge.models import Entry
 from tests.access.surfaces import surface
-from tests.access.world import PERSON_ROLES, SLUG, TITLE, World
+from tests.access.surfaces_graph import LINK_TEXT
+from tests.access.surfaces_graph import _link as link_both_ways
+from tests.access.surfaces_graph import _silent as graph_silent
+from tests.access.world import PERSON_ROLES, SECRET_WORD, SLUG, TITLE, World
 
 
 def get(world: World, url: str, **headers) -> tuple[int, str]:
@@ -145,3 +149,69 @@ def _set_status(world: World) -> bool:
     if not done:
         silent(world, response.status_code, response.content.decode())
     return done
+
+
+# --- the graph on the pages: a reader who may not see the target gets the link text only ------
+
+
+def _json(world: World, url: str, params: dict) -> tuple[int, str, dict]:
+    response = world.admin_client.get(url, params)
+    return response.status_code, response.content.decode(), response.json()
+
+
+@surface("web_graph_data_around", "read", PERSON_ROLES)
+def _graph_data_around(world: World) -> bool:
+    link_both_ways(world)
+    params = {"around": world.commons_entry.short_id, "depth": 2}
+    status, text, data = _json(world, "/graph/data.json", params)
+    assert status == 200, text
+    saw = any(n["id"] == world.entry.pk for n in data["nodes"])
+    assert saw == any(world.entry.pk in (e["source"], e["target"]) for e in data["edges"])
+    return graph_silent(world, text, saw)
+
+
+@surface("web_graph_data_all", "read", PERSON_ROLES)
+def _graph_data_all(world: World) -> bool:
+    link_both_ways(world)
+    status, text, data = _json(world, "/graph/data.json", {})
+    assert status == 200, text
+    return graph_silent(world, text, any(n["id"] == world.entry.pk for n in data["nodes"]))
+
+
+@surface("web_graph_data_project", "read", PERSON_ROLES)
+def _graph_data_project(world: World) -> bool:
+    link_both_ways(world)
+    response = world.admin_client.get("/graph/data.json", {"project": SLUG})
+    text = response.content.decode()
+    if response.status_code == 200:
+        return graph_silent(world, text, world.entry.short_id in text)
+    assert response.status_code in (403, 404), text
+    graph_silent(world, text, False)
+    if not world.existence_known:
+        assert response.status_code == 404, "a hidden project answered 403"
+        never = world.admin_client.get("/graph/data.json", {"project": "nosuchproj"})
+        assert strip(text) == strip(never.content.decode()), "hidden answers unlike missing"
+    return False
+
+
+@surface("web_entry_page_relations", "read", PERSON_ROLES)
+def _entry_relations(world: World) -> bool:
+    """The public entry's page: its link to the target, and the target's link back to it."""
+    link_both_ways(world)
+    status, html = get(world, f"/e/{world.commons_entry.short_id}/")
+    assert status == 200
+    relations = html[
+        html.index('id="relations"') : html.index("</section>", html.index('id="relations"'))
+    ]
+    saw = f'href="/e/{world.entry.short_id}/"' in relations
+    if not saw:
+        assert '<span class="waiting"' in relations and LINK_TEXT in relations, relations
+    backlink = 'id="backlinks"' in html and f'href="/e/{world.entry.short_id}/"' in html
+    assert backlink == saw, "a link shows one way and not the other"
+    return graph_silent(world, html, saw)
+
+
+@surface("web_entry_page_observations", "read", PERSON_ROLES)
+def _entry_observations(world: World) -> bool:
+    link_both_ways(world)
+    return shown(world, f"/e/{world.entry.short_id}/", f"The {SECRET_WORD} costs 43")

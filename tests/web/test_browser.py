@@ -5,7 +5,6 @@ CAIRN_UPDATE_SCREENSHOTS=1; otherwise under var/screenshots/)."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from pathlib import Path
@@ -40,6 +39,11 @@ def rollout(percent: int) -> None:
 
 - [x] write the plan
 - [ ] tell support
+
+- [decision] Ship behind the checkout-v2 flag #flags (agreed with support)
+- [risk] Support hears of it last
+- depends_on [[Rollout risks]]
+- [[Launch retro]]
 """
 
 
@@ -72,7 +76,10 @@ def site(live_server):
         project="launch",
         subtopic="checkout",
         title="Rollout risks",
-        body="The rollout may slow the checkout; watch p95 latency.",
+        body=(
+            "The rollout may slow the checkout; watch p95 latency.\n\n"
+            "- relates_to [[platform/runbooks/Feature flags]]\n"
+        ),
         status="open",
     )
     entry_upsert(
@@ -135,6 +142,21 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
     )
     shot(page, "entry.png")
 
+    # The graph on the entry page: facts by category, links (a waiting one as its text), backlinks.
+    expect(page.locator("#observations dt")).to_have_text(["decision", "risk"])
+    expect(page.locator("#observations")).to_contain_text("Ship behind the checkout-v2 flag")
+    expect(page.locator("#relations li")).to_have_count(2)
+    expect(page.locator("#relations li", has_text="depends_on").locator("a")).to_have_text(
+        "Rollout risks"
+    )
+    expect(page.locator("#relations .waiting")).to_have_text("Launch retro")
+    page.click("#relations a:text('Rollout risks')")
+    expect(page).to_have_title("Rollout risks · Cairn")
+    expect(page.locator("#backlinks a")).to_have_text("Checkout v2 rollout plan")
+    expect(page.locator("#relations a")).to_have_text("Feature flags")
+    page.click("#backlinks a")
+    expect(page).to_have_title("Checkout v2 rollout plan · Cairn")
+
     # History: compare version 1 with version 2.
     page.click("button:text('Compare versions')")
     expect(page).to_have_title(re.compile(r"Changes v1→v2"))
@@ -193,37 +215,10 @@ def test_phone_width_and_dark_mode(site, page: Page, requests):
     }
 
 
-# --- the graph page ------------------------------------------------------------------------------
-# GRAPH: a stand-in for selectors.graph_data (the knowledge-graph issue) with its documented
-# shape, built from the real scoped listing; when the real selector lands, delete this fixture
-# and write relations in `site` instead.
+# --- the graph page: the relations the entries' [[links]] made in `site` ----------------------
 
 
-@pytest.fixture
-def graph_stand_in(monkeypatch):
-    from knowledge import selectors
-
-    def graph_data(actor, *, project=None, around=None, depth=1, limit=2000):
-        entries = list(selectors.entry_list(actor, project=project)[:limit])
-        edges = [
-            {"source": a.pk, "target": b.pk, "type": "relates_to" if i % 2 else "depends_on"}
-            for i, (a, b) in enumerate(itertools.pairwise(entries))
-        ]
-        degree = {e.pk: 0 for e in entries}
-        for edge in edges:
-            degree[edge["source"]] += 1
-            degree[edge["target"]] += 1
-        nodes = [
-            {"id": e.pk, "short_id": e.short_id, "title": e.title, "path": e.path,
-             "project": e.project.slug, "kind": e.kind, "degree": degree[e.pk]}
-            for e in entries
-        ]  # fmt: skip
-        return {"nodes": nodes, "edges": edges, "cut": False, "limit": limit}
-
-    monkeypatch.setattr(selectors, "graph_data", graph_data, raising=False)
-
-
-def test_graph_page_draws_nodes_and_opens_an_entry(site, graph_stand_in, page: Page, requests):
+def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests, monkeypatch):
     base = site["url"]
     page.set_viewport_size({"width": 1280, "height": 860})
     sign_in(page, base)
@@ -232,6 +227,9 @@ def test_graph_page_draws_nodes_and_opens_an_entry(site, graph_stand_in, page: P
     page.goto(f"{base}/graph/")
     expect(page.locator("#graph-status")).to_contain_text("3 entries, 2 links")
     assert page.evaluate("window.cairnGraph.nodes().length") == 3
+    labels = page.evaluate("window.cairnGraph.nodes().map(n => n.data('label')).sort()")
+    assert labels == ["Checkout v2 rollout plan", "Feature flags", "Rollout risks"]
+    expect(page.locator("#graph-cut")).to_be_hidden()
 
     # Filter by relation type: unticking one hides its edges.
     expect(page.locator("#graph-types label")).to_have_count(2)
@@ -255,6 +253,15 @@ def test_graph_page_draws_nodes_and_opens_an_entry(site, graph_stand_in, page: P
     shot(page, "graph.png")
     page.mouse.click(box["x"] + x, box["y"] + y)
     expect(page).to_have_title("Feature flags · Cairn")
+
+    # More entries than the page draws: it says where it cut.
+    from web import views
+
+    monkeypatch.setattr(views, "GRAPH_LIMIT", 2)
+    page.goto(f"{base}/graph/")
+    expect(page.locator("#graph-status")).to_contain_text("2 entries")
+    expect(page.locator("#graph-cut")).to_be_visible()
+    expect(page.locator("#graph-cut")).to_contain_text("Cut at 2 entries")
     assert {urlsplit(u).netloc for u in requests if not u.startswith("data:")} == {
         urlsplit(base).netloc
     }

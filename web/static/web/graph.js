@@ -10,9 +10,14 @@
   var color = function (name) { return css.getPropertyValue(name).trim(); };
 
   fetch(box.dataset.src, { credentials: "same-origin", headers: { Accept: "application/json" } })
-    .then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
+    .then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (data) {
+        if (!r.ok) throw new Error(data.error || "error " + r.status);
+        return data;
+      });
+    })
     .then(draw)
-    .catch(function (err) { status.textContent = "The graph could not be loaded (" + err.message + ")."; });
+    .catch(function (err) { status.textContent = "The graph could not be loaded: " + err.message; });
 
   function draw(data) {
     if (!data.nodes.length) { status.textContent = "No entries with links to show here."; return; }
@@ -73,7 +78,11 @@
       label.appendChild(document.createTextNode(" " + type + " (" + seen[type] + ")"));
       types.appendChild(label);
     });
-    status.textContent = data.nodes.length + " entries, " + data.edges.length + " links" +
-      (data.cut ? " (the first " + data.limit + " only: choose a project or an entry to see all)" : "") + ".";
+    status.textContent = data.nodes.length + " entries, " + data.edges.length + " links.";
+    var cut = document.getElementById("graph-cut");
+    if (cut && data.cut) {
+      cut.textContent = "Cut at " + data.limit + " entries (the newest): choose a project or open the graph around an entry to see the rest.";
+      cut.hidden = false;
+    }
   }
 })();
