@@ -182,6 +182,9 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
     expect(page).to_have_url(re.compile(r"/search/\?q=rollout"))
     expect(page.locator(".results mark").first).to_be_visible()
     shot(page, "search.png")
+    # Let the debounced search-as-you-type settle: a late swap would replace the focused link.
+    page.wait_for_load_state("networkidle")
+    expect(page.locator(".results li")).to_have_count(2)
     page.locator("#q").press("ArrowDown")
     expect(page.locator(".results a.title").first).to_be_focused()
     page.keyboard.press("Enter")
