@@ -208,3 +208,17 @@ def test_sso_only_the_first_superuser_comes_from_the_command(sso, client, settin
     assert User.objects.filter(email="root@corp.example").count() == 1
     boss.refresh_from_db()
     assert boss.is_superuser and SocialAccount.objects.filter(user=boss).exists()
+
+
+def test_a_first_sign_in_without_a_groups_claim_makes_a_guest_when_guests_exist(
+    sso, client, oidc_server, settings
+):
+    # Fail closed: with no claim Cairn cannot tell a member from a contractor.
+    settings.CAIRN_GUEST_GROUPS = ["contractors"]
+    httpx.put(
+        f"{oidc_server}/users/nog-sub", json={"email": "nog@corp.example", "email_verified": True}
+    ).raise_for_status()
+    assert sign_in(client, "nog-sub").status_code == 302
+    user = User.objects.get(email="nog@corp.example")
+    assert set(user.groups.values_list("name", flat=True)) == {"contractors"}
+    assert not user.is_staff and not user.is_superuser
