@@ -21,7 +21,7 @@ from pgvector.django import CosineDistance
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry, EntryChunk, EntryStatus, Observation, Project
+from knowledge.models import Entry, EntryChunk, EntryStatus, Observation
 from knowledge.paths import normalize_path
 from knowledge.search import timing
 from knowledge.search.fulltext import lexeme_terms, text_ranking
@@ -116,15 +116,10 @@ def _scope(
     include_history,
     include_transcripts,
     categories=None,
-) -> tuple[QuerySet[Entry], QuerySet[Project]]:
-    """The entries to rank, and the projects whose word statistics give the idf: the one
-    project searched, or every project the actor may see (never one they cannot)."""
-    projects = visible_projects(actor)
+) -> QuerySet[Entry]:
     entries = visible_entries(actor)
     if project not in (None, ""):
-        chosen = project_get(actor, project)
-        entries = entries.filter(project=chosen)
-        projects = projects.filter(pk=chosen.pk)
+        entries = entries.filter(project=project_get(actor, project))
     if subtopic:
         path = normalize_path(subtopic)
         entries = entries.filter(Q(subtopic__path=path) | Q(subtopic__path__startswith=f"{path}/"))
@@ -168,7 +163,7 @@ def _scope(
     if before is not None:
         lookup = "updated_at__date__lt" if not isinstance(before, dt.datetime) else "updated_at__lt"
         entries = entries.filter(**{lookup: before})
-    return entries, projects
+    return entries
 
 
 def _semantic_ranking(
@@ -238,7 +233,7 @@ def rankings(
     provider, vector = _start_query_vector(query, mode)
     with timing.stage("parse + scope"):
         parsed = parse(query)
-        scope, stats_projects = _scope(actor, **filters)
+        scope = _scope(actor, **filters)
         constraint, constraint_params = filter_sql(parsed, config)
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
@@ -246,7 +241,9 @@ def rankings(
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     with timing.stage("idf lookup"):
-        terms = lexeme_terms(words, config, stats_projects) if words else []
+        # Word statistics of every project the actor may see (also when one project is
+        # searched: the wider sample ranks better), never of one they cannot.
+        terms = lexeme_terms(words, config, visible_projects(actor)) if words else []
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):

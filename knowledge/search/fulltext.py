@@ -3,8 +3,8 @@
 ts_rank alone treats every query word alike, so in a natural-language question the common
 words ("go", "time") swamp the telling ones. Each lexeme's document frequency comes from
 knowledge_lexemestat (recounted in the background), giving it a BM25 idf. The counts are kept
-per project and summed over the projects a search covers, all of them ones its reader may
-see, so a word's rarity never reveals what sits in a project the reader cannot open.
+per project and summed over the projects the reader may see, so a word's rarity never reveals
+what sits in a project the reader cannot open.
 """
 
 from __future__ import annotations

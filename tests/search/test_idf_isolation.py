@@ -75,14 +75,13 @@ def test_a_member_of_the_hidden_project_does_see_its_statistics(
     insider_actor = Actor.for_user(insider)
     query = "zephyr rollout flag"
     before = ranked(insider_actor, query, project="acme")
-    across = ranked(insider_actor, query)
+    alice_before = ranked(actor, query, project="acme")
     index(
         *[
             EntryFactory(project=hidden_project, title=f"Zephyr memo {i}", body="zephyr flag")
             for i in range(30)
         ]
     )
-    # Searching acme alone uses acme's statistics; searching everything includes the memos.
-    assert ranked(insider_actor, query, project="acme") == before
-    assert ranked(insider_actor, query) != across
-    assert ranked(actor, query) == ranked(actor, query, project="acme")
+    # The insider's idf covers both projects, even when searching acme alone; alice's does not.
+    assert ranked(insider_actor, query, project="acme") != before
+    assert ranked(actor, query, project="acme") == alice_before
