@@ -272,15 +272,23 @@ class EntryChunk(models.Model):
 
 
 class LexemeStat(models.Model):
-    """How many searchable entries contain a full-text lexeme: the IDF of full-text ranking
-    (ts_rank alone cannot tell a rare word from a common one). The row with word "" holds the
-    number of searchable entries. Derived data, recounted by lexeme_stats_refresh()."""
+    """How many searchable entries of a project contain a full-text lexeme: the IDF of
+    full-text ranking (ts_rank alone cannot tell a rare word from a common one). The row with
+    word "" holds the project's number of searchable entries. Counted per project so a reader's
+    ranking sums only the projects they may see: hidden content never moves their scores.
+    Derived data, recounted by lexeme_stats_refresh()."""
 
-    word = models.TextField(primary_key=True)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    word = models.TextField()
     ndoc = models.PositiveIntegerField()
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["word", "project"], name="lexemestat_word_project")
+        ]
+
     def __str__(self) -> str:
-        return f"{self.word}: {self.ndoc}"
+        return f"{self.word}: {self.ndoc} in project {self.project_id}"
 
 
 class Role(models.TextChoices):

@@ -30,7 +30,7 @@ from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
 from knowledge.search.snippets import highlight, lexemes_of
-from knowledge.selectors import project_get, visible_entries
+from knowledge.selectors import project_get, visible_entries, visible_projects
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +241,9 @@ def rankings(
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     with timing.stage("idf lookup"):
-        terms = lexeme_terms(words, config) if words else []
+        # Word statistics of every project the actor may see (also when one project is
+        # searched: the wider sample ranks better), never of one they cannot.
+        terms = lexeme_terms(words, config, visible_projects(actor)) if words else []
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):

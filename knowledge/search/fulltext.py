@@ -2,7 +2,9 @@
 
 ts_rank alone treats every query word alike, so in a natural-language question the common
 words ("go", "time") swamp the telling ones. Each lexeme's document frequency comes from
-knowledge_lexemestat (recounted in the background), giving it a BM25 idf.
+knowledge_lexemestat (recounted in the background), giving it a BM25 idf. The counts are kept
+per project and summed over the projects the reader may see, so a word's rarity never reveals
+what sits in a project the reader cannot open.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import BooleanField, FloatField, QuerySet
 from django.db.models.expressions import RawSQL
 
-from knowledge.models import Entry
+from knowledge.models import Entry, Project
 
 # ts_rank normalization 1: divide by 1 + log(length), so a long entry that mentions a word
 # in passing does not outrank a short one about it.
@@ -26,22 +29,31 @@ TEXT_POOL = 5000
 @dataclass
 class Term:
     tsquery: str  # a one-lexeme tsquery literal, e.g. 'support'
-    ndoc: int  # entries containing it (from knowledge_lexemestat; 0 when not counted yet)
+    ndoc: int  # entries containing it in the searched projects (0 when not counted yet)
     idf: float
 
 
-def lexeme_terms(words: list[str], config: str) -> list[Term]:
-    """The query's distinct lexemes with their BM25 idf, rarest first."""
+def lexeme_terms(words: list[str], config: str, projects: QuerySet[Project]) -> list[Term]:
+    """The query's distinct lexemes with their BM25 idf, rarest first, counted over the
+    entries of `projects` (which must be projects the reader may see)."""
+    try:
+        scope_sql, scope_params = projects.values("pk").query.sql_with_params()
+    except EmptyResultSet:  # no project at all (anonymous): nothing counted
+        scope_sql, scope_params = "SELECT NULL::bigint WHERE false", ()
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            SELECT quote_literal(u.lexeme), coalesce(s.ndoc, 0)
+            f"""
+            WITH scope AS MATERIALIZED ({scope_sql})
+            SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int
             FROM unnest(to_tsvector(%s::regconfig, %s)) u
-            LEFT JOIN knowledge_lexemestat s ON s.word = u.lexeme
+            LEFT JOIN knowledge_lexemestat s
+              ON s.word = u.lexeme AND s.project_id IN (SELECT * FROM scope)
+            GROUP BY u.lexeme
             UNION ALL
-            SELECT NULL, ndoc FROM knowledge_lexemestat WHERE word = ''
+            SELECT NULL, coalesce(sum(ndoc), 0)::int FROM knowledge_lexemestat
+            WHERE word = '' AND project_id IN (SELECT * FROM scope)
             """,
-            [config, " ".join(words)],
+            [*scope_params, config, " ".join(words)],
         )
         rows = cursor.fetchall()
     total = next((n for lexeme, n in rows if lexeme is None), 0)

@@ -125,7 +125,8 @@ _stats_refreshed_at = 0.0
 
 
 def lexeme_stats_refresh(*, max_age: float = 0.0) -> bool:
-    """Recount how many entries contain each word (IDF for full-text ranking).
+    """Recount how many entries of each project contain each word (IDF for full-text
+    ranking; a search sums the projects its reader may see).
 
     With max_age, skips when this process refreshed less than max_age seconds ago: the counts
     only need to be roughly current, and a recount reads every entry's vector.
@@ -139,12 +140,14 @@ def lexeme_stats_refresh(*, max_age: float = 0.0) -> bool:
         cursor.execute("DELETE FROM knowledge_lexemestat")
         cursor.execute(
             """
-            INSERT INTO knowledge_lexemestat (word, ndoc)
-            SELECT word, ndoc FROM ts_stat(
-                'SELECT search_vector FROM knowledge_entry
-                 WHERE searchable AND search_vector IS NOT NULL')
+            INSERT INTO knowledge_lexemestat (project_id, word, ndoc)
+            SELECT e.project_id, u.lexeme, count(*)
+            FROM knowledge_entry e CROSS JOIN LATERAL unnest(e.search_vector) u
+            WHERE e.searchable AND e.search_vector IS NOT NULL
+            GROUP BY e.project_id, u.lexeme
             UNION ALL
-            SELECT '', count(*) FROM knowledge_entry WHERE searchable
+            SELECT project_id, '', count(*) FROM knowledge_entry WHERE searchable
+            GROUP BY project_id
             """
         )
     _stats_refreshed_at = now
