@@ -25,6 +25,8 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,20 +47,25 @@ class Agent:
         self.url, self.token = url, token
 
     async def __aenter__(self):
-        self._http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {self.token}"}, timeout=60
-        )
-        self._stream = streamable_http_client(self.url, http_client=self._http)
-        read, write = await self._stream.__aenter__()
-        self.session = ClientSession(read, write)
-        await self.session.__aenter__()
-        await self.session.initialize()
+        # One exit stack, so a failure while closing one layer (a server error during an
+        # outage) still closes the others and leaves no cancel scope open.
+        self._stack = AsyncExitStack()
+        try:
+            http = await self._stack.enter_async_context(
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=60)
+            )
+            read, write = await self._stack.enter_async_context(
+                streamable_http_client(self.url, http_client=http)
+            )
+            self.session = await self._stack.enter_async_context(ClientSession(read, write))
+            await self.session.initialize()
+        except BaseException:
+            await self._stack.aclose()
+            raise
         return self
 
     async def __aexit__(self, *exc):
-        await self.session.__aexit__(*exc)
-        await self._stream.__aexit__(*exc)
-        await self._http.aclose()
+        return await self._stack.__aexit__(*exc)
 
     async def call(self, tool: str, args: dict):
         start = time.perf_counter()
@@ -643,6 +650,9 @@ def _print_fault_rows(faults: dict) -> None:
     heads += [("embedded", 10), ("catch-up s", 12)]
     print("\n" + "".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(heads)))
     for name, r in faults.items():
+        if "crashed" in r:
+            print(f"{name:<13}CRASHED: {r['crashed'].strip().splitlines()[-1]}")
+            continue
         w, f = r["writes"], r.get("final")
         mirror_cols = (
             f"{f['revisions']:>6}{f['in_mirror_once']:>6}{f['duplicated']:>5}{f['missing']:>6}"
@@ -654,6 +664,7 @@ def _print_fault_rows(faults: dict) -> None:
             f"{name:<13}{w['calls']:>7}{w['failed']:>8}{w['p50_ms']:>8.0f}{w['p95_ms']:>8.0f}"
             f"{w['p99_ms']:>8.0f}{r['lost_acked_appends']:>6}{mirror_cols}"
         )
+    faults = {k: v for k, v in faults.items() if "crashed" not in v}
     if "kill-worker" in faults:
         for k in faults["kill-worker"]["kills"]:
             print(
@@ -707,7 +718,7 @@ def main() -> None:
     env["CAIRN_MIRROR_PATH"] = str(ROOT / "var" / "bench-reliability-mirror.git")
     subprocess.run(["rm", "-rf", env["CAIRN_MIRROR_PATH"]], check=True)
     # The bench process reads the same database and mirror to check them (Django, no writes).
-    for key in ("DATABASE_URL", "DJANGO_SECRET_KEY", "CAIRN_MIRROR_PATH"):
+    for key in ("DATABASE_URL", "DJANGO_SECRET_KEY", "CAIRN_MIRROR_PATH", "LOG_LEVEL"):
         os.environ[key] = env[key]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
     import django
@@ -728,15 +739,20 @@ def main() -> None:
             hostile = anyio.run(hostile_phase, url, token)
         if agents is not None:
             pending, drain_s, _ = mirror_pending(env)
-        if "kill-worker" in only:
-            print("Fault: worker SIGKILL …", file=sys.stderr)
-            faults["kill-worker"] = kill_worker_phase(url, token, env, args.agents, args.seconds)
-        if "broker-down" in only:
-            print(f"Fault: broker down {args.outage:.0f} s …", file=sys.stderr)
-            faults["broker-down"] = broker_down_phase(url, token, env, args.agents, args.outage)
-        if "pg-restart" in only:
-            print("Fault: PostgreSQL restart …", file=sys.stderr)
-            faults["pg-restart"] = pg_restart_phase(url, token, env, args.agents, args.seconds)
+        fault_phases = {
+            "kill-worker": lambda: kill_worker_phase(url, token, env, args.agents, args.seconds),
+            "broker-down": lambda: broker_down_phase(url, token, env, args.agents, args.outage),
+            "pg-restart": lambda: pg_restart_phase(url, token, env, args.agents, args.seconds),
+        }
+        for name, run in fault_phases.items():
+            if name not in only:
+                continue
+            print(f"Fault phase {name} …", file=sys.stderr)
+            try:
+                faults[name] = run()
+            except Exception:  # report it and go on: one broken phase must not hide the others
+                faults[name] = {"crashed": traceback.format_exc()}
+                print(faults[name]["crashed"], file=sys.stderr)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
