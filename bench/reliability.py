@@ -8,10 +8,21 @@ uvicorn serving memory_site.asgi. Phase 1: `--agents` MCP agents for `--seconds`
 acknowledged append leaves a marker, and at the end every marker must be in its entry (0 lost
 acknowledged writes), then `mirror drain` must leave 0 pending revisions (every revision in git).
 Phase 2: the hostile inputs of issue 12, each timed, while a canary client keeps calling `browse`
-(the web process must keep answering). Prints a table and writes JSON to bench/results/.
+(the web process must keep answering). Then the fault phases, each with a real Celery worker on
+the same database and the same embedded servers (var/ of this checkout):
 
-Not covered yet (see the closing note): SIGKILLing the worker mid-drain, the broker down for 30 s,
-and PostgreSQL restarted under load.
+- kill-worker: writes pile up with no worker; a worker starts and is SIGKILLed mid-drain, restarted,
+  SIGKILLed mid-embedding, restarted; every revision must then be in git exactly once (its
+  HistoricalEntry.git_commit equal to the mirror commit carrying its revision trailer) and every
+  entry embedded.
+- broker-down: writes go on while the embedded broker is stopped for `--outage` seconds (default
+  30); 0 failed writes expected; catch-up = from the broker's return until all is mirrored and
+  embedded.
+- pg-restart: the embedded PostgreSQL is stopped (fast: connections cut) and started again under
+  load; the same uvicorn process must answer again; failed calls in the gap, time to recover.
+
+`--only PHASE` (repeatable) selects phases: agents, hostile, kill-worker, broker-down, pg-restart.
+Each catch-up is bounded by FAULT_TIMEOUT_S. Prints a table and writes JSON to bench/results/.
 """
 
 from __future__ import annotations
@@ -308,9 +319,10 @@ FAULT_TIMEOUT_S = 180.0  # the longest any catch-up may take before the phase re
 
 class Worker:
     """A real Celery worker (with beat, solo pool) on the bench database, like
-    tests/history/test_worker.py starts one; its log goes to var/bench-reliability-worker-N.log."""
+    tests/history/test_worker.py starts one; logs in var/bench-reliability-<phase>-worker-N.log."""
 
-    def __init__(self, env: dict) -> None:
+    def __init__(self, env: dict, name: str) -> None:
+        self.name = name
         self.proc: subprocess.Popen | None = None
         self.runs = 0
         self.env = env | {
@@ -321,7 +333,7 @@ class Worker:
         }
 
     def log_path(self, run: int) -> Path:
-        return ROOT / "var" / f"bench-reliability-worker-{run}.log"
+        return ROOT / "var" / f"bench-reliability-{self.name}-worker-{run}.log"
 
     def start(self) -> None:
         self.runs += 1
@@ -506,7 +518,7 @@ def kill_worker_phase(url: str, token: str, env: dict, agents: int, seconds: flo
     calls: list = []
     acked = anyio.run(write_load, url, token, agents, seconds, "kw", calls)
     before = ledger()
-    worker = Worker(env)
+    worker = Worker(env, "kill-worker")
     kills: list[dict] = []
     try:
         worker.start()
@@ -556,7 +568,7 @@ def broker_down_phase(url: str, token: str, env: dict, agents: int, outage: floa
     from memory_site import embedded
 
     _ensure_project(url, token)
-    worker = Worker(env)
+    worker = Worker(env, "broker-down")
     calls: list = []
     marks: dict[str, float] = {}
     try:
