@@ -26,6 +26,7 @@ from knowledge.errors import Forbidden, KnowledgeError, NotFound
 from knowledge.graph.selectors import MAX_DEPTH, graph_data
 from knowledge.models import EntryStatus
 from knowledge.search import search_entries
+from knowledge.selectors import pages
 from knowledge.services import entry_set_status, entry_verify
 
 LOGIN_URL = "/accounts/login/"
@@ -72,13 +73,13 @@ def not_modified(request, *parts) -> tuple[str, HttpResponseNotModified | None]:
 @require_GET
 @person
 def home(request):
-    return render(request, "web/home.html", selectors.home_page(actor_of(request)))
+    return render(request, "web/home.html", pages.home_page(actor_of(request)))
 
 
 @require_GET
 @person
 def project(request, slug: str, path: str = ""):
-    page = selectors.project_page(actor_of(request), project=slug, subtopic=path or None)
+    page = pages.project_page(actor_of(request), project=slug, subtopic=path or None)
     return render(request, "web/project.html", page)
 
 
@@ -86,7 +87,7 @@ def project(request, slug: str, path: str = ""):
 @person
 def entry(request, ref: str):
     actor = actor_of(request)
-    page = selectors.entry_page(actor, ref)
+    page = pages.entry_page(actor, ref)
     item = page["entry"]
     revisions = history.entry_history(actor, item.pk, limit=100)
     latest = revisions[0] if revisions else {}
@@ -239,7 +240,7 @@ def search(request):
     if request.htmx:
         response = render(request, "web/_results.html", context)
     else:
-        context |= selectors.search_choices(actor)
+        context |= pages.search_choices(actor)
         response = render(request, "web/search.html", context)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -252,7 +253,7 @@ GRAPH_LIMIT = 2000
 @person
 def graph(request):
     actor = actor_of(request)
-    context = selectors.search_choices(actor) | {
+    context = pages.search_choices(actor) | {
         "project": (request.GET.get("project") or "").strip()[:80],
         "around": (request.GET.get("around") or "").strip()[:200],
     }
