@@ -185,6 +185,9 @@ CAIRN_SEARCH_TEXT_LEAD = env.float("CAIRN_SEARCH_TEXT_LEAD", default=0.0)
 # How many candidates each ranking contributes before fusion, and HNSW search breadth.
 CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
 CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
+# A search over at most this many entries compares the query with each of their chunks (exact);
+# a wider one walks the HNSW index, checking each chunk against the filters (bench/scale.py).
+CAIRN_SEARCH_EXACT_MAX = env.int("CAIRN_SEARCH_EXACT_MAX", default=2000)
 # Query vectors remembered per process (agents repeat and refine queries); 0 switches it off.
 CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
 # Embed the query in a worker thread while the full-text SQL runs (false: one after the other).

@@ -2,6 +2,8 @@ import datetime as dt
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
@@ -15,6 +17,15 @@ pytestmark = pytest.mark.django_db
 
 def titles(hits):
     return [h.title for h in hits]
+
+
+@pytest.fixture(params=["exact", "index"])
+def vector_path(request, settings):
+    """Both ways the vector SQL reads chunks: every chunk of a small scope (exact), or the HNSW
+    index walked with the scope checked per chunk (what a scope wider than
+    CAIRN_SEARCH_EXACT_MAX gets). Filters and visibility must hold on both."""
+    settings.CAIRN_SEARCH_EXACT_MAX = 2000 if request.param == "exact" else 0
+    return request.param
 
 
 @pytest.fixture
@@ -64,7 +75,7 @@ def test_a_question_with_unmatched_words_still_finds_the_entry(actor, corpus):
     assert titles(hits)[0] == "Database backups"
 
 
-def test_a_paraphrase_with_no_shared_words_is_found_semantically(actor, corpus):
+def test_a_paraphrase_with_no_shared_words_is_found_semantically(actor, corpus, vector_path):
     query = "vacation trip abroad in summer"
     assert search_entries(actor, query, mode="text") == []
     hits = search_entries(actor, query, mode="semantic")
@@ -113,7 +124,7 @@ def test_phrases_are_required_and_exclusions_respected(actor, corpus):
         ({"before": "2000-01-01"}, set()),
     ],
 )
-def test_filters_apply_in_every_mode(actor, corpus, filters, expected):
+def test_filters_apply_in_every_mode(actor, corpus, filters, expected, vector_path):
     query = "deployment checklist backups restore workers"
     for mode in ("text", "semantic", "hybrid"):
         assert set(titles(search_entries(actor, query, mode=mode, **filters))) <= expected
@@ -126,7 +137,7 @@ def test_date_filters_use_the_update_time(actor, corpus):
     assert not search_entries(actor, "backups", after=today + dt.timedelta(days=2))
 
 
-def test_superseded_and_transcripts_are_hidden_unless_asked(actor, project, index):
+def test_superseded_and_transcripts_are_hidden_unless_asked(actor, project, index, vector_path):
     old = EntryFactory(project=project, title="Old pricing", body="Pricing is 10 euro a seat.")
     new = EntryFactory(project=project, title="New pricing", body="Pricing is 12 euro a seat.")
     talk = entry_upsert(
@@ -150,7 +161,7 @@ def test_superseded_and_transcripts_are_hidden_unless_asked(actor, project, inde
     assert titles(search_entries(actor, "pricing", status="superseded")) == ["Old pricing"]
 
 
-def test_search_only_sees_what_the_actor_may_see(actor, user, project, index):
+def test_search_only_sees_what_the_actor_may_see(actor, user, project, index, vector_path):
     other = ProjectFactory(slug="secret", name="Secret")
     mine = EntryFactory(project=project, title="Rocket plan", body="Launch window in May.")
     theirs = EntryFactory(project=other, title="Rocket budget", body="Launch costs money.")
@@ -204,3 +215,26 @@ def test_a_quoted_title_spelled_differently_falls_back_to_its_words(actor, proje
     index(entry)
     assert titles(search_entries(actor, 'What did she take from "Nicole Becoming"?')) == ["Reading"]
     assert search_entries(actor, '"Nicole Becoming" -nicole') == []  # exclusions still hold
+
+
+def test_a_wide_scope_walks_the_index_and_a_small_one_compares_every_chunk(actor, corpus, settings):
+    def vector_sql():
+        with CaptureQueriesContext(connection) as ctx:
+            search_entries(actor, "deployment checklist", mode="semantic")
+        return next(q["sql"] for q in ctx.captured_queries if "<=>" in q["sql"])
+
+    exact = vector_sql()
+    assert "+ 0.0" in exact  # ordered by an expression the HNSW index cannot serve
+    settings.CAIRN_SEARCH_EXACT_MAX = 3  # the corpus has four entries
+    walked = vector_sql()
+    assert "+ 0.0" not in walked and "LIMIT 1" in walked  # the per-chunk scope check
+
+
+def test_a_large_text_pool_is_cut_by_one_rank_first_and_keeps_the_best(actor, corpus, monkeypatch):
+    from knowledge.search import fulltext
+
+    query = "deployment checklist restart workers"
+    whole = titles(search_entries(actor, query, mode="text"))
+    monkeypatch.setattr(fulltext, "FIRST_CUT", 1)  # the pool (3 entries) is over the cut
+    cut = titles(search_entries(actor, query, mode="text"))
+    assert cut == whole[:1] == ["Deployment checklist"]
