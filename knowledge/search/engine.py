@@ -78,6 +78,10 @@ class Rankings:
     text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
     semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
     rank_tsquery: str | None = None
+    # Entries of the text ranking's top, loaded (with their snippets) while the query was
+    # still being embedded, so the hits need not wait for them afterwards.
+    loaded: dict[int, Entry] = field(default_factory=dict)
+    highlights: dict[int, str] = field(default_factory=dict)
 
 
 def _as_list(value: str | list[str] | tuple | None) -> list[str]:
@@ -280,8 +284,28 @@ def _start_query_vector(query: str, mode: str):
     return provider, query_vector(provider, query)
 
 
+def _still_embedding(vector) -> bool:
+    done = getattr(vector, "done", None)  # a Future; embed-ahead switched off has none
+    return done is not None and not done()
+
+
+def _prefetch(result: Rankings, count: int) -> None:
+    lexemes = lexemes_of(result.rank_tsquery)
+    top = result.text[:count]
+    with timing.stage("prefetch"):
+        for entry in Entry.objects.filter(pk__in=top).select_related("project", "subtopic"):
+            result.loaded[entry.pk] = entry
+            result.highlights[entry.pk] = highlight(entry.body, lexemes)
+
+
 def rankings(
-    actor: Actor, query: str, *, mode: str = "hybrid", candidates: int | None = None, **filters
+    actor: Actor,
+    query: str,
+    *,
+    mode: str = "hybrid",
+    candidates: int | None = None,
+    prefetch: int = 0,
+    **filters,
 ) -> Rankings:
     """The full-text and semantic candidate lists for a query, both already filtered."""
     if mode not in MODES:
@@ -318,6 +342,13 @@ def rankings(
                 result.text = [pk for pk, _ in scored]
                 result.text_scores = dict(scored)
 
+    if (
+        prefetch
+        and result.text
+        and _still_embedding(vector)
+        and settings.CAIRN_SEARCH_SNIPPETS != "headline"
+    ):
+        _prefetch(result, prefetch)  # the request would only wait for the model meanwhile
     if vector is not None:
         try:
             result.semantic, result.chunks, result.semantic_scores = _semantic_ranking(
@@ -397,7 +428,7 @@ def search_entries(
         "categories": categories,
     }
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
-    found = rankings(actor, query, mode=mode, candidates=candidates, **filters)
+    found = rankings(actor, query, mode=mode, candidates=candidates, prefetch=limit, **filters)
     if not (found.text or found.semantic) and parse(query).required:
         # A quoted title that no entry spells exactly (questions quote books, songs…): rather
         # than answer nothing, search again with the phrase's words as ordinary words.
@@ -444,7 +475,8 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
     if not fused:
         return []
     ids = [entry_id for entry_id, _ in fused]
-    entries = Entry.objects.filter(pk__in=ids).select_related("project", "subtopic")
+    missing = [entry_id for entry_id in ids if entry_id not in found.loaded]
+    entries = Entry.objects.filter(pk__in=missing).select_related("project", "subtopic")
     text_ids, semantic_ids = set(found.text), set(found.semantic)
     headline_sql = settings.CAIRN_SEARCH_SNIPPETS == "headline"
     if headline_sql and found.rank_tsquery and text_ids & set(ids):
@@ -468,7 +500,9 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
         if chunk_ids
         else {}
     )
-    by_id = {entry.pk: entry for entry in entries}
+    by_id = dict(found.loaded)
+    if missing:
+        by_id.update((entry.pk, entry) for entry in entries)
     hits = []
     for entry_id, score in fused:
         entry = by_id.get(entry_id)
@@ -492,7 +526,11 @@ def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
                 snippet=_snippet(
                     entry,
                     chunk_texts.get(entry_id, ""),
-                    highlight(entry.body, lexemes) if entry_id in text_ids else "",
+                    found.highlights.get(entry_id)
+                    if entry_id in found.highlights
+                    else highlight(entry.body, lexemes)
+                    if entry_id in text_ids
+                    else "",
                 ),
                 matched=matched,
             )

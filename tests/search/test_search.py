@@ -238,3 +238,21 @@ def test_a_large_text_pool_is_cut_by_one_rank_first_and_keeps_the_best(actor, co
     monkeypatch.setattr(fulltext, "FIRST_CUT", 1)  # the pool (3 entries) is over the cut
     cut = titles(search_entries(actor, query, mode="text"))
     assert cut == whole[:1] == ["Deployment checklist"]
+
+
+def test_hits_loaded_while_the_query_embeds_are_the_same_hits(actor, corpus, monkeypatch):
+    from knowledge.search import engine, timing
+
+    query = "deployment checklist backups restore"
+    monkeypatch.setattr(engine, "_still_embedding", lambda vector: False)
+    with timing.collect() as stages:
+        after = search_entries(actor, query)
+    assert "prefetch" not in stages
+    monkeypatch.setattr(engine, "_still_embedding", lambda vector: True)
+    with timing.collect() as stages:
+        early = search_entries(actor, query)
+    assert "prefetch" in stages
+    assert len(early) >= 3
+    assert [(h.id, h.snippet, h.score, h.matched) for h in early] == [
+        (h.id, h.snippet, h.score, h.matched) for h in after
+    ]
