@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from knowledge.inputs import find_nul
 from mcp_api import render
-from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware
+from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
 from mcp_api.tools import TOOLS
 
 # Stateless mode "terminates" a session after every request: not news worth a log line.
@@ -123,4 +123,4 @@ def streamable_http_app():
         json_response=True,
         transport_security=_transport_security(),
     )
-    return ClientHintMiddleware(app)
+    return DatabaseDownMiddleware(ClientHintMiddleware(app))

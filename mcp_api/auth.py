@@ -3,9 +3,11 @@ names the agent when the token has no label."""
 
 from __future__ import annotations
 
+import json
 from contextvars import ContextVar
 
 from asgiref.sync import sync_to_async
+from django.db import InterfaceError, OperationalError
 from django.utils.text import slugify
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -14,6 +16,7 @@ from knowledge.actors import Actor
 from knowledge.search import timing
 from knowledge.services.tokens import token_authenticate
 from mcp_api.connections import recycle_connection
+from mcp_api.hints import DATABASE_DOWN
 from memory_site.ops.metrics import auth_failed
 
 
@@ -27,7 +30,14 @@ class CairnTokenVerifier:
     """Checks `Authorization: Bearer <token>` against the hashed ApiToken table."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        actor = await sync_to_async(_authenticate, thread_sensitive=False)(token)
+        try:
+            actor = await sync_to_async(_authenticate, thread_sensitive=False)(token)
+        except (OperationalError, InterfaceError):
+            outage = _OUTAGE.get()
+            if outage is None:  # served without DatabaseDownMiddleware
+                raise
+            outage.append(True)
+            return None
         if actor is None:
             auth_failed("mcp")
             return None
@@ -75,3 +85,50 @@ def current_actor() -> Actor:
             token_id=actor.token_id,
         )
     return actor
+
+
+# Set by DatabaseDownMiddleware for each request; the token check notes a database outage in it.
+_OUTAGE: ContextVar[list | None] = ContextVar("cairn_database_outage", default=None)
+
+
+class DatabaseDownMiddleware:
+    """A database outage while the token is checked answers 503 with Retry-After and a JSON-RPC
+    error the agent can read, not a 401 (the token is fine) or a bare 500."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        outage: list = []
+        token = _OUTAGE.set(outage)
+
+        async def replying(message):
+            if not outage:
+                return await send(message)
+            if message["type"] == "http.response.start":  # the SDK's 401: replaced
+                body = json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {"code": -32000, "message": DATABASE_DOWN},
+                    }
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 503,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"retry-after", b"5"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+
+        try:
+            await self.app(scope, receive, replying)
+        finally:
+            _OUTAGE.reset(token)

@@ -6,6 +6,8 @@ and builds no queries: counts and filters live in knowledge/selectors.py, text i
 
 from __future__ import annotations
 
+from django.db import InterfaceError, OperationalError
+
 from history.selectors import entry_diff, entry_history
 from knowledge import inputs
 from knowledge.actors import Actor
@@ -189,3 +191,5 @@ def guarded(fn, actor: Actor, **kwargs):
         return render.knowledge_error(exc, found=_found_instead(actor, exc))
     except KnowledgeError as exc:
         return render.knowledge_error(exc)
+    except (OperationalError, InterfaceError):
+        return render.database_down()

@@ -59,3 +59,10 @@ def _entry_moves(ref: str, *, version: bool) -> list[str]:
     if "/" in ref:  # a path names where the entry would be: it can be created there
         moves.append(f'Not there yet? Create it with upsert(project=…, title="{term}", body=…).')
     return moves
+
+
+# A database outage, as a tool error or as the 503 of a request whose token could not be checked.
+DATABASE_DOWN = (
+    "Cairn's database is not answering right now (it may be restarting). Retry in a few "
+    "seconds; if a write was cut off, check with get or history before repeating it."
+)

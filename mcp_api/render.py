@@ -29,6 +29,10 @@ def error(text: str, data: dict) -> CallToolResult:
     )
 
 
+def database_down() -> CallToolResult:
+    return error(hints.DATABASE_DOWN, {"code": "database_unavailable"})
+
+
 def entry_meta(entry: Entry) -> dict:
     return {
         "id": entry.pk,

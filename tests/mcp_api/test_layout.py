@@ -17,7 +17,7 @@ ALLOWED = {
     "handlers": {"render"},
     "render": {"hints"},
     "hints": set(),
-    "auth": {"connections"},
+    "auth": {"connections", "hints"},
     "connections": set(),
     "apps": set(),
     "__init__": set(),

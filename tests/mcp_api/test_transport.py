@@ -128,3 +128,33 @@ def test_django_still_serves_everything_else(live_server_url, transactional_db):
     # The login page reads the configured sign-in providers from the database.
     assert httpx.get(f"{live_server_url}/api/docs", timeout=10).status_code == 200
     assert httpx.get(f"{live_server_url}/admin/login/", timeout=10).status_code == 200
+
+
+def test_a_database_outage_answers_503_with_retry_not_a_bare_500(mcp_url, token, monkeypatch):
+    from django.db import OperationalError
+
+    import mcp_api.auth
+
+    def down(secret):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(mcp_api.auth, "token_authenticate", down)
+    response = _post(mcp_url, token)
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "5"
+    assert "Retry in a few seconds" in response.json()["error"]["message"]
+
+
+def test_a_database_outage_inside_a_tool_is_a_tool_error_that_says_retry(call, monkeypatch):
+    from django.db import OperationalError
+
+    import mcp_api.handlers
+
+    def down(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(mcp_api.handlers, "search_hits", down)
+    result = call("search", query="anything at all")
+    assert result.is_error
+    assert "not answering right now" in result.content[0].text
+    assert result.structured_content["error"]["code"] == "database_unavailable"
