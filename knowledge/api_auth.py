@@ -3,6 +3,7 @@ RFC 7807 problem+json for every error the API returns."""
 
 from __future__ import annotations
 
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
@@ -108,6 +109,19 @@ def register_error_handlers(api) -> None:
             "Send Authorization: Bearer <token> (create one with manage.py create_token or in "
             "the admin), or sign in and send the CSRF token.",
         )
+
+    @api.exception_handler(OperationalError)
+    @api.exception_handler(InterfaceError)
+    def database_down(request, exc):
+        response = problem(
+            503,
+            "database_unavailable",
+            "Service unavailable",
+            "Cairn's database is not answering right now (it may be restarting). Retry in a few "
+            "seconds; if a write was cut off, GET the entry before sending it again.",
+        )
+        response["Retry-After"] = "5"
+        return response
 
     @api.exception_handler(HttpError)
     def http_error(request, exc: HttpError):

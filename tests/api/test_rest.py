@@ -212,3 +212,18 @@ def test_nul_bytes_are_422_not_500(api):
     _problem(_put(api, title="T", body="a\x00b"), 422, "validation_failed")
     _problem(api.get(f"{V1}/search", {"q": "a\x00"}), 422, "validation_failed")
     _problem(api.get(f"{V1}/entries/a%00b"), 422, "validation_failed")
+
+
+def test_a_database_outage_is_a_503_problem_that_says_retry(api, monkeypatch):
+    from django.db import OperationalError
+
+    import knowledge.api_auth
+
+    def down(secret):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(knowledge.api_auth, "token_authenticate", down)
+    response = api.get(f"{V1}/projects")
+    body = _problem(response, 503, "database_unavailable")
+    assert "Retry in a few seconds" in body["detail"]
+    assert response["Retry-After"] == "5"
