@@ -1,4 +1,4 @@
-"""Search: full text + local embeddings + Reciprocal Rank Fusion. See knowledge.search.engine."""
+"""Search: full text + local embeddings, fused. See knowledge.search.engine."""
 
 from knowledge.search.engine import MODES, SearchHit, search_entries
 

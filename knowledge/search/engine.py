@@ -1,7 +1,9 @@
-"""Hybrid search: Postgres full text and pgvector similarity, fused by Reciprocal Rank Fusion.
+"""Hybrid search: Postgres full text and pgvector similarity, fused (knowledge/search/fusion.py).
 
-Both rankings run over the same filtered set of entries (what the actor may see, narrowed by
-the caller's filters, inside the SQL) so fusion never has to drop hits afterwards.
+Both rankings run over the same filtered set of entries (knowledge/search/scope.py: what the
+actor may see, narrowed by the caller's filters, inside the SQL) so fusion never has to drop
+hits afterwards; knowledge/search/hits.py turns the fused ids into hits with snippets. The
+query is embedded in a worker thread while the full-text side runs (query_vectors.py).
 """
 
 from __future__ import annotations
@@ -15,57 +17,32 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
-    Exists,
     ExpressionWrapper,
     FloatField,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
-    Sum,
 )
 from django.db.models.expressions import RawSQL
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 from pgvector.django import CosineDistance
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry, EntryChunk, EntryStatus, LexemeStat, Observation, Project
-from knowledge.paths import normalize_path
+from knowledge.models import Entry, EntryChunk
 from knowledge.search import timing
 from knowledge.search.fulltext import lexeme_terms, text_ranking
 from knowledge.search.fusion import Fusion, fuse_lists
+from knowledge.search.hits import SearchHit, load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
-from knowledge.search.snippets import highlight, lexemes_of
-from knowledge.selectors import project_get, visible_entries, visible_projects
+from knowledge.search.scope import NARROWING, scope_is_small, search_scope
+from knowledge.selectors import visible_projects
 
 log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "text", "semantic")
 MAX_LIMIT = 100
-SNIPPET_CHARS = 300
-HEADLINE_OPTIONS = (
-    'MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel="**", StopSel="**"'
-)
-
-
-@dataclass
-class SearchHit:
-    id: int
-    short_id: str
-    title: str
-    project: str
-    path: str
-    kind: str
-    tags: list[str]
-    status: str
-    updated: dt.datetime
-    score: float
-    snippet: str
-    matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"
 
 
 @dataclass
@@ -82,133 +59,6 @@ class Rankings:
     # still being embedded, so the hits need not wait for them afterwards.
     loaded: dict[int, Entry] = field(default_factory=dict)
     highlights: dict[int, str] = field(default_factory=dict)
-
-
-def _as_list(value: str | list[str] | tuple | None) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = value.split(",")
-    return [str(v).strip() for v in value if str(v).strip()]
-
-
-def _as_datetime(value, name: str) -> dt.datetime | dt.date | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return value
-    if isinstance(value, dt.datetime):
-        parsed = value
-    else:
-        text = str(value).strip()
-        try:
-            parsed = parse_date(text) or parse_datetime(text)
-        except ValueError:
-            parsed = None
-    if parsed is None:
-        raise ValidationFailed(
-            f"{name}={value!r} is not a date; use ISO form like 2026-08-31 or "
-            "2026-08-31T14:00:00Z.",
-            field=name,
-        )
-    if isinstance(parsed, dt.datetime) and timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed)
-    return parsed
-
-
-def _scope(
-    actor: Actor,
-    *,
-    project,
-    subtopic,
-    kinds,
-    tags,
-    tags_all,
-    status,
-    after,
-    before,
-    include_history,
-    include_transcripts,
-    categories=None,
-) -> tuple[QuerySet[Entry], Project | None]:
-    """The entries the actor may see, narrowed by the filters, and the project searched."""
-    entries = visible_entries(actor)
-    searched = None
-    if project not in (None, ""):
-        searched = project_get(actor, project)
-        entries = entries.filter(project=searched)
-    if subtopic:
-        path = normalize_path(subtopic)
-        entries = entries.filter(Q(subtopic__path=path) | Q(subtopic__path__startswith=f"{path}/"))
-    kinds = [k.lower() for k in _as_list(kinds)]
-    if kinds:
-        entries = entries.filter(kind__in=kinds)
-    tags = [t.lower().lstrip("#") for t in _as_list(tags)]
-    if tags:
-        entries = (
-            entries.filter(tags__contains=tags) if tags_all else entries.filter(tags__overlap=tags)
-        )
-    statuses = _as_list(status)
-    unknown = [s for s in statuses if s not in EntryStatus.values]
-    if unknown:
-        raise ValidationFailed(
-            f"Unknown status {', '.join(unknown)}; use any of {', '.join(EntryStatus.values)}.",
-            field="status",
-        )
-    if statuses:
-        entries = entries.filter(status__in=statuses)
-    elif not include_history:
-        entries = entries.exclude(status=EntryStatus.SUPERSEDED)
-    if not include_transcripts:
-        entries = entries.filter(searchable=True)
-    categories = [" ".join(c.split()).lower() for c in _as_list(categories) if c.strip()]
-    if categories:  # entries with a current observation of one of these categories
-        entries = entries.filter(
-            Exists(
-                Observation.objects.filter(
-                    entry_id=OuterRef("pk"), valid_to__isnull=True, category__in=categories
-                )
-            )
-        )
-    after = _as_datetime(after, "after")
-    before = _as_datetime(before, "before")
-    if after is not None:
-        lookup = (
-            "updated_at__date__gte" if not isinstance(after, dt.datetime) else "updated_at__gte"
-        )
-        entries = entries.filter(**{lookup: after})
-    if before is not None:
-        lookup = "updated_at__date__lt" if not isinstance(before, dt.datetime) else "updated_at__lt"
-        entries = entries.filter(**{lookup: before})
-    return entries, searched
-
-
-NARROWING = ("subtopic", "kinds", "tags", "status", "after", "before", "categories")
-
-
-def _scope_is_small(
-    actor: Actor, scope: QuerySet[Entry], searched: Project | None, narrowed: bool
-) -> bool:
-    """Whether the filtered set holds at most CAIRN_SEARCH_EXACT_MAX entries.
-
-    The word statistics know each project's number of entries, which settles most searches
-    without touching the entries; only a large project narrowed further (a subtopic, kinds,
-    tags, dates, a phrase) is counted, and never beyond the limit.
-    """
-    limit = settings.CAIRN_SEARCH_EXACT_MAX
-    with timing.stage("scope size"):
-        if searched is not None:
-            projects = Project.objects.filter(pk=searched.pk)
-        else:
-            projects = visible_projects(actor)
-        known = LexemeStat.objects.filter(word="", project__in=projects).aggregate(n=Sum("ndoc"))[
-            "n"
-        ]
-        if known is not None and known <= limit:
-            return True
-        if known is not None and not narrowed:
-            return False
-        return scope.order_by().values("pk")[: limit + 1].count() <= limit
 
 
 def _semantic_ranking(
@@ -290,12 +140,8 @@ def _still_embedding(vector) -> bool:
 
 
 def _prefetch(result: Rankings, count: int) -> None:
-    lexemes = lexemes_of(result.rank_tsquery)
-    top = result.text[:count]
     with timing.stage("prefetch"):
-        for entry in Entry.objects.filter(pk__in=top).select_related("project", "subtopic"):
-            result.loaded[entry.pk] = entry
-            result.highlights[entry.pk] = highlight(entry.body, lexemes)
+        result.loaded, result.highlights = preload(result.text[:count], result.rank_tsquery)
 
 
 def rankings(
@@ -320,13 +166,13 @@ def rankings(
     provider, vector = _start_query_vector(query, mode)
     with timing.stage("parse + scope"):
         parsed = parse(query)
-        scope, searched = _scope(actor, **filters)
+        scope, searched = search_scope(actor, **filters)
         constraint, constraint_params = filter_sql(parsed, config)
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
     narrowed = bool(constraint) or any(filters.get(name) for name in NARROWING)
-    small = _scope_is_small(actor, scope, searched, narrowed) if vector is not None else True
+    small = scope_is_small(actor, scope, searched, narrowed) if vector is not None else True
     result = Rankings()
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
@@ -437,7 +283,7 @@ def search_entries(
     with timing.stage("fusion"):
         fused = fuse(found, mode)[:limit]
     with timing.stage("hits + snippets"):
-        return _hits(fused, found)
+        return load_hits(fused, found)
 
 
 def default_fusion() -> Fusion:
@@ -469,85 +315,3 @@ def fuse(
         if semantic_weight is not None:
             fusion = replace(fusion, semantic_weight=semantic_weight)
     return fuse_lists(fusion, found.text, found.text_scores, found.semantic, found.semantic_scores)
-
-
-def _hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
-    if not fused:
-        return []
-    ids = [entry_id for entry_id, _ in fused]
-    missing = [entry_id for entry_id in ids if entry_id not in found.loaded]
-    entries = Entry.objects.filter(pk__in=missing).select_related("project", "subtopic")
-    text_ids, semantic_ids = set(found.text), set(found.semantic)
-    headline_sql = settings.CAIRN_SEARCH_SNIPPETS == "headline"
-    if headline_sql and found.rank_tsquery and text_ids & set(ids):
-        # ts_headline reads the whole body: only for hits the full text actually matched.
-        entries = entries.annotate(
-            headline=RawSQL(
-                "CASE WHEN knowledge_entry.id = ANY(%s) THEN "
-                "ts_headline(%s::regconfig, knowledge_entry.body, %s::tsquery, %s) END",
-                [
-                    list(text_ids & set(ids)),
-                    settings.CAIRN_SEARCH_CONFIG,
-                    found.rank_tsquery,
-                    HEADLINE_OPTIONS,
-                ],
-            )
-        )
-    lexemes = [] if headline_sql else lexemes_of(found.rank_tsquery)
-    chunk_ids = [found.chunks[i] for i in ids if i in found.chunks and i not in text_ids]
-    chunk_texts = (
-        dict(EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "text"))
-        if chunk_ids
-        else {}
-    )
-    by_id = dict(found.loaded)
-    if missing:
-        by_id.update((entry.pk, entry) for entry in entries)
-    hits = []
-    for entry_id, score in fused:
-        entry = by_id.get(entry_id)
-        if entry is None:  # deleted between ranking and loading
-            continue
-        matched = [
-            m for m, ids_ in (("text", text_ids), ("semantic", semantic_ids)) if entry_id in ids_
-        ]
-        hits.append(
-            SearchHit(
-                id=entry.pk,
-                short_id=entry.short_id,
-                title=entry.title,
-                project=entry.project.slug,
-                path=entry.path,
-                kind=entry.kind,
-                tags=list(entry.tags),
-                status=entry.status,
-                updated=entry.updated_at,
-                score=round(score, 6),
-                snippet=_snippet(
-                    entry,
-                    chunk_texts.get(entry_id, ""),
-                    found.highlights.get(entry_id)
-                    if entry_id in found.highlights
-                    else highlight(entry.body, lexemes)
-                    if entry_id in text_ids
-                    else "",
-                ),
-                matched=matched,
-            )
-        )
-    return hits
-
-
-def _shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0]
-    return cut + "…"
-
-
-def _snippet(entry: Entry, chunk_text: str, highlighted: str = "") -> str:
-    headline = highlighted or getattr(entry, "headline", None) or ""
-    if "**" in headline:
-        return _shorten(headline)
-    return _shorten(chunk_text or headline or entry.body)
