@@ -43,7 +43,7 @@ def main() -> None:
     from tqdm import tqdm
 
     from knowledge.actors import Actor
-    from knowledge.search.fulltext import lexeme_terms
+    from knowledge.search.fulltext import word_stats
     from knowledge.selectors import visible_projects
 
     bench_user = get_user_model().objects.filter(username="bench").first()
@@ -72,10 +72,10 @@ def main() -> None:
 
     def one_project(q, i):
         scope = visible_projects(actor).filter(pk=projects[i % len(projects)].pk)
-        return lexeme_terms([q], config, scope)
+        return word_stats([q], config, scope).terms
 
     def all_visible(q, _i):
-        return lexeme_terms([q], config, visible_projects(actor))
+        return word_stats([q], config, visible_projects(actor)).terms
 
     variants = {
         "old: global table": legacy,

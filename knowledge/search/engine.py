@@ -30,7 +30,7 @@ from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import timing
-from knowledge.search.fulltext import lexeme_terms, text_ranking
+from knowledge.search.fulltext import text_ranking, word_stats
 from knowledge.search.fusion import Fusion, fuse_lists
 from knowledge.search.hits import SearchHit, load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
@@ -170,16 +170,24 @@ def rankings(
         constraint, constraint_params = filter_sql(parsed, config)
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
-    # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
-    narrowed = bool(constraint) or any(filters.get(name) for name in NARROWING)
-    small = scope_is_small(actor, scope, searched, narrowed) if vector is not None else True
     result = Rankings()
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
-    with timing.stage("idf lookup"):
-        # Word statistics of every project the actor may see (also when one project is
-        # searched: the wider sample ranks better), never of one they cannot.
-        terms = lexeme_terms(words, config, visible_projects(actor)) if words else []
+    terms, known = [], None
+    if words or vector is not None:
+        with timing.stage("idf lookup"):
+            # Word statistics of every project the actor may see (also when one project is
+            # searched: the wider sample ranks better), never of one they cannot.
+            stats = word_stats(
+                words,
+                config,
+                visible_projects(actor),
+                searched=searched.pk if searched is not None else None,
+            )
+        terms, known = stats.terms, stats.entries
+    # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
+    narrowed = bool(constraint) or any(filters.get(name) for name in NARROWING)
+    small = scope_is_small(scope, known, narrowed) if vector is not None else True
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):

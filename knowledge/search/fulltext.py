@@ -36,9 +36,18 @@ class Term:
     idf: float
 
 
-def lexeme_terms(words: list[str], config: str, projects: QuerySet[Project]) -> list[Term]:
-    """The query's distinct lexemes with their BM25 idf, rarest first, counted over the
-    entries of `projects` (which must be projects the reader may see)."""
+@dataclass
+class WordStats:
+    terms: list[Term]  # the query's lexemes, rarest first
+    entries: int | None  # searchable entries of the searched project(s); None: never counted
+
+
+def word_stats(
+    words: list[str], config: str, projects: QuerySet[Project], *, searched: int | None = None
+) -> WordStats:
+    """The query's distinct lexemes with their BM25 idf, counted over the entries of
+    `projects` (which must be projects the reader may see), and how many entries the project
+    `searched` (else all of `projects`) holds: one query answers both."""
     try:
         scope_sql, scope_params = projects.values("pk").query.sql_with_params()
     except EmptyResultSet:  # no project at all (anonymous): nothing counted
@@ -47,23 +56,25 @@ def lexeme_terms(words: list[str], config: str, projects: QuerySet[Project]) -> 
         cursor.execute(
             f"""
             WITH scope AS MATERIALIZED ({scope_sql})
-            SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int
+            SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int, NULL::int
             FROM unnest(to_tsvector(%s::regconfig, %s)) u
             LEFT JOIN knowledge_lexemestat s
               ON s.word = u.lexeme AND s.project_id IN (SELECT * FROM scope)
             GROUP BY u.lexeme
             UNION ALL
-            SELECT NULL, coalesce(sum(ndoc), 0)::int FROM knowledge_lexemestat
+            SELECT NULL, coalesce(sum(ndoc), 0)::int,
+                   (sum(ndoc) FILTER (WHERE %s::bigint IS NULL OR project_id = %s))::int
+            FROM knowledge_lexemestat
             WHERE word = '' AND project_id IN (SELECT * FROM scope)
             """,
-            [*scope_params, config, " ".join(words)],
+            [*scope_params, config, " ".join(words), searched, searched],
         )
         rows = cursor.fetchall()
-    total = next((n for lexeme, n in rows if lexeme is None), 0)
-    pairs = [(lexeme, n) for lexeme, n in rows if lexeme is not None]
+    total, entries = next(((n, e) for lexeme, n, e in rows if lexeme is None), (0, None))
+    pairs = [(lexeme, n) for lexeme, n, _ in rows if lexeme is not None]
     total = max([total, 1, *(n for _, n in pairs)])
     terms = [Term(lexeme, n, math.log(1 + (total - n + 0.5) / (n + 0.5))) for lexeme, n in pairs]
-    return sorted(terms, key=lambda t: (t.ndoc, t.tsquery))
+    return WordStats(sorted(terms, key=lambda t: (t.ndoc, t.tsquery)), entries)
 
 
 def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tuple[int, float]]:

@@ -6,16 +6,16 @@ from __future__ import annotations
 import datetime as dt
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry, EntryStatus, LexemeStat, Observation, Project
+from knowledge.models import Entry, EntryStatus, Observation, Project
 from knowledge.paths import normalize_path
 from knowledge.search import timing
-from knowledge.selectors import project_get, visible_entries, visible_projects
+from knowledge.selectors import project_get, visible_entries
 
 
 def _as_list(value: str | list[str] | tuple | None) -> list[str]:
@@ -120,26 +120,16 @@ def search_scope(
 NARROWING = ("subtopic", "kinds", "tags", "status", "after", "before", "categories")
 
 
-def scope_is_small(
-    actor: Actor, scope: QuerySet[Entry], searched: Project | None, narrowed: bool
-) -> bool:
+def scope_is_small(scope: QuerySet[Entry], known: int | None, narrowed: bool) -> bool:
     """Whether the filtered set holds at most CAIRN_SEARCH_EXACT_MAX entries.
 
-    The word statistics know each project's number of entries, which settles most searches
-    without touching the entries; only a large project narrowed further (a subtopic, kinds,
-    tags, dates, a phrase) is counted, and never beyond the limit.
+    `known` is the searched projects' number of entries from the word statistics, which
+    settles most searches without touching the entries; only a large project narrowed further
+    (a subtopic, kinds, tags, dates, a phrase), or one never counted, is counted here, and never
+    beyond the limit.
     """
     limit = settings.CAIRN_SEARCH_EXACT_MAX
+    if known is not None and (known <= limit or not narrowed):
+        return known <= limit
     with timing.stage("scope size"):
-        if searched is not None:
-            projects = Project.objects.filter(pk=searched.pk)
-        else:
-            projects = visible_projects(actor)
-        known = LexemeStat.objects.filter(word="", project__in=projects).aggregate(n=Sum("ndoc"))[
-            "n"
-        ]
-        if known is not None and known <= limit:
-            return True
-        if known is not None and not narrowed:
-            return False
         return scope.order_by().values("pk")[: limit + 1].count() <= limit

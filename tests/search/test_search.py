@@ -256,3 +256,20 @@ def test_hits_loaded_while_the_query_embeds_are_the_same_hits(actor, corpus, mon
     assert [(h.id, h.snippet, h.score, h.matched) for h in early] == [
         (h.id, h.snippet, h.score, h.matched) for h in after
     ]
+
+
+def test_one_statistics_query_gives_the_idf_and_the_searched_projects_size(
+    actor, project, corpus, index
+):
+    from knowledge.search.fulltext import word_stats
+    from knowledge.selectors import visible_projects
+
+    other = ProjectFactory(slug="other", name="Other")
+    index(EntryFactory(project=other, title="Elsewhere", body="Deployment elsewhere."))
+    seen = visible_projects(actor)
+    everywhere = word_stats(["deployment"], "english", seen)
+    here = word_stats(["deployment"], "english", seen, searched=project.pk)
+    assert (everywhere.entries, here.entries) == (5, 4)
+    assert [(t.tsquery, t.ndoc) for t in here.terms] == [("'deploy'", 3)]
+    assert here.terms == everywhere.terms  # the idf counts every visible project either way
+    assert word_stats([], "english", seen, searched=other.pk).entries == 1
