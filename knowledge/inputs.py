@@ -9,6 +9,7 @@ import json
 import re
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -112,3 +113,53 @@ def when(value: str | datetime | None, *, field: str = "date") -> datetime | Non
         return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
     except (ValueError, OverflowError):
         raise problem from None
+
+
+# --- source URLs: only schemes that cannot run script in a reader's browser --------------------
+
+SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
+# Never linkable, whatever CAIRN_SOURCE_URL_SCHEMES says: each runs or embeds content.
+SCRIPT_URL_SCHEMES = frozenset({"javascript", "vbscript", "data", "blob", "file"})
+_SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
+# Browsers drop ASCII tab and newlines anywhere in a URL and C0 controls and spaces at its
+# ends, so "java\tscript:" and " javascript:" run as javascript: — read the scheme the same way.
+_DROPPED = dict.fromkeys(map(ord, "\t\n\r"))
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+
+
+def url_schemes() -> frozenset[str]:
+    extra = {str(s).strip().lower() for s in settings.CAIRN_SOURCE_URL_SCHEMES}
+    return SAFE_URL_SCHEMES | (extra - SCRIPT_URL_SCHEMES - {""})
+
+
+def url_scheme(url: str) -> str | None:
+    """The scheme a browser would read from `url` (lower case), or None when it has none."""
+    text = url.translate(_DROPPED).strip(_C0_AND_SPACE)
+    match = _SCHEME.match(text)
+    return match.group(1).lower() if match else None
+
+
+def linkable_url(url: str | None) -> bool:
+    """Whether `url` may be a link target on a page: an allowed scheme and no control bytes."""
+    if not url:
+        return False
+    cleaned = url.translate(_DROPPED).strip(_C0_AND_SPACE)
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in cleaned):
+        return False
+    return url_scheme(cleaned) in url_schemes()
+
+
+def source_url(url: object, *, field: str = "sources.url") -> str:
+    """A source's URL as stored: trimmed, with an allowed scheme, or "" when none was given."""
+    text = "" if url is None else str(url).translate(_DROPPED).strip(_C0_AND_SPACE)
+    if not text or linkable_url(text):
+        return text
+    allowed = ", ".join(f"{s}:" for s in sorted(url_schemes()))
+    scheme = url_scheme(text)
+    raise ValidationFailed(
+        f"{field} must be an absolute URL starting with one of {allowed} "
+        f"(got {'scheme ' + repr(scheme + ':') if scheme else 'no scheme'}); "
+        "give the full address, e.g. https://example.org/page, or leave the url out.",
+        field=field,
+        allowed=sorted(url_schemes()),
+    )

@@ -314,6 +314,38 @@ CAIRN_PASSWORD_LOGIN = env.bool("CAIRN_PASSWORD_LOGIN", default=True)
 CAIRN_LOGIN_MAX_FAILURES = env.int("CAIRN_LOGIN_MAX_FAILURES", default=5)
 CAIRN_LOGIN_WINDOW_SECONDS = env.int("CAIRN_LOGIN_WINDOW_SECONDS", default=300)
 
+# --- Browser safety: source URLs and security headers (issue 18) -------------------------------
+# Source URLs are links on the pages: http, https and mailto only, plus the schemes listed here
+# (e.g. "zotero,obsidian"); javascript:, data:, vbscript:, blob: and file: are never accepted.
+CAIRN_SOURCE_URL_SCHEMES = env.list("CAIRN_SOURCE_URL_SCHEMES", default=[])
+# Every page says: scripts, styles and images from this site only, nothing inline, no frames.
+# SSO sign-in posts a form that redirects to the identity provider, and browsers check that
+# redirect against form-action: the configured issuers' origins are allowed there too.
+from urllib.parse import urlsplit  # noqa: E402
+
+from django.utils.csp import CSP  # noqa: E402
+
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+)
+_ISSUER_ORIGINS = sorted(
+    {"{}://{}".format(*urlsplit(p["issuer"])[:2]) for p in CAIRN_OIDC_PROVIDERS}
+)
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF, *_ISSUER_ORIGINS],
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
 # --- Operations: health, metrics, timings, logs (memory_site/ops/, README "Operations") -------
 # Prometheus counters of several processes (web workers, Celery) meet in this directory
 # (prometheus-client's multiprocess mode). `serve` sets it to var/prometheus for its children

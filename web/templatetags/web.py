@@ -6,6 +6,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from knowledge.inputs import linkable_url
 from knowledge.rendering import render_page_markdown
 
 register = template.Library()
@@ -22,6 +23,13 @@ def markdown(text: str) -> str:
 def snippet(text: str) -> str:
     """A search snippet: escaped, with its `**highlights**` as <mark>."""
     return mark_safe(_HIGHLIGHT.sub(r"<mark>\1</mark>", escape(text or "")))
+
+
+@register.filter
+def link_target(url: str | None) -> str:
+    """The url when a page may link it (http, https, mailto or a configured scheme), else "".
+    Writes refuse other schemes; this keeps any older or hand-made row from becoming a link."""
+    return url if linkable_url(url) else ""
 
 
 @register.filter

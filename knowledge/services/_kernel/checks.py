@@ -11,6 +11,7 @@ from django.db import models
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
+from knowledge.inputs import source_url
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -81,6 +82,43 @@ def check_status(status: str | None) -> None:
             f"Unknown status {status!r}; use one of {', '.join(EntryStatus.values)}.",
             field="status",
         )
+
+
+# The Source model's column sizes: longer values are refused with the field's name, not a
+# database error.
+SOURCE_FIELD_LIMITS = {"kind": 40, "external_id": 500, "url": 2000, "title": 500}
+
+
+def check_source(raw: object) -> dict[str, str]:
+    """One source as sent (kind, external_id, url, title) → its clean, bounded fields."""
+    if not isinstance(raw, dict):
+        raise ValidationFailed(
+            'Each source is an object, e.g. {"kind": "url", "external_id": "x1", '
+            '"url": "https://example.org/x1"}.',
+            field="sources",
+        )
+    fields = {name: str(raw.get(name) or "").strip() for name in SOURCE_FIELD_LIMITS}
+    fields["kind"] = fields["kind"].lower()
+    if not fields["kind"] or not fields["external_id"]:
+        raise ValidationFailed(
+            "Each source needs a kind and an external_id, e.g. "
+            '{"kind": "email", "external_id": "<message-id>"}.',
+            field="sources",
+        )
+    for name, limit in SOURCE_FIELD_LIMITS.items():
+        if len(fields[name]) > limit:
+            raise ValidationFailed(
+                f"sources.{name} is over the limit of {limit:,} characters; shorten it.",
+                field=f"sources.{name}",
+                limit=limit,
+            )
+        if "\x00" in fields[name]:
+            raise ValidationFailed(
+                f"sources.{name} contains a NUL character (\\x00); remove it and retry.",
+                field=f"sources.{name}",
+            )
+    fields["url"] = source_url(fields["url"])
+    return fields
 
 
 def _depth(value: object) -> int:

@@ -35,6 +35,7 @@ from knowledge.services import graph as graph_switch
 from knowledge.services._graph import graph_change, index_entry_graph
 from knowledge.services._kernel.checks import (
     check_limits,
+    check_source,
     check_status,
     clean,
     normalize_kind,
@@ -216,22 +217,15 @@ def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
             field="sources",
             limit=settings.CAIRN_MAX_SOURCES,
         )
+    cleaned = [check_source(raw) for raw in sources]  # all checked before any is linked
     linked = set(entry.sources.values_list("pk", flat=True)) if entry.pk else set()
     added = False
-    for raw in sources:
-        kind = str(raw.get("kind", "")).strip().lower()
-        external_id = str(raw.get("external_id", "")).strip()
-        if not kind or not external_id:
-            raise ValidationFailed(
-                "Each source needs a kind and an external_id, e.g. "
-                '{"kind": "email", "external_id": "<message-id>"}.',
-                field="sources",
-            )
+    for fields in cleaned:
         source, _ = Source.objects.get_or_create(
             project=entry.project,
-            kind=kind,
-            external_id=external_id,
-            defaults={"url": raw.get("url") or "", "title": raw.get("title") or ""},
+            kind=fields["kind"],
+            external_id=fields["external_id"],
+            defaults={"url": fields["url"], "title": fields["title"]},
         )
         if source.pk not in linked:
             entry.sources.add(source)
