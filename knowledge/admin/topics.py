@@ -35,8 +35,8 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     @admin.display(description="subtopic", ordering="path")
     def tree(self, obj: Subtopic):
         return format_html(
-            '<span style="padding-left:{}em">{}</span> <span class="quiet">{}</span>',
-            obj.depth * 1.5,
+            '<span class="cairn-depth-{}">{}</span> <span class="quiet">{}</span>',
+            min(obj.depth, 8),  # deeper nodes indent like depth 8 (cairn-admin.css)
             obj.name,
             obj.path,
         )

@@ -1,7 +1,8 @@
 """End to end in headless Chromium (Playwright): sign in, browse to an entry, read it, compare
 versions, verify it, search as you type and open a result, the graph page; no request leaves
-the site. The run takes the README's screenshots (docs/screenshots/, with
-CAIRN_UPDATE_SCREENSHOTS=1; otherwise under var/screenshots/)."""
+the site, and every page keeps to its Content-Security-Policy (no violation reported). The run
+takes the README's screenshots (docs/screenshots/, with CAIRN_UPDATE_SCREENSHOTS=1; otherwise
+under var/screenshots/)."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ def site(live_server):
         body=BODY.replace("three steps", "two steps"),
         kind="decision",
         tags=["checkout", "rollout"],
+        sources=[{"kind": "url", "external_id": "t1", "url": "https://tickets.example/T-1"}],
     ).entry
     entry_update(actor=agent, entry_id=plan.pk, body=BODY, reason="three steps, not two")
     entry_upsert(
@@ -100,6 +102,39 @@ def requests(page: Page) -> list[str]:
     return seen
 
 
+CSP_DIRECTIVES = (
+    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+    "object-src 'none'", "base-uri 'self'", "frame-ancestors 'none'", "form-action 'self'",
+)  # fmt: skip
+
+
+@pytest.fixture
+def csp(page: Page):
+    """Every page the test opens must send the policy and headers, and the browser must report
+    no violation of it (an inline script, handler or style it refused) nor a script error."""
+    seen: dict[str, dict] = {}
+    violations: list[str] = []
+    page.on(
+        "response",
+        lambda r: seen.setdefault(r.url, r.headers) if r.request.resource_type == "document" else 0,
+    )
+    page.on(
+        "console",
+        lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    page.on("pageerror", lambda error: violations.append(f"script error: {error}"))
+    yield seen
+    assert not violations, violations
+    assert seen, "no page was opened"
+    for url, headers in seen.items():
+        policy = headers.get("content-security-policy", "")
+        assert all(d in policy for d in CSP_DIRECTIVES), (url, policy)
+        assert "unsafe" not in policy, (url, policy)
+        assert headers.get("x-content-type-options") == "nosniff", url
+        assert headers.get("referrer-policy") == "same-origin", url
+        assert headers.get("x-frame-options") == "DENY", url
+
+
 def sign_in(page: Page, base: str) -> None:
     page.goto(f"{base}/")
     expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/$"))
@@ -114,7 +149,7 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SHOTS / name), full_page=True)
 
 
-def test_a_person_reads_compares_verifies_and_searches(site, page: Page, requests):
+def test_a_person_reads_compares_verifies_and_searches(site, page: Page, requests, csp):
     base = site["url"]
     page.set_viewport_size({"width": 1280, "height": 860})
     sign_in(page, base)
@@ -141,6 +176,10 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
         "memory://launch/checkout/rollout/checkout-v2-rollout-plan"
     )
     shot(page, "entry.png")
+    source = page.locator(".facts a", has_text="url:t1")
+    expect(source).to_have_attribute("href", "https://tickets.example/T-1")
+    page.click("button.copy")
+    expect(page.locator("button.copy")).to_have_text("Copied")
 
     # The graph on the entry page: facts by category, links (a waiting one as its text), backlinks.
     expect(page.locator("#observations dt")).to_have_text(["decision", "risk"])
@@ -193,6 +232,10 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
     # A shared search URL shows the same results.
     page.goto(f"{base}/search/?q=flags&kind=fact")
     expect(page.locator(".results li")).to_have_count(1)
+    # Changing a filter searches again (htmx, with no evaluated trigger filter).
+    page.select_option("select[name=kind]", "")
+    expect(page).to_have_url(re.compile(r"kind=(&|$)"))
+    expect(page.locator(".results li")).to_have_count(2)
 
     page.goto(f"{base}/graph/")
     expect(page).to_have_title("Graph · Cairn")
@@ -201,7 +244,7 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
     assert hosts == {urlsplit(base).netloc}, f"requests left the site: {hosts}"
 
 
-def test_phone_width_and_dark_mode(site, page: Page, requests):
+def test_phone_width_and_dark_mode(site, page: Page, requests, csp):
     base = site["url"]
     page.set_viewport_size({"width": 390, "height": 844})
     page.emulate_media(color_scheme="dark")
@@ -221,11 +264,13 @@ def test_phone_width_and_dark_mode(site, page: Page, requests):
 # --- the graph page: the relations the entries' [[links]] made in `site` ----------------------
 
 
-def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests, monkeypatch):
+def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests, monkeypatch, csp):
     base = site["url"]
     page.set_viewport_size({"width": 1280, "height": 860})
     sign_in(page, base)
-    page.goto(f"{base}/graph/?project=launch")
+    page.goto(f"{base}/graph/")
+    page.select_option("select[name=project]", "launch")  # submits the form on change
+    expect(page).to_have_url(re.compile(r"/graph/\?project=launch$"))
     expect(page.locator("#graph-status")).to_contain_text("2 entries, 1 links")
     page.goto(f"{base}/graph/")
     expect(page.locator("#graph-status")).to_contain_text("3 entries, 2 links")
@@ -268,3 +313,26 @@ def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests, m
     assert {urlsplit(u).netloc for u in requests if not u.startswith("data:")} == {
         urlsplit(base).netloc
     }
+
+
+# --- the admin under the same policy: the Markdown editor and its server-rendered preview -----
+
+
+def test_admin_entry_form_edits_and_previews_markdown_under_the_policy(site, page: Page, csp):
+    base = site["url"]
+    person = site["person"]
+    person.is_staff = True
+    person.save()
+    sign_in(page, base)
+    page.goto(f"{base}/admin/knowledge/entry/{site['plan'].pk}/change/")
+    expect(page.locator(".EasyMDEContainer")).to_be_visible()
+    page.locator(".CodeMirror").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\n\nA **previewed** line")
+    page.locator(".editor-toolbar button.preview").click()
+    expect(page.locator(".editor-preview strong", has_text="previewed")).to_be_visible()
+    expect(page.locator(".editor-preview table td").first).to_have_text("freeze")
+    page.goto(f"{base}/admin/knowledge/subtopic/")
+    expect(page.locator(".cairn-depth-1", has_text="rollout")).to_be_visible()
+    page.goto(f"{base}/admin/knowledge/entry/{site['plan'].pk}/history/")
+    expect(page.locator("#revisions")).to_be_visible()

@@ -33,5 +33,7 @@ def link_target(url: str | None) -> str:
 
 
 @register.filter
-def indent(depth: int) -> str:
-    return f"{min(int(depth or 0), 12) * 1.1:.1f}rem"
+def indent(depth: int) -> int:
+    """The tree's indent class (depth-0 … depth-12 in cairn.css): a class, since the
+    Content-Security-Policy refuses inline style attributes."""
+    return min(int(depth or 0), 12)

@@ -33,6 +33,11 @@
       area.remove(); done();
     }
   });
+  // A select that submits its form when changed (the Content-Security-Policy allows no onchange=).
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (t.matches && t.matches("[data-submit-on-change]") && t.form) t.form.requestSubmit();
+  });
   // Subtopic tree: a toggle on each node with children hides or shows everything below it.
   function initTree() {
     var items = Array.prototype.slice.call(document.querySelectorAll(".tree li[data-path]"));
