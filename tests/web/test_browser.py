@@ -120,9 +120,13 @@ def csp(page: Page):
     )
     page.on(
         "console",
-        lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None,
+        lambda m: (
+            violations.append(f"{page.url}: {m.text}")
+            if "Content Security Policy" in m.text
+            else None
+        ),
     )
-    page.on("pageerror", lambda error: violations.append(f"script error: {error}"))
+    page.on("pageerror", lambda error: violations.append(f"{page.url}: script error: {error}"))
     yield seen
     assert not violations, violations
     assert seen, "no page was opened"
@@ -235,7 +239,7 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
     # Changing a filter searches again (htmx, with no evaluated trigger filter).
     page.select_option("select[name=kind]", "")
     expect(page).to_have_url(re.compile(r"kind=(&|$)"))
-    expect(page.locator(".results li")).to_have_count(2)
+    expect(page.locator(".results li")).to_have_count(3)
 
     page.goto(f"{base}/graph/")
     expect(page).to_have_title("Graph · Cairn")
@@ -321,7 +325,7 @@ def test_graph_page_draws_nodes_and_opens_an_entry(site, page: Page, requests, m
 def test_admin_entry_form_edits_and_previews_markdown_under_the_policy(site, page: Page, csp):
     base = site["url"]
     person = site["person"]
-    person.is_staff = True
+    person.is_staff = person.is_superuser = True
     person.save()
     sign_in(page, base)
     page.goto(f"{base}/admin/knowledge/entry/{site['plan'].pk}/change/")
