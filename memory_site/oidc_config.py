@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 REQUIRED = ("id", "name", "issuer", "client_id")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,49}$")
@@ -89,3 +90,13 @@ def allauth_apps(providers: list[dict]) -> list[dict]:
         }
         for p in providers
     ]
+
+
+def issuer_origins(providers: list[dict]) -> list[str]:
+    """The providers' origins (scheme://host:port), for the CSP's form-action: an SSO sign-in
+    is a form post that redirects to the provider, and browsers hold that redirect to it."""
+    origins = set()
+    for p in providers:
+        parts = urlsplit(p["issuer"])
+        origins.add(f"{parts.scheme}://{parts.netloc}")
+    return sorted(origins)

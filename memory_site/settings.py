@@ -321,16 +321,13 @@ CAIRN_SOURCE_URL_SCHEMES = env.list("CAIRN_SOURCE_URL_SCHEMES", default=[])
 # Every page says: scripts, styles and images from this site only, nothing inline, no frames.
 # SSO sign-in posts a form that redirects to the identity provider, and browsers check that
 # redirect against form-action: the configured issuers' origins are allowed there too.
-from urllib.parse import urlsplit  # noqa: E402
-
 from django.utils.csp import CSP  # noqa: E402
+
+from memory_site.oidc_config import issuer_origins  # noqa: E402
 
 MIDDLEWARE.insert(
     MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-)
-_ISSUER_ORIGINS = sorted(
-    {"{}://{}".format(*urlsplit(p["issuer"])[:2]) for p in CAIRN_OIDC_PROVIDERS}
 )
 SECURE_CSP = {
     "default-src": [CSP.SELF],
@@ -340,7 +337,7 @@ SECURE_CSP = {
     "object-src": [CSP.NONE],
     "base-uri": [CSP.SELF],
     "frame-ancestors": [CSP.NONE],
-    "form-action": [CSP.SELF, *_ISSUER_ORIGINS],
+    "form-action": [CSP.SELF, *issuer_origins(CAIRN_OIDC_PROVIDERS)],
 }
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -17,6 +17,7 @@ from playwright.sync_api import Page, expect
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role
 from knowledge.services import entry_update, entry_upsert, project_create
+from tests.access.conftest import oidc_server, sso  # noqa: F401 (fixtures)
 from tests.factories import UserFactory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -340,3 +341,31 @@ def test_admin_entry_form_edits_and_previews_markdown_under_the_policy(site, pag
     expect(page.locator(".cairn-depth-1", has_text="rollout")).to_be_visible()
     page.goto(f"{base}/admin/knowledge/entry/{site['plan'].pk}/history/")
     expect(page.locator("#revisions")).to_be_visible()
+
+
+# --- SSO under the policy: the sign-in form's redirect to the provider is allowed -----------
+
+
+def test_sso_sign_in_reaches_the_provider_and_comes_back(
+    sso,  # noqa: F811 (the fixture imported above)
+    settings,
+    live_server,
+    page: Page,
+):
+    from memory_site.oidc_config import issuer_origins
+
+    # What settings.py computes from CAIRN_OIDC_PROVIDERS, for the test's loopback provider.
+    settings.SECURE_CSP = {
+        **settings.SECURE_CSP,
+        "form-action": ["'self'", *issuer_origins([{"issuer": sso}])],
+    }
+    violations: list[str] = []
+    page.on("console", lambda m: violations.append(m.text) if "Content Security" in m.text else 0)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.click("button:text('Sign in with Corp SSO')")
+    expect(page).to_have_url(re.compile("^" + re.escape(sso)))
+    page.locator("input[name=sub]").fill("alice-sub")
+    page.locator("form [type=submit]").first.click()
+    expect(page).to_have_url(f"{live_server.url}/")
+    expect(page.locator("footer")).to_contain_text("signed in as alice")
+    assert not violations, violations
