@@ -125,6 +125,7 @@ _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
 # ends, so "java\tscript:" and " javascript:" run as javascript: — read the scheme the same way.
 _DROPPED = dict.fromkeys(map(ord, "\t\n\r"))
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def url_schemes() -> frozenset[str]:
@@ -144,7 +145,7 @@ def linkable_url(url: str | None) -> bool:
     if not url:
         return False
     cleaned = url.translate(_DROPPED).strip(_C0_AND_SPACE)
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in cleaned):
+    if _CONTROL.search(cleaned):
         return False
     return url_scheme(cleaned) in url_schemes()
 
