@@ -332,6 +332,12 @@ CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5
 # behind /readyz and /metrics are recomputed at most this often per process.
 CAIRN_READY_MIRROR_MAX_LAG = env.float("CAIRN_READY_MIRROR_MAX_LAG", default=600)
 CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
+# --- Background work heals itself; operators' endpoints behind a proxy (issue 18) -------------
+# Each process also writes its buffered timings from a background thread every
+# CAIRN_TIMINGS_FLUSH_SECONDS, so a call shows in `manage.py metrics` within seconds even when no
+# later call follows it. Off: written only by a later call, at CAIRN_TIMINGS_BATCH rows, at exit.
+CAIRN_TIMINGS_FLUSH_THREAD = env.bool("CAIRN_TIMINGS_FLUSH_THREAD", default=True)
+
 # Logs: "plain" or "json" (one object per line, with the request id).
 CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
 # With JSON logs the worker keeps these handlers too, instead of installing Celery's own format.
