@@ -32,7 +32,11 @@ from memory_site.ops.logs import REQUEST_ID, new_request_id
 log = logging.getLogger(__name__)
 
 # Background tasks whose time outside the database is the named part.
-PART_OF_TASK = {"knowledge.tasks.embed_entry": "embed", "history.tasks.mirror_drain": "git"}
+PART_OF_TASK = {
+    "knowledge.tasks.embed_entry": "embed",
+    "knowledge.tasks.embedding_sweep": "embed",
+    "history.tasks.mirror_drain": "git",
+}
 
 
 @dataclass
