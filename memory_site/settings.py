@@ -346,6 +346,13 @@ CELERY_BEAT_SCHEDULE["knowledge-embedding-sweep"] = {
     "task": "knowledge.tasks.embedding_sweep",
     "schedule": CAIRN_EMBED_SWEEP_SECONDS,
 }
+# Behind a reverse proxy (README "Behind a reverse proxy"): /metrics wants CAIRN_METRICS_TOKEN
+# from every caller (they all arrive from the proxy), and the admin's login limit counts the
+# address the proxy appended to X-Forwarded-For. On by default when uvicorn is told which
+# proxies to trust (FORWARDED_ALLOW_IPS).
+CAIRN_BEHIND_PROXY = env.bool(
+    "CAIRN_BEHIND_PROXY", default=bool(env("FORWARDED_ALLOW_IPS", default=""))
+)
 
 # Logs: "plain" or "json" (one object per line, with the request id).
 CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
