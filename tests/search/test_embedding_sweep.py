@@ -58,8 +58,10 @@ def test_a_second_sweep_while_one_runs_does_nothing(project, http_provider_setti
             cur.execute("SELECT pg_advisory_lock(%s)", [SWEEP_LOCK_KEY])
         assert entries_embed_stale() == {"busy": 1}
         assert fake_server.requests == [] and backlog() == 1
+        with other.cursor() as cur:  # now, not when the server gets round to the closed session
+            cur.execute("SELECT pg_advisory_unlock(%s)", [SWEEP_LOCK_KEY])
     finally:
-        other.close()  # the lock goes with the session
+        other.close()
     assert entries_embed_stale() == {"embedded": 1}
 
 
