@@ -45,7 +45,12 @@ def embedding_sweep() -> dict:
     Overlapping sweeps do not repeat work: the second finds the sweep lock taken and returns.
     """
     try:
-        counts = entries_embed_stale(batch_size=settings.CAIRN_EMBED_SWEEP_BATCH)
+        # At most one interval per run: the mirror drain and new writes' tasks get their turn
+        # on a single worker; the next sweep goes on with what is left.
+        counts = entries_embed_stale(
+            batch_size=settings.CAIRN_EMBED_SWEEP_BATCH,
+            max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,
+        )
     except (EmbeddingUnavailable, SoftTimeLimitExceeded) as exc:
         # What was stored stays; the next sweep starts with what is left.
         log.warning("Embedding sweep stopped (%s); the next sweep continues.", type(exc).__name__)

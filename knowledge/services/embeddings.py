@@ -134,14 +134,19 @@ def _sweep_lock() -> Iterator[bool]:
 
 
 def entries_embed_stale(
-    *, batch_size: int = 32, provider: EmbeddingProvider | None = None
+    *,
+    batch_size: int = 32,
+    max_seconds: float | None = None,
+    provider: EmbeddingProvider | None = None,
 ) -> dict[str, int]:
     """Embed every entry whose vectors are missing or out of date, batch by batch (the sweep
     that heals lost embed tasks, a broker outage, a model change, entries seeded offline).
 
     Each batch is stored as it is done, so a sweep cut short (time limit, model down) keeps its
-    progress and the next one starts with what is left. Returns the count per outcome;
-    {"busy": 1} when another sweep holds the lock.
+    progress and the next one starts with what is left. With max_seconds it stops after the
+    batch that passes that time, so a large backlog (a model change) leaves the worker to other
+    tasks in between. Returns the count per outcome; {"busy": 1} when another sweep holds the
+    lock.
     """
     provider = provider or get_provider()
     if provider is None:
@@ -151,11 +156,13 @@ def entries_embed_stale(
         if not got:
             return {"busy": 1}
         stale = stale_embeddings(model_name=provider.name).order_by("pk")
-        last = 0
+        last, started = 0, time.monotonic()
         # Keyset pages by id: an entry that stays stale (the model skipped it) is passed once.
         while ids := list(stale.filter(pk__gt=last).values_list("pk", flat=True)[:batch_size]):
             counts.update(entries_embed(entry_ids=ids, provider=provider).values())
             last = ids[-1]
+            if max_seconds is not None and time.monotonic() - started > max_seconds:
+                break
     return dict(counts)
 
 

@@ -41,6 +41,17 @@ def test_the_sweep_embeds_every_stale_entry_in_batches(
 
 
 @pytest.mark.django_db
+def test_a_sweep_with_a_time_budget_stops_after_the_batch_that_used_it(
+    project, http_provider_settings
+):
+    for i in range(3):
+        EntryFactory(project=project, title=f"Note {i}", body="x")
+    assert entries_embed_stale(batch_size=1, max_seconds=0) == {"embedded": 1}
+    assert backlog() == 2  # left for the next sweep
+    assert entries_embed_stale(batch_size=1) == {"embedded": 2}
+
+
+@pytest.mark.django_db
 def test_a_model_change_makes_every_entry_stale(project, http_provider_settings):
     EntryFactory(project=project, title="Kettle", body="Descale it.")
     assert entries_embed_stale() == {"embedded": 1}
