@@ -6,10 +6,11 @@ import logging
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
 from django.conf import settings
 
 from knowledge.search.providers import EmbeddingUnavailable
-from knowledge.services.embeddings import entry_embed, lexeme_stats_refresh
+from knowledge.services.embeddings import entries_embed_stale, entry_embed, lexeme_stats_refresh
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +18,7 @@ log = logging.getLogger(__name__)
 @shared_task(
     name="knowledge.tasks.embed_entry",
     # Past CELERY_TASK_SOFT_TIME_LIMIT the task is logged and retried later, like a provider
-    # that is down; the embedding sweep catches up on whatever still waits.
+    # that is down; the embedding sweep (below) catches up on whatever still waits.
     autoretry_for=(EmbeddingUnavailable, SoftTimeLimitExceeded),
     retry_backoff=30,
     retry_backoff_max=600,
@@ -33,3 +34,38 @@ def embed_entry(entry_id: int) -> str:
     lexeme_stats_refresh(max_age=settings.CAIRN_SEARCH_STATS_MAX_AGE)
     log.info("embed_entry(%s): %s", entry_id, outcome)
     return outcome
+
+
+@shared_task(name="knowledge.tasks.embedding_sweep")
+def embedding_sweep() -> dict:
+    """Embed every entry whose vectors are missing or stale (beat, every
+    CAIRN_EMBED_SWEEP_SECONDS, and once at worker start): the backlog reaches 0 on its own after
+    a lost task, a broker outage, a model change or entries written while no worker ran.
+
+    Overlapping sweeps do not repeat work: the second finds the sweep lock taken and returns.
+    """
+    try:
+        # At most one interval per run: the mirror drain and new writes' tasks get their turn
+        # on a single worker; the next sweep goes on with what is left.
+        counts = entries_embed_stale(
+            batch_size=settings.CAIRN_EMBED_SWEEP_BATCH,
+            max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,
+        )
+    except (EmbeddingUnavailable, SoftTimeLimitExceeded) as exc:
+        # What was stored stays; the next sweep starts with what is left.
+        log.warning("Embedding sweep stopped (%s); the next sweep continues.", type(exc).__name__)
+        return {"stopped": type(exc).__name__}
+    if counts.get("embedded"):
+        lexeme_stats_refresh(max_age=settings.CAIRN_SEARCH_STATS_MAX_AGE)
+        log.info("Embedding sweep: %s", counts)
+    return counts
+
+
+@worker_ready.connect
+def _sweep_on_worker_start(sender=None, **kwargs) -> None:
+    # Entries written while no worker ran (seed_demo before the first start, a broker outage)
+    # are embedded now, not at the first beat.
+    try:
+        embedding_sweep.apply_async(retry=False)
+    except Exception as exc:
+        log.warning("Could not queue the start-up embedding sweep (%s).", exc)

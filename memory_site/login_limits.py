@@ -2,6 +2,9 @@
 attempts for one address and username within CAIRN_LOGIN_WINDOW_SECONDS, further attempts get
 429 until the window passes. (The site's /accounts/login/ has allauth's own limits.)
 
+The address is the client's (memory_site.proxies.client_address): behind a proxy, the one the
+proxy saw, so one guesser does not lock out everyone else behind the same proxy.
+
 Counts live in Django's cache: per process with the default local-memory cache, shared when
 CACHES points at Redis.
 """
@@ -15,10 +18,12 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpResponse
 
+from memory_site.proxies import client_address
+
 
 def _key(request) -> str:
     who = (request.POST.get("username") or "").strip().lower()
-    raw = f"{request.META.get('REMOTE_ADDR', '')}|{who}"
+    raw = f"{client_address(request)}|{who}"
     return "cairn-login-failures:" + hashlib.sha256(raw.encode()).hexdigest()
 
 

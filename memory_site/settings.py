@@ -361,6 +361,28 @@ CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5
 # behind /readyz and /metrics are recomputed at most this often per process.
 CAIRN_READY_MIRROR_MAX_LAG = env.float("CAIRN_READY_MIRROR_MAX_LAG", default=600)
 CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
+
+# --- Background work heals itself; operators' endpoints behind a proxy (issue 18) -------------
+# Each process also writes its buffered timings from a background thread every
+# CAIRN_TIMINGS_FLUSH_SECONDS, so a call shows in `manage.py metrics` within seconds even when no
+# later call follows it. Off: written only by a later call, at CAIRN_TIMINGS_BATCH rows, at exit.
+CAIRN_TIMINGS_FLUSH_THREAD = env.bool("CAIRN_TIMINGS_FLUSH_THREAD", default=True)
+# The embedding sweep (knowledge.tasks.embedding_sweep): every this many seconds and at worker
+# start, entries whose vectors are missing or stale are embedded, this many per model call.
+CAIRN_EMBED_SWEEP_SECONDS = env.float("CAIRN_EMBED_SWEEP_SECONDS", default=60.0)
+CAIRN_EMBED_SWEEP_BATCH = env.int("CAIRN_EMBED_SWEEP_BATCH", default=32)
+CELERY_BEAT_SCHEDULE["knowledge-embedding-sweep"] = {
+    "task": "knowledge.tasks.embedding_sweep",
+    "schedule": CAIRN_EMBED_SWEEP_SECONDS,
+}
+# Behind a reverse proxy (README "Behind a reverse proxy"): /metrics wants CAIRN_METRICS_TOKEN
+# from every caller (they all arrive from the proxy), and the admin's login limit counts the
+# address the proxy appended to X-Forwarded-For. On by default when uvicorn is told which
+# proxies to trust (FORWARDED_ALLOW_IPS).
+CAIRN_BEHIND_PROXY = env.bool(
+    "CAIRN_BEHIND_PROXY", default=bool(env("FORWARDED_ALLOW_IPS", default=""))
+)
+
 # Logs: "plain" or "json" (one object per line, with the request id).
 CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
 # With JSON logs the worker keeps these handlers too, instead of installing Celery's own format.

@@ -56,3 +56,7 @@ else:
     )
 
 from memory_site.settings import *  # noqa: E402, F403
+
+# Tests write timings when they ask (timing.flush()), inside their own transaction; a thread
+# writing them on its own connection would race them. tests/ops/test_timing_flush.py runs one.
+CAIRN_TIMINGS_FLUSH_THREAD = False

@@ -1,5 +1,10 @@
 """One middleware for every Django request: a request id (X-Request-ID in and out) and, for the
-REST API, the operation's timing keyed by method and route (`PATCH v1/entries/<ref>`)."""
+REST API, the operation's timing keyed by method and route (`PATCH v1/entries/<ref>`).
+
+Both halves of that key come from a fixed set: any caller may send any method and path, and a
+metric series or a timings row per made-up one would grow without bound. Unknown methods and
+paths that match no route are counted as `other`.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,18 @@ from memory_site.ops import metrics, timing
 from memory_site.ops.logs import REQUEST_ID, new_request_id
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+KNOWN_METHODS = {"GET", "HEAD", "OPTIONS", *WRITE_METHODS}
+OTHER = "other"
+
+
+def method_label(method: str | None) -> str:
+    return method if method in KNOWN_METHODS else OTHER
+
+
+def route_label(request) -> str:
+    """The URL pattern the request resolved to (`v1/entries/<ref>`), never the path it sent."""
+    match = getattr(request, "resolver_match", None)
+    return match.route.removeprefix("api/") if match and match.route else OTHER
 
 
 class OperationsMiddleware:
@@ -34,15 +51,14 @@ class OperationsMiddleware:
                 if request.META.get("CONTENT_LENGTH", "").isdigit()
                 else None
             )
-        timer = timing.Timer("rest", request.method, content_bytes=size).start()
+        method = method_label(request.method)
+        timer = timing.Timer("rest", f"{method} {OTHER}", content_bytes=size).start()
         try:
             response = self.get_response(request)
         except BaseException as exc:
             timer.stop(exc)
             raise
-        match = getattr(request, "resolver_match", None)
-        route = match.route.removeprefix("api/") if match else "unrouted"
-        timer.operation = f"{request.method} {route}"
+        timer.operation = f"{method} {route_label(request)}"
         if response.status_code >= 500:
             timer.outcome, timer.error = "error", f"HTTP {response.status_code}"
         elif response.status_code >= 400:

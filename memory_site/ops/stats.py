@@ -10,7 +10,6 @@ import threading
 import time
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 _lock = threading.Lock()
@@ -59,8 +58,8 @@ def mirror_state() -> dict:
 
 
 def embedding_state() -> dict:
-    from knowledge.models import Entry
     from knowledge.search.providers import get_provider
+    from knowledge.selectors.embeddings import stale_embeddings
 
     try:
         provider = get_provider()
@@ -68,15 +67,7 @@ def embedding_state() -> dict:
         return {"provider": settings.CAIRN_EMBEDDING_PROVIDER, "backlog": 0, "error": str(exc)}
     if provider is None:
         return {"provider": "none", "backlog": 0, "model_loaded": None}
-    # Same key as knowledge.services.embeddings.embedding_key, computed in the database.
-    with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT count(*) FROM {Entry._meta.db_table} WHERE embedding_model <> %s "
-            "OR embedded_hash <> encode(sha256(convert_to(content_hash || E'\\n' || title, "
-            "'UTF8')), 'hex')",
-            [provider.name],
-        )
-        backlog = cur.fetchone()[0]
+    backlog = stale_embeddings(model_name=provider.name).count()
     return {
         "provider": settings.CAIRN_EMBEDDING_PROVIDER,
         "model": provider.name,

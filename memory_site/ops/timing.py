@@ -5,6 +5,9 @@ execute wrapper on this thread's connection), counts it in the Prometheus metric
 an OperationTiming row. Rows are written in batches (every CAIRN_TIMINGS_FLUSH_SECONDS or
 CAIRN_TIMINGS_BATCH rows, and at exit) after the operation is over, so recording costs a few
 microseconds per call; any failure to record is logged once and never reaches the caller.
+
+The interval is kept by a daemon thread per process (started on the first record, again in a
+forked child): without it the last calls before a quiet spell would wait for the next call.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from knowledge.errors import KnowledgeError
@@ -28,7 +32,11 @@ from memory_site.ops.logs import REQUEST_ID, new_request_id
 log = logging.getLogger(__name__)
 
 # Background tasks whose time outside the database is the named part.
-PART_OF_TASK = {"knowledge.tasks.embed_entry": "embed", "history.tasks.mirror_drain": "git"}
+PART_OF_TASK = {
+    "knowledge.tasks.embed_entry": "embed",
+    "knowledge.tasks.embedding_sweep": "embed",
+    "history.tasks.mirror_drain": "git",
+}
 
 
 @dataclass
@@ -116,6 +124,8 @@ _buffer: list[Timer] = []
 _last_flush = time.monotonic()
 _last_prune = 0.0
 _warned: set[str] = set()
+_flusher_pid: int | None = None  # the process whose flush thread runs
+_wake = threading.Event()  # set at exit: the thread stops waiting
 # Benchmarks and tests switch writing rows off (the metrics are still counted).
 enabled = True
 
@@ -130,7 +140,8 @@ def record(timer: Timer) -> None:
     metrics.observe(timer.surface, timer.operation, timer.outcome, timer.seconds)
     if not enabled:
         return
-    global _last_flush
+    if _flusher_pid != os.getpid() and settings.CAIRN_TIMINGS_FLUSH_THREAD:
+        _start_flusher()
     with _lock:
         _buffer.append(timer)
         due = (
@@ -139,6 +150,43 @@ def record(timer: Timer) -> None:
         )
     if due:
         flush()
+
+
+def _start_flusher() -> None:
+    global _flusher_pid
+    with _lock:
+        if _flusher_pid == os.getpid():
+            return
+        _flusher_pid = os.getpid()
+    try:
+        threading.Thread(target=_flush_every_interval, name="cairn-timings", daemon=True).start()
+    except Exception:
+        _warn_once("Could not start the timings flush thread")
+
+
+def _flush_every_interval() -> None:
+    while not _wake.wait(settings.CAIRN_TIMINGS_FLUSH_SECONDS):
+        try:
+            if _buffer:
+                close_old_connections()  # this thread's own connection, as a request would
+                flush()
+            else:
+                # Quiet: no connection held open for a thread that may not write for hours.
+                connection.close()
+        except Exception:
+            _warn_once("The timings flush thread failed")
+
+
+def _after_fork_in_child() -> None:
+    # The parent writes what it buffered, and its lock may have been held by another thread at
+    # the fork; the child starts empty, with its own thread on its first record.
+    global _lock, _wake, _flusher_pid
+    _lock, _wake = threading.Lock(), threading.Event()
+    _buffer.clear()
+    _flusher_pid = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def discard() -> None:
@@ -194,6 +242,7 @@ def _ms(seconds: float | None) -> float | None:
 
 
 def _flush_at_exit() -> None:
+    _wake.set()
     with contextlib.suppress(Exception):
         flush()
 

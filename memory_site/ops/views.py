@@ -4,13 +4,14 @@
 /readyz answers 503 when Cairn cannot serve (database unreachable, migrations not applied) and
 200 with status "degraded" when it serves but background work is stuck (broker down, mirror
 revisions parked, the embedding model failing). /metrics answers loopback callers only, unless
-CAIRN_METRICS_TOKEN is set, in which case it wants `Authorization: Bearer <that token>`.
+CAIRN_METRICS_TOKEN is set, in which case it wants `Authorization: Bearer <that token>`. Behind a
+reverse proxy every caller arrives from loopback, so a request with forwarding headers (or any
+request, with CAIRN_BEHIND_PROXY) is not a loopback caller: it needs the token.
 """
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import time
 
 from django.conf import settings
@@ -21,6 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from memory_site.ops import metrics, stats
+from memory_site.proxies import local_caller
 
 _migrated = False  # once every migration is applied it stays so for the process's life
 
@@ -107,13 +109,6 @@ def readyz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(report, status=503 if report["status"] == "fail" else 200)
 
 
-def _loopback(request: HttpRequest) -> bool:
-    try:
-        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
-    except ValueError:
-        return False
-
-
 @never_cache
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
@@ -128,10 +123,10 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
                 content_type="text/plain",
                 headers={"WWW-Authenticate": "Bearer"},
             )
-    elif not _loopback(request):
+    elif not local_caller(request):
         return HttpResponse(
-            "/metrics answers loopback callers only; set CAIRN_METRICS_TOKEN to scrape it "
-            "from elsewhere with a bearer token.\n",
+            "/metrics answers loopback callers only, and a request relayed by a proxy is not "
+            "one; set CAIRN_METRICS_TOKEN to scrape it from elsewhere with a bearer token.\n",
             status=403,
             content_type="text/plain",
         )
