@@ -6,7 +6,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from knowledge.rendering import render_page_markdown
+from knowledge.rendering import render_entry_body, render_page_markdown
 
 register = template.Library()
 _HIGHLIGHT = re.compile(r"\*\*(.+?)\*\*")
@@ -27,3 +27,9 @@ def snippet(text: str) -> str:
 @register.filter
 def indent(depth: int) -> str:
     return f"{min(int(depth or 0), 12) * 1.1:.1f}rem"
+
+
+@register.filter
+def entry_body(entry) -> str:
+    """The entry's body rendered for its page (bounded and cached per version, sanitized)."""
+    return mark_safe(render_entry_body(entry))
