@@ -13,8 +13,8 @@ from knowledge.selectors import entry_get, entry_revisions, visible_projects
 
 _ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 # HtmlDiff compares every line of a rewritten block with every other, character by character:
-# 200 rewritten lines of 25 characters took 4 s, 800 took 58 s. Past this much work (characters
-# removed × characters added, per block) the side-by-side view gives way to the unified diff.
+# 200 rewritten lines of 25 characters took 4 s, 800 took a minute or more. Past this much work
+# (characters removed times characters added, per block) the unified diff is shown instead.
 SIDE_BY_SIDE_MAX_WORK = 2_000_000
 
 

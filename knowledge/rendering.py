@@ -39,7 +39,7 @@ TOO_LARGE_NOTE = "This entry is too large to render; shown as plain text."
 HIGHLIGHT_BUDGET_CHARS = 50_000
 HIGHLIGHT_BLOCK_COST = 500  # what one block counts against the budget at least (lexer setup)
 # html5ever (inside nh3) checks the stack of open elements for each tag, so its time grows with
-# depth × length: 40 KB of `>` (40,000 nested quotes) took 19 s. Deeper than this is plain text.
+# depth times length: 40 KB of `>` (40,000 nested quotes) took 19 s. Deeper than this is plain text.
 MAX_DEPTH = 100
 
 _TAGS = nh3.ALLOWED_TAGS | {
@@ -153,7 +153,7 @@ def _render(text: str, *, code: bool) -> str:
 
 
 def _plain(text: str) -> str:
-    return f'<p><em>{TOO_LARGE_NOTE}</em></p>\n<pre>{htmllib.escape(text)}</pre>'
+    return f"<p><em>{TOO_LARGE_NOTE}</em></p>\n<pre>{htmllib.escape(text)}</pre>"
 
 
 def _remote_images() -> bool:

@@ -262,7 +262,9 @@ CAIRN_RENDER_REMOTE_IMAGES = env.bool("CAIRN_RENDER_REMOTE_IMAGES", default=Fals
 CAIRN_RENDER_CACHE = "rendering"
 CAIRN_RENDER_CACHE_SECONDS = env.int("CAIRN_RENDER_CACHE_SECONDS", default=3600)
 CACHES = {
-    **globals().get("CACHES", {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}),
+    **globals().get(
+        "CACHES", {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    ),
     CAIRN_RENDER_CACHE: {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "cairn-rendering",

@@ -116,7 +116,10 @@ def test_remote_images_become_links_unless_allowed(settings):
     assert html.count("<img") == 2
     assert '<img src="/static/web/logo.png" alt="local">' in html
     assert '<img src="img/x.png" alt="rel">' in html
-    assert '<a href="https://tracker.example/pixel.png" rel="noopener noreferrer nofollow">chart' in html
+    assert (
+        '<a href="https://tracker.example/pixel.png" rel="noopener noreferrer nofollow">chart'
+        in html
+    )
     settings.CAIRN_RENDER_REMOTE_IMAGES = True
     assert render_page_markdown(body).count("<img") == 6
 

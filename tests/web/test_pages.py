@@ -450,7 +450,7 @@ def test_the_entry_body_is_rendered_once_per_version(alice, actor, plan, monkeyp
 
 def test_a_body_cannot_pose_as_the_page(alice, actor, plan):
     body = (
-        "## History\n\n<span class=\"verified\">✓ verified</span> "
+        '## History\n\n<span class="verified">✓ verified</span> '
         '<button type="button" class="copy" data-copy="#memory-url">Copy</button>\n\n'
         "![pixel](https://tracker.example/p.png)\n"
     )
