@@ -99,6 +99,10 @@ class RevisionAdminMixin:
         old, new = selectors.revision_text(old_row), selectors.revision_text(new_row)
         labels = {"old_label": f"version {old_v}", "new_label": f"version {new_v}"}
         mode = "unified" if request.GET.get("mode") == "unified" else "side"
+        side = selectors.side_by_side_html(old, new, **labels) if mode == "side" else None
+        if mode == "side" and side is None:
+            mode = "unified"
+            messages.info(request, "This change is too large to show side by side; unified diff.")
         lines = selectors.unified_diff(old, new, **labels).splitlines()
         context = {
             **self.admin_site.each_context(request),
@@ -110,9 +114,7 @@ class RevisionAdminMixin:
             "mode": mode,
             "unified": [(_line_class(ln), ln) for ln in lines[2:]],
             # HtmlDiff escapes the text itself.
-            "side": mark_safe(selectors.side_by_side_html(old, new, **labels))
-            if mode == "side"
-            else "",
+            "side": mark_safe(side or ""),
             "same": old == new,
             "history_url": self._url("history", entry.pk),
             "revert_url": self._url("revision_revert", entry.pk, old_v),

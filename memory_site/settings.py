@@ -251,6 +251,26 @@ CAIRN_MAX_METADATA_BYTES = env.int("CAIRN_MAX_METADATA_BYTES", default=65_536)
 CAIRN_MAX_METADATA_DEPTH = env.int("CAIRN_MAX_METADATA_DEPTH", default=10)
 CAIRN_MAX_TAGS = env.int("CAIRN_MAX_TAGS", default=50)
 CAIRN_MAX_SOURCES = env.int("CAIRN_MAX_SOURCES", default=50)
+# Rendering bodies for people (knowledge/rendering.py). Past either bound a body is shown as
+# escaped plain text with a note: cmark-gfm is linear, but nobody reads a 200 KB page or a
+# 20,000-character line as prose, and the bounds keep highlighting and sanitising small.
+CAIRN_RENDER_MAX_BYTES = env.int("CAIRN_RENDER_MAX_BYTES", default=200_000)
+CAIRN_RENDER_MAX_LINE_CHARS = env.int("CAIRN_RENDER_MAX_LINE_CHARS", default=20_000)
+# Images on other hosts make each reader's browser call that host; off, they become links.
+CAIRN_RENDER_REMOTE_IMAGES = env.bool("CAIRN_RENDER_REMOTE_IMAGES", default=False)
+# Rendered bodies are cached per (entry, version) in this cache (one per process by default).
+CAIRN_RENDER_CACHE = "rendering"
+CAIRN_RENDER_CACHE_SECONDS = env.int("CAIRN_RENDER_CACHE_SECONDS", default=3600)
+CACHES = {
+    **globals().get(
+        "CACHES", {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    ),
+    CAIRN_RENDER_CACHE: {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "cairn-rendering",
+        "OPTIONS": {"MAX_ENTRIES": env.int("CAIRN_RENDER_CACHE_ENTRIES", default=500)},
+    },
+}
 # Import refuses files larger than this (bytes): they are reported and skipped.
 CAIRN_IMPORT_MAX_BYTES = env.int("CAIRN_IMPORT_MAX_BYTES", default=2_000_000)
 CELERY_BEAT_SCHEDULE = {

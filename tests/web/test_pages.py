@@ -428,3 +428,35 @@ def test_entry_page_relations_cost_a_constant_number_of_queries(alice, actor, li
     page = html(alice.get(url))
     assert page.count('class="rel-type"') >= 24  # 12 links out, 13 back
     assert _queries(alice, url) == few <= 14
+
+
+def test_the_entry_body_is_rendered_once_per_version(alice, actor, plan, monkeypatch):
+    from django.core.cache import caches
+
+    from knowledge import rendering
+
+    for cache in caches.all():  # earlier tests may have rendered an entry with this id
+        cache.clear()
+    calls = []
+    real = rendering.render_page_markdown
+    monkeypatch.setattr(rendering, "render_page_markdown", lambda t: calls.append(t) or real(t))
+    for _ in range(2):
+        assert '<span class="k">def</span>' in html(alice.get(f"/e/{plan.short_id}/"))
+    assert len(calls) == 1
+    entry_update(actor=actor, entry_id=plan.pk, body="# Changed\n")
+    assert 'id="md-changed"' in html(alice.get(f"/e/{plan.short_id}/"))
+    assert len(calls) == 2
+
+
+def test_a_body_cannot_pose_as_the_page(alice, actor, plan):
+    body = (
+        '## History\n\n<span class="verified">✓ verified</span> '
+        '<button type="button" class="copy" data-copy="#memory-url">Copy</button>\n\n'
+        "![pixel](https://tracker.example/p.png)\n"
+    )
+    entry_update(actor=actor, entry_id=plan.pk, body=body)
+    page = html(alice.get(f"/e/{plan.short_id}/"))
+    assert page.count('id="history"') == 1 and 'id="md-history"' in page
+    assert page.count('class="verified"') == 0 and page.count('class="copy"') == 1
+    assert '<img src="https://tracker.example' not in page
+    assert 'href="https://tracker.example/p.png"' in page

@@ -7,7 +7,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from knowledge.inputs import linkable_url
-from knowledge.rendering import render_page_markdown
+from knowledge.rendering import render_entry_body, render_page_markdown
 
 register = template.Library()
 _HIGHLIGHT = re.compile(r"\*\*(.+?)\*\*")
@@ -37,3 +37,9 @@ def indent(depth: int) -> int:
     """The tree's indent class (depth-0 … depth-12 in cairn.css): a class, since the
     Content-Security-Policy refuses inline style attributes."""
     return min(int(depth or 0), 12)
+
+
+@register.filter
+def entry_body(entry) -> str:
+    """The entry's body rendered for its page (bounded and cached per version, sanitized)."""
+    return mark_safe(render_entry_body(entry))
