@@ -156,9 +156,7 @@ class HttpProvider:
         except (KeyError, TypeError, ValueError) as exc:
             raise self._unavailable("did not answer in the OpenAI format", exc) from exc
         if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise self._unavailable(
-                f"returned {len(vectors)} vectors for {len(texts)} texts", body
-            )
+            raise self._unavailable(f"returned {len(vectors)} vectors for {len(texts)} texts", body)
         width = vectors.shape[1]
         if width != self.dim:
             if width > self.dim and self.truncate:

@@ -14,13 +14,13 @@ import json
 from django.contrib.postgres.search import SearchVector
 from django.utils import timezone
 
+from knowledge.actors import Actor
 from knowledge.graph.selectors import (
     build_context,
     entry_relations,
     graph_data,
     observation_search,
 )
-from knowledge.actors import Actor
 from knowledge.models import Membership, Observation, Relation, Role
 from knowledge.selectors import entry_get
 from knowledge.services import entry_move, entry_update, entry_upsert
