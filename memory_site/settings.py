@@ -31,6 +31,14 @@ if TEAM_MODE and (
         'not a placeholder. Generate one with: python -c "import secrets; '
         'print(secrets.token_urlsafe(50))"'
     )
+# --- Team mode serves people over a network: no debug pages (they show settings and code) ---
+if TEAM_MODE and DEBUG:
+    raise ImproperlyConfigured(
+        "Team mode (DATABASE_URL is set) refuses DJANGO_DEBUG=true: debug pages show settings, "
+        "code and queries to anyone who triggers an error. Set DJANGO_DEBUG=false (or unset it); "
+        "debug on your own machine in embedded mode, without DATABASE_URL."
+    )
+
 if not SECRET_KEY:
     _key_file = VAR_DIR / "secret_key"
     if not _key_file.exists():
@@ -42,8 +50,9 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 # Behind TLS: secure cookies, HSTS, and the proxy's X-Forwarded-Proto (only behind a proxy that
-# sets it: otherwise clients could claim https).
-SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=False)
+# sets it: otherwise clients could claim https). Team mode sends cookies over https only unless
+# told otherwise (DJANGO_SESSION_COOKIE_SECURE=false, for a plain-http trial).
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=TEAM_MODE)
 CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=SESSION_COOKIE_SECURE)
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)

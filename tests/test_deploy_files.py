@@ -19,6 +19,14 @@ def test_compose_runs_postgres_redis_web_and_worker():
     assert "celery" in services["worker"]["command"]
 
 
+def test_compose_keeps_team_modes_secure_defaults():
+    compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
+    for name in ("web", "worker", "migrate"):
+        env = compose["services"][name]["environment"]
+        assert "DJANGO_DEBUG" not in env  # team mode refuses it
+        assert env["DJANGO_SESSION_COOKIE_SECURE"].endswith(":-true}")
+
+
 def test_env_example_lists_every_variable_the_settings_read():
     settings_source = (ROOT / "memory_site" / "settings.py").read_text()
     example = (ROOT / ".env.example").read_text()

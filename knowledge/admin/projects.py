@@ -30,6 +30,17 @@ class MembershipForm(forms.ModelForm):
         pass
 
 
+class ProjectForm(forms.ModelForm):
+    """Taken slugs and names are refused by project_create, in the words every surface uses
+    ("not available"); Django's own checks would say "already exists" instead."""
+
+    def validate_constraints(self, exclude=None):
+        pass
+
+    def validate_unique(self):
+        pass
+
+
 class MembershipInline(admin.TabularInline):
     """Who may read, edit and maintain this project. Saved through the membership services."""
 
@@ -56,6 +67,7 @@ class MembershipInline(admin.TabularInline):
 @admin.register(Project)
 class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     project_field = "pk"
+    form = ProjectForm
     list_display = ("slug", "name", "sensitivity", "archived", "updated_at")
     list_filter = ("sensitivity", "archived")
     search_fields = ("slug", "name", "description")

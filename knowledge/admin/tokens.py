@@ -1,11 +1,13 @@
 """Admin for personal API tokens. Staff see and create their own; superusers, everyone's.
 
-The secret exists only in the response to the save that created it: it is shown once in a
-message and only its sha256 is stored.
+The secret exists only in the response to the save that created it: that page shows it once
+(not a message, which Django may keep in a cookie) and only its sha256 is stored.
 """
 
-from django.contrib import admin, messages
+from django.contrib import admin
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 from knowledge.actors import Actor
 from knowledge.admin.common import ServiceWritesMixin
@@ -77,10 +79,19 @@ class ApiTokenAdmin(ServiceWritesMixin, admin.ModelAdmin):
         )
         obj.pk = created.token.pk
         obj.refresh_from_db()
-        messages.warning(
-            request,
-            f"Copy this token now, it will not be shown again: {created.secret}",
-        )
+        request.cairn_token_secret = created.secret  # for response_add, this request only
+
+    def response_add(self, request, obj, post_url_continue=None):
+        """The page that shows the new secret, in the save's own response: a redirect would
+        carry it in a message, and Django's default message storage is a cookie."""
+        secret = getattr(request, "cairn_token_secret", None)
+        if secret is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "token": obj,
+                   "secret": secret, "title": "Copy the new token"}  # fmt: skip
+        response = TemplateResponse(request, "admin/knowledge/apitoken/created.html", context)
+        add_never_cache_headers(response)  # no cache keeps a copy of the page
+        return response
 
     def save_related(self, request, form, formsets, change):
         """Nothing to do: token_create sets the projects, and they are frozen afterwards."""

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from knowledge import inputs
 from knowledge.actors import Actor
@@ -171,9 +171,25 @@ def _primary(actor: Actor, entries: QuerySet[Entry], url: str) -> tuple[str, lis
     return "search", [by_id[i] for i in ids if i in by_id], False
 
 
-def _observations(entry_ids: list[int], as_of: datetime | None, history: set[int]) -> dict:
+def _seen_when_written(rows: QuerySet, entry_field: str, visible: QuerySet) -> QuerySet:
+    """Past facts (no longer current) only when the revision that wrote them lived in a project
+    the reader can see: an entry moved out of a hidden project keeps its hidden past hidden,
+    like its revisions (a current fact is in the body the reader sees anyway)."""
+    written = Entry.history.filter(
+        id=OuterRef(entry_field),
+        version=OuterRef("valid_from_version"),
+        project_id__in=visible.values("pk"),
+    )
+    return rows.filter(Q(valid_to__isnull=True) | Exists(written))
+
+
+def _observations(
+    actor: Actor, entry_ids: list[int], as_of: datetime | None, history: set[int]
+) -> dict:
     """Observations per entry id: current (or at as_of); all of them for ids in `history`."""
     rows = Observation.objects.filter(entry_id__in=entry_ids)
+    if history or as_of is not None:
+        rows = _seen_when_written(rows, "entry_id", visible_projects(actor))
     if history:
         rows = rows.filter(Q(entry_id__in=history) | Q(pk__in=_at(rows, as_of).values("pk")))
     else:
@@ -200,14 +216,13 @@ def neighbourhood(
             break
         frontier = frontier[:MAX_FRONTIER]
         # One query per hop, both directions; each end must be visible.
-        edges = (
-            _at(Relation.objects.filter(target__isnull=False), as_of)
-            .filter(
-                Q(source_id__in=frontier, target__project__in=visible)
-                | Q(target_id__in=frontier, source__project__in=visible)
-            )
-            .values_list("source_id", "target_id", "relation_type")[:MAX_EDGES_PER_HOP]
-        )
+        rows = _at(Relation.objects.filter(target__isnull=False), as_of)
+        if as_of is not None:
+            rows = _seen_when_written(rows, "source_id", visible)
+        edges = rows.filter(
+            Q(source_id__in=frontier, target__project__in=visible)
+            | Q(target_id__in=frontier, source__project__in=visible)
+        ).values_list("source_id", "target_id", "relation_type")[:MAX_EDGES_PER_HOP]
         hop = set(frontier)
         edges = list(edges)
         out = [e for e in edges if e[0] in hop]
@@ -285,7 +300,7 @@ def build_context(
     shown = reached[:max_related]
     ids = [e.pk for e in primary] + [r["id"] for r in shown]
     history = {e.pk for e in primary} if include_history else set()
-    observations = _observations(ids, at, history)
+    observations = _observations(actor, ids, at, history)
     short = {e.pk: e.short_id for e in primary} | {i: e.short_id for i, e in by_id.items()}
     return {
         "url": url,

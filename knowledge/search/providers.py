@@ -147,28 +147,16 @@ class HttpProvider:
                 body = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode(errors="replace")
-            raise EmbeddingUnavailable(
-                f"The embedding server at {self.url} answered {exc.code}: {detail}. "
-                "Check CAIRN_EMBEDDING_MODEL and CAIRN_EMBEDDING_API_KEY."
-            ) from exc
+            raise self._unavailable(f"answered {exc.code}", detail) from exc
         except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
-            raise EmbeddingUnavailable(
-                f"The embedding server at {self.url} could not be reached or answered "
-                f"nonsense ({exc}). Is it running? Check CAIRN_EMBEDDING_URL."
-            ) from exc
+            raise self._unavailable("could not be reached or answered nonsense", exc) from exc
         try:
             rows = sorted(body["data"], key=lambda item: item.get("index", 0))
             vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as exc:
-            raise EmbeddingUnavailable(
-                f"The embedding server at {self.url} did not answer in the OpenAI format "
-                "({'data': [{'embedding': [...]}, ...]})."
-            ) from exc
+            raise self._unavailable("did not answer in the OpenAI format", exc) from exc
         if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise EmbeddingUnavailable(
-                f"The embedding server at {self.url} returned {len(vectors)} vectors for "
-                f"{len(texts)} texts."
-            )
+            raise self._unavailable(f"returned {len(vectors)} vectors for {len(texts)} texts", body)
         width = vectors.shape[1]
         if width != self.dim:
             if width > self.dim and self.truncate:
@@ -181,6 +169,16 @@ class HttpProvider:
                     "model, or use a model with 384-d output."
                 )
         return _unit_rows(vectors)
+
+    def _unavailable(self, what: str, detail: object) -> EmbeddingUnavailable:
+        """The error a caller sees names no URL and quotes no answer (the server may be internal
+        and its answer anything): both go to the server's log, for whoever runs Cairn."""
+        log.warning("The embedding server at %s %s: %.300s", self.url, what, detail)
+        return EmbeddingUnavailable(
+            f"Search by meaning is unavailable right now: the embedding server {what}. Search "
+            "by words meanwhile, or retry later; whoever runs Cairn finds the cause in its log "
+            "(check CAIRN_EMBEDDING_URL, CAIRN_EMBEDDING_MODEL and CAIRN_EMBEDDING_API_KEY)."
+        )
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if not texts:

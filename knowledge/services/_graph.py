@@ -16,17 +16,20 @@ from django.contrib.postgres.search import SearchVector, TrigramSimilarity
 from django.db import connection
 from django.db.models import Q, Value
 
+from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.graph.parsing import Graph, parse
 from knowledge.models import (
     Entry,
     EntryStatus,
     Observation,
+    Project,
     Relation,
     Sensitivity,
     content_hash,
 )
 from knowledge.paths import entry_slug, normalize_path
+from knowledge.selectors import visible_projects
 
 # A project may resolve links into projects at most as closed as itself: a public entry's link
 # never points into a restricted project (readers are filtered again when it is shown).
@@ -62,21 +65,35 @@ def _split_target(text: str) -> tuple[str | None, str | None, str]:
         return None, None, target_key(text)
 
 
-def resolve_targets(source: Entry, texts: list[str]) -> dict[str, int | None]:
+def writer_of(entry: Entry) -> Actor | None:
+    """Who wrote an entry's links, when the save that wrote them is not at hand (a reindex, a
+    link waiting for its entry): its last author. None when unknown: its links then stay in
+    its own project."""
+    return Actor.for_user(entry.updated_by) if entry.updated_by_id else None
+
+
+def _readable(writer: Actor | None):
+    return visible_projects(writer) if writer is not None else Project.objects.none()
+
+
+def resolve_targets(source: Entry, texts: list[str], writer: Actor | None) -> dict[str, int | None]:
     """For each link text of `source`: the id of the entry it names, or None (waiting).
 
     Same project first: the exact path, then the title (same subtopic preferred, then the one
     entry with it, then the oldest); a `project/…/Title` link names another project only when
-    that project exists and `source`'s project may reference it.
+    that project exists, `source`'s project may reference it and the `writer` may read it.
+    A project the writer cannot read is treated as one that does not exist, so a link never
+    tells its writer whether a hidden entry is there.
     """
     if not texts:
         return {}
     project = source.project
     keys = {target_key(t) for t in texts}
     firsts = {p for p, _, _ in map(_split_target, texts) if p}
+    readable = _readable(writer).filter(slug__in=firsts).values("pk")
     rows = list(
         Entry.objects.filter(slug__in=keys)
-        .filter(Q(project_id=project.pk) | Q(project__slug__in=firsts))
+        .filter(Q(project_id=project.pk) | Q(project__in=readable))
         .exclude(pk=source.pk)
         .values_list(*_CANDIDATE)
         .order_by("pk")
@@ -158,10 +175,13 @@ UPDATE knowledge_relation SET valid_to = %(when)s, valid_to_version = %(version)
 """
 
 
-def index_graph(entry: Entry, parsed: Graph | None = None, *, recheck: bool = False) -> None:
+def index_graph(
+    entry: Entry, parsed: Graph | None = None, *, writer: Actor | None, recheck: bool = False
+) -> None:
     """Bring the entry's current observations and relations in line with its body: facts that
     no longer read so are closed at this revision, new ones added; unchanged ones stay as they
-    are. `recheck` also tries again to resolve its waiting links (after a move)."""
+    are. `recheck` also tries again to resolve its waiting links (after a move). New links
+    resolve only into projects the `writer` may read."""
     when, version = entry.updated_at, entry.version
     if parsed is None:
         parsed = Graph() if entry.status == EntryStatus.SUPERSEDED else parse(entry.body)
@@ -199,7 +219,7 @@ def index_graph(entry: Entry, parsed: Graph | None = None, *, recheck: bool = Fa
         Relation.objects.filter(pk__in=close_rel).update(valid_to=when, valid_to_version=version)
     _add_observations(entry, [o for k, o in want_obs.items() if k not in kept_obs], when, version)
     new = [r for k, r in want_rel.items() if k not in kept_rel]
-    resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t in waiting])
+    resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t in waiting], writer)
     if new:
         Relation.objects.bulk_create(
             Relation(
@@ -260,18 +280,39 @@ def resolve_waiting(entry: Entry) -> int:
             target__isnull=True, valid_to__isnull=True, target_key=entry.slug[:120]
         )
         .exclude(source_id=entry.pk)
-        .values_list("pk", "target_text", "source__project_id", "source__project__sensitivity")
-    )[:MAX_WAITING]
+        .values_list(
+            "pk", "target_text", "source__project_id", "source__project__sensitivity",
+            "source__updated_by",
+        )
+    )[:MAX_WAITING]  # fmt: skip
     sub = entry.subtopic.path if entry.subtopic_id else ""
     project = entry.project
+    candidates = [
+        (pk, source_project, writer)
+        for pk, text, source_project, source_sensitivity, writer in rows
+        if _names(text, project, sub, source_project, source_sensitivity)
+    ]
+    # From another project, only a link whose writer may read this one (see resolve_targets).
+    writers = {w for _, source_project, w in candidates if source_project != project.pk and w}
+    readers = set(_writers_who_read(writers, project))
     matched = [
         pk
-        for pk, text, source_project, source_sensitivity in rows
-        if _names(text, project, sub, source_project, source_sensitivity)
+        for pk, source_project, writer in candidates
+        if source_project == project.pk or writer in readers
     ]
     if matched:
         count += Relation.objects.filter(pk__in=matched).update(target_id=entry.pk)
     return count
+
+
+def _writers_who_read(user_ids: set[int], project: Project):
+    """The users among `user_ids` who may read `project` (one query each; a waiting link from
+    another project is rare, and its writers are few)."""
+    from django.contrib.auth import get_user_model
+
+    for user in get_user_model().objects.filter(pk__in=user_ids):
+        if visible_projects(Actor.for_user(user)).filter(pk=project.pk).exists():
+            yield user.pk
 
 
 def _names(text: str, project, sub: str, source_project: int, source_sensitivity: str) -> bool:
@@ -316,11 +357,11 @@ def graph_change(entry: Entry) -> GraphChange:
     )
 
 
-def index_entry_graph(entry: Entry, change: GraphChange) -> None:
+def index_entry_graph(entry: Entry, change: GraphChange, writer: Actor) -> None:
     """The save step's graph work: the entry's own facts (when its text changed), then the links
     that wait for it (when it is new, renamed or moved). A save that changes neither (a
     verification, tags, metadata) costs the graph nothing."""
     if change.text:
-        index_graph(entry, recheck=change.moved)
+        index_graph(entry, writer=writer, recheck=change.moved)
     if change.identity:
         resolve_waiting(entry)

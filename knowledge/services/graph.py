@@ -24,9 +24,12 @@ def entries_reindex_graph(*, actor: Actor, entry_ids: list[int]) -> int:
     if len(entry_ids) > MAX_BATCH:
         raise ValueError(f"at most {MAX_BATCH} entries per call")
     count = 0
-    entries = Entry.objects.filter(pk__in=entry_ids).select_related("project", "subtopic")
+    entries = Entry.objects.filter(pk__in=entry_ids).select_related(
+        "project", "subtopic", "updated_by"
+    )
     for entry in entries.order_by("pk"):
-        # Every entry exists already: its links resolve as it is indexed, none waits for it.
-        _graph.index_graph(entry, recheck=True)
+        # Every entry exists already: its links resolve as it is indexed, none waits for it;
+        # into the projects its last author may read, as when they saved it.
+        _graph.index_graph(entry, writer=_graph.writer_of(entry), recheck=True)
         count += 1
     return count

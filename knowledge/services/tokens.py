@@ -150,12 +150,14 @@ def token_update(
 class RevokedAccess:
     tokens: int
     sessions: int
+    password_disabled: bool  # False when the account had no usable password (SSO only)
 
 
 @transaction.atomic(durable=True)
 def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
-    """Revoke every token of `user` and end every session (admin and site): for someone who
-    left, or lost a group in the identity provider. Superusers (or the system) only."""
+    """Revoke every token of `user`, end every session (admin and site) and make their password
+    unusable, so that they cannot simply sign in again: for someone who left, or lost a group
+    in the identity provider. Superusers (or the system) only."""
     if not (getattr(actor.user, "is_superuser", False) or actor.agent == "system:cairn"):
         raise Forbidden("Only a superuser may revoke another person's access.")
     if actor.token_id is not None:
@@ -169,7 +171,10 @@ def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
         if str(session.get_decoded().get("_auth_user_id")) == str(user.pk)
     ]
     Session.objects.filter(pk__in=doomed).delete()
-    return RevokedAccess(tokens=tokens, sessions=len(doomed))
+    had_password = user.has_usable_password()
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    return RevokedAccess(tokens=tokens, sessions=len(doomed), password_disabled=had_password)
 
 
 # --- token -> actor cache --------------------------------------------------------------------

@@ -14,18 +14,20 @@ import json
 from django.contrib.postgres.search import SearchVector
 from django.utils import timezone
 
+from knowledge.actors import Actor
 from knowledge.graph.selectors import (
     build_context,
     entry_relations,
     graph_data,
     observation_search,
 )
-from knowledge.models import Observation, Relation
+from knowledge.models import Membership, Observation, Relation, Role
 from knowledge.selectors import entry_get
+from knowledge.services import entry_move, entry_update, entry_upsert
 from mcp_api import handlers
 from tests.access.surfaces import surface
 from tests.access.surfaces_api import API, _mcp
-from tests.access.world import SECRET_WORD, SLUG, World
+from tests.access.world import ROLES, SECRET_WORD, SLUG, TITLE, World
 
 LINK_TEXT = "the plan"
 
@@ -146,3 +148,76 @@ def _mcp_get_links(world: World) -> bool:
     )
     assert ok and LINK_TEXT in text, text
     return _silent(world, text, world.entry.short_id in text)
+
+
+# --- links the actor writes, and an entry's past in the target project ---------------------------
+
+WRITERS_OF_LINKS = tuple(r for r in ROLES if r != "read_token")  # a read-only token writes nothing
+
+
+def _write_link(world: World, target: str) -> Relation:
+    """The actor writes `- refers_to [[target]]` in a project it edits (made so for the case);
+    the project is restricted, so the old rule "no link into a more closed project" never
+    refuses it: only whether the writer can read the target decides."""
+    source = world.commons if world.role == "narrowed" else world.elsewhere
+    if world.role != "superuser":
+        Membership.objects.get_or_create(
+            project=source, user=world.user, defaults={"role": Role.EDITOR}
+        )
+    entry = entry_upsert(
+        actor=world.actor(), project=source.slug, title="Linker", body=f"- refers_to [[{target}]]"
+    ).entry
+    return Relation.objects.get(source=entry, valid_to__isnull=True)
+
+
+@surface("graph_link_into_target", "read", WRITERS_OF_LINKS)
+def _graph_link_into_target(world: World) -> bool:
+    """A writer who may not read the target cannot learn its entries exist by linking to them:
+    the link stays waiting, like a link to an entry that does not exist."""
+    link = _write_link(world, f"{SLUG}/ops/2026/{TITLE}")
+    assert link.target_id in (None, world.entry.pk)
+    return link.target_id == world.entry.pk
+
+
+# A link that waits resolves later for its entry's last author, a person: which token they
+# wrote it with is not recorded, so a narrowed token's waiting link resolves as its user's would.
+@surface(
+    "graph_link_waits_for_target", "read", tuple(r for r in WRITERS_OF_LINKS if r != "narrowed")
+)
+def _graph_link_waits_for_target(world: World) -> bool:
+    """The same for a link written before its entry: creating it later resolves the link only
+    for a writer who may read the target."""
+    link = _write_link(world, f"{SLUG}/ops/2026/Zebracorn sequel")
+    assert link.target_id is None
+    created = entry_upsert(
+        actor=Actor.for_user(world.users["superuser"]), project=SLUG, subtopic="ops/2026",
+        title="Zebracorn sequel", body="later",
+    ).entry  # fmt: skip
+    link.refresh_from_db()
+    assert link.target_id in (None, created.pk)
+    return link.target_id == created.pk
+
+
+@surface("graph_context_moved_past", "read")
+def _graph_context_moved_past(world: World) -> bool:
+    """An entry that lived in the target and moved to the public `commons`: its facts from the
+    target (an observation and a link, both dropped before the move) show in build_context's
+    history and as_of only to readers of the target."""
+    root = Actor.for_user(world.users["superuser"])
+    body = f"- [fact] The {SECRET_WORD} moved\n- uses [[commons/Commons note]]"
+    moved = entry_upsert(actor=root, project=SLUG, title="Moved note", body=body).entry
+    then = timezone.now()
+    entry_update(actor=root, entry_id=moved.pk, body="Nothing to see.")
+    entry_move(actor=root, entry_id=moved.pk, project="commons", subtopic="")
+    actor = world.actor()
+    past = build_context(actor, moved.short_id, include_history=True)
+    at = build_context(actor, moved.short_id, as_of=then)
+    (history,) = past["primary"]
+    (then_primary,) = at["primary"]
+    saw = [o["content"] for o in history["observations"]] == [f"The {SECRET_WORD} moved"]
+    assert saw == (then_primary["observations"] != [])
+    assert saw == any(r["id"] == world.commons_entry.pk for r in at["related"])
+    if not saw:
+        text = _dump(past) + _dump(at)
+        assert SECRET_WORD not in text.lower(), f"the entry's hidden past shows: {text[:300]}"
+    return saw

@@ -61,6 +61,45 @@ def test_security_settings_come_from_the_environment():
     assert done.stdout.strip() == "31536000"
 
 
+TEAM = {"DATABASE_URL": "postgres://cairn@127.0.0.1:1/cairn", "DJANGO_SECRET_KEY": "k" * 50}
+_COOKIES = (
+    "from django.conf import settings; "
+    "print(settings.DEBUG, settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE)"
+)
+
+
+def _without_security_env() -> dict:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL"))}
+
+
+def _run(code: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env=_without_security_env() | env | {"DJANGO_SETTINGS_MODULE": "memory_site.settings"},
+    )  # fmt: skip
+
+
+def test_team_mode_refuses_debug():
+    done = _run(_COOKIES, TEAM | {"DJANGO_DEBUG": "true"})
+    assert done.returncode != 0
+    assert "ImproperlyConfigured" in done.stderr and "DJANGO_DEBUG=false" in done.stderr
+
+
+def test_team_mode_sets_secure_cookies_unless_told_otherwise():
+    done = _run(_COOKIES, TEAM)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"]
+    # A plain-http trial deployment may say so explicitly.
+    done = _run(_COOKIES, TEAM | {"DJANGO_SESSION_COOKIE_SECURE": "false"})
+    assert done.stdout.split() == ["False", "False", "False"], done.stderr
+
+
+def test_embedded_mode_keeps_debug_and_plain_cookies_possible():
+    done = _run(_COOKIES, {"DJANGO_DEBUG": "true"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False", "False"]
+
+
 def test_secret_files_are_private_from_the_start(tmp_path, monkeypatch):
     monkeypatch.setattr(embedded, "VAR_DIR", tmp_path / "var")
     old = os.umask(0)  # even with a permissive umask

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.contrib.sessions.models import Session
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 
 from knowledge.actors import Actor
@@ -76,19 +77,30 @@ def test_full_group_paths_are_compared_when_configured(settings):
     assert not user.is_superuser
 
 
-def test_revoke_access_revokes_tokens_and_ends_sessions(client, owner, capsys):
+def test_revoke_access_revokes_tokens_ends_sessions_and_password_login(client, owner, capsys):
     made = token_create(actor=Actor.system(), user=owner, name="t")
+    owner.set_password("hunter2-long-enough")
+    owner.save()
     client.force_login(owner)
     other = UserFactory()
+    other.set_password("other-pass-long-enough")
+    other.save()
     other_token = token_create(actor=Actor.system(), user=other, name="t")
     assert Session.objects.count() == 1
 
     call_command("revoke_access", owner.username)
 
-    assert "Revoked 1 token(s) and ended 1 session(s)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Revoked 1 token(s) and ended 1 session(s)" in out
+    assert "their password sign-in is disabled" in out
     assert token_authenticate(made.secret) is None
     assert token_authenticate(other_token.secret) is not None
     assert not Session.objects.exists()
+    # Nor can they sign in again with the password they had: SSO sign-in alone is left.
+    owner.refresh_from_db()
+    assert not owner.has_usable_password()
+    assert not Client().login(username=owner.username, password="hunter2-long-enough")
+    assert Client().login(username=other.username, password="other-pass-long-enough")
 
 
 def test_only_superusers_revoke_access(owner):

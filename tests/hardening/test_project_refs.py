@@ -27,19 +27,19 @@ def _legacy(slug: str, name: str, member: Actor) -> Project:
 
 
 def test_a_name_equal_to_another_projects_slug_is_refused(mallory, project):
-    with pytest.raises(AlreadyExists, match="taken"):
+    with pytest.raises(AlreadyExists, match="not available"):
         project_create(actor=mallory, slug="evil", name="acme")
-    with pytest.raises(AlreadyExists, match="taken"):
+    with pytest.raises(AlreadyExists, match="not available"):
         project_create(actor=mallory, slug="Acme", name="Other")  # slug equal to a name
     evil = project_create(actor=mallory, slug="evil", name="Evil")
-    with pytest.raises(AlreadyExists, match="taken"):
+    with pytest.raises(AlreadyExists, match="not available"):
         project_update(actor=mallory, project=evil.slug, name="ACME")
 
 
 def test_renaming_onto_a_taken_name_is_a_clear_conflict_not_a_500(actor, project, mallory):
     project_create(actor=mallory, slug="other", name="Other Name")
     Membership.objects.filter(project=project, user=actor.user).update(role=Role.MAINTAINER)
-    with pytest.raises(AlreadyExists, match="taken"):
+    with pytest.raises(AlreadyExists, match="not available"):
         project_update(actor=actor, project="acme", name="other name")
     assert Project.objects.get(slug="acme").name == "Acme"
 
@@ -121,4 +121,4 @@ def test_rest_rename_onto_a_taken_name_is_409(api, acme, mallory):
         "/api/v1/projects/acme", {"name": "OTHER"}, content_type="application/json"
     )
     assert response.status_code == 409
-    assert "taken" in response.json()["detail"]
+    assert "not available" in response.json()["detail"]

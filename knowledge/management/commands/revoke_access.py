@@ -1,4 +1,5 @@
-"""`manage.py revoke_access <username>`: revoke all of a user's tokens and end their sessions."""
+"""`manage.py revoke_access <username>`: revoke all of a user's tokens, end their sessions and
+disable their password sign-in."""
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -10,8 +11,8 @@ from knowledge.services.tokens import user_by_name
 
 class Command(BaseCommand):
     help = (
-        "Revoke every API token of a user and end all their signed-in sessions (for someone who "
-        "left, or lost a group in the identity provider)."
+        "Revoke every API token of a user, end all their signed-in sessions and disable their "
+        "password sign-in (for someone who left, or lost a group in the identity provider)."
     )
 
     def add_arguments(self, parser):
@@ -23,8 +24,15 @@ class Command(BaseCommand):
             done = user_access_revoke(actor=Actor.system(), user=account)
         except KnowledgeError as exc:
             raise CommandError(exc.message) from exc
+        password = (
+            "their password sign-in is disabled"
+            if done.password_disabled
+            else "they had no password sign-in"
+        )
         self.stdout.write(
             self.style.SUCCESS(
-                f"Revoked {done.tokens} token(s) and ended {done.sessions} session(s) of {user}."
+                f"Revoked {done.tokens} token(s) and ended {done.sessions} session(s) of {user}; "
+                f"{password}. Single sign-on still lets them in while the identity provider "
+                "does: remove them there, or untick 'active' on their account in the admin."
             )
         )

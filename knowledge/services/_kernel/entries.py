@@ -279,7 +279,7 @@ def save_entry(
         ) from exc
     index_text(entry)
     if graph_switch.enabled:
-        index_entry_graph(entry, change)
+        index_entry_graph(entry, change, actor)
     entry_written(entry.pk)
 
 

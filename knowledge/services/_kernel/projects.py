@@ -41,10 +41,11 @@ def require_create_project(actor: Actor) -> None:
 
 
 def project_taken(slug: str, name: str) -> AlreadyExists:
-    """One answer for "taken", whether or not the caller can see the project that has it."""
+    """One answer for "taken", whether or not the caller can see the project that has it:
+    every surface passes these words on, so none can tell a hidden project from a visible one."""
     return AlreadyExists(
-        f"The project slug {slug!r} or name {name!r} is taken (slugs and names share one "
-        "namespace). Pick another slug and name.",
+        f"The project slug {slug!r} or name {name!r} is not available (slugs and names share "
+        "one namespace with every project, also those you cannot see); choose another.",
         project=slug,
     )
 
