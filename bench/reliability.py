@@ -188,6 +188,13 @@ HOSTILE = [
     ("REST limit=100000000", "rest_limit"),
     ("REST offset=10^18", "rest_offset"),
     ("project named like another's slug", "capture"),
+    # issue 18
+    ('body "- [" + 20,000 spaces + "x"', "observation_spaces"),
+    ('body "- rel [[" + 20,000 spaces', "relation_spaces"),
+    ('get("p/a" + 200,000 spaces + "b/x")', "long_path"),
+    ("search with a 200,000-space subtopic", "long_subtopic"),
+    ("javascript: source URL", "script_source"),
+    ("50 made-up HTTP methods (new /metrics lines)", "methods"),
 ]
 
 
@@ -254,6 +261,32 @@ async def hostile_phase(url: str, token: str) -> list[dict]:
         if kind == "rest_offset":
             res = await http.get(f"{rest}/entries", params={"offset": 10**18})
             return str(res.status_code), res.text[:160]
+        if kind in ("observation_spaces", "relation_spaces"):
+            opener = "- [" if kind == "observation_spaces" else "- rel [["
+            body = opener + " " * 20_000 + ("x" if kind == "observation_spaces" else "")
+            res, _ = await agent.call("upsert", {"project": "rel", "title": kind, "body": body})
+            return ("tool error" if res.is_error else "ok"), _text(res)
+        if kind == "long_path":
+            res, _ = await agent.call("get", {"id_or_path": "p/a" + " " * 200_000 + "b/x"})
+            return ("tool error" if res.is_error else "ok"), _text(res)
+        if kind == "long_subtopic":
+            res, _ = await agent.call(
+                "search", {"query": "x", "project": "rel", "subtopic": "a" + " " * 200_000 + "/b"}
+            )
+            return ("tool error" if res.is_error else "ok"), _text(res)
+        if kind == "script_source":
+            source = {"kind": "url", "external_id": "x1", "url": "javascript:alert(1)"}
+            res, _ = await agent.call(
+                "upsert", {"project": "rel", "title": "S", "body": "b", "sources": [source]}
+            )
+            return ("tool error" if res.is_error else "stored"), _text(res)
+        if kind == "methods":
+            site = url.removesuffix("/mcp")
+            lines = len((await http.get(f"{site}/metrics")).text.splitlines())
+            for i in range(50):
+                await http.request(f"MFOO{i}", f"{rest}/projects")
+            grown = len((await http.get(f"{site}/metrics")).text.splitlines()) - lines
+            return ("bounded" if grown < 50 else "grew"), f"{grown} new lines"
         if kind == "capture":
             res, _ = await agent.call("create_project", {"slug": "evil", "name": "rel"})
             return ("tool error" if res.is_error else "ok"), _text(res)
