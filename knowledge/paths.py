@@ -6,6 +6,7 @@
 
 from django.utils.text import slugify
 
+from knowledge import limits
 from knowledge.errors import ValidationFailed
 
 MAX_DEPTH = 8
@@ -26,6 +27,7 @@ def split_path(raw: str | None) -> list[tuple[str, str]]:
     """Return [(slug, display name), …] for each segment; [] for the project root."""
     if raw is None:
         return []
+    limits.check_length(raw, field="subtopic", limit=limits.PATH)
     if "\x00" in raw:
         raise ValidationFailed("The subtopic contains a NUL character (\\x00).", field="subtopic")
     text = raw.strip().strip("/").strip()

@@ -71,15 +71,37 @@ class CairnMCP(MCPServer):
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
-            problems = [
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in exc.__cause__.errors()
-            ]
+            problems = _problems(exc.__cause__.errors())
             return render.error(
                 f"{name}() arguments are invalid — " + "; ".join(problems) + ". "
                 f"Valid arguments: {', '.join(valid)}.",
                 {"code": "validation_failed", "problems": problems, "valid": valid},
             )
+
+
+_TOO_LONG = {"string_too_long": "characters", "too_long": "items"}
+
+
+def _problems(errors: list[dict]) -> list[str]:
+    """One line per problem. An argument over its length limit gets just that line, with the
+    length and the limit, not the union's other branches (`int`, `str`) it failed too."""
+    too_long = {err["loc"][0] for err in errors if err["type"] in _TOO_LONG and err["loc"]}
+    problems = []
+    for err in errors:
+        where = ".".join(str(p) for p in err["loc"] if not _is_branch(p)) or "arguments"
+        if err["type"] in _TOO_LONG:
+            problems.append(
+                f"{where}: {len(err['input']):,} {_TOO_LONG[err['type']]}; the limit is "
+                f"{err['ctx']['max_length']:,}, send a shorter value"
+            )
+        elif not (err["loc"] and err["loc"][0] in too_long):
+            problems.append(f"{where}: {err['msg']}")
+    return problems
+
+
+def _is_branch(part: object) -> bool:
+    """pydantic's name for a union member in an error's location (`int`, `constrained-str`)."""
+    return isinstance(part, str) and (part in ("int", "str", "none") or "[" in part or "-" in part)
 
 
 def _transport_security() -> TransportSecuritySettings:

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import (
@@ -47,11 +48,13 @@ def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
 
 def record(instance: models.Model, actor: Actor, reason: str) -> None:
     """Tell django-simple-history who made this revision and why."""
+    limits.check_length(reason, field="reason", limit=limits.REASON)
     instance._history_user = actor.db_user
     instance._change_reason = (reason or "").strip()[:100] or None
 
 
 def normalize_title(title: str | None) -> str:
+    limits.check_length(title, field="title", limit=limits.TITLE)
     title = " ".join((title or "").split())
     if not title:
         raise ValidationFailed("An entry needs a title.", field="title")

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Value
 from django.db.models.functions import Lower
 
+from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
@@ -219,6 +220,8 @@ def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
     linked = set(entry.sources.values_list("pk", flat=True)) if entry.pk else set()
     added = False
     for raw in sources:
+        for name, limit in limits.SOURCE_FIELDS.items():
+            limits.check_length(str(raw.get(name) or ""), field=f"sources.{name}", limit=limit)
         kind = str(raw.get("kind", "")).strip().lower()
         external_id = str(raw.get("external_id", "")).strip()
         if not kind or not external_id:
