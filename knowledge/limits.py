@@ -39,3 +39,18 @@ def check_length(value: str | None, *, field: str, limit: int) -> None:
             field=field,
             limit=limit,
         )
+
+
+_TOO_LONG = {"string_too_long": "characters", "too_long": "items"}
+
+
+def too_long(error: dict) -> str | None:
+    """A pydantic error over a length limit in the same words on every surface (`the limit is
+    1,000 characters (this one has 1,200), send a shorter value`); None for other errors."""
+    unit = _TOO_LONG.get(error.get("type", ""))
+    if unit is None:
+        return None
+    limit = (error.get("ctx") or {}).get("max_length")
+    value = error.get("input")
+    size = f" (this one has {len(value):,})" if hasattr(value, "__len__") else ""
+    return f"the limit is {limit:,} {unit}{size}, send a shorter value"

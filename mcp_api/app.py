@@ -20,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 
+from knowledge import limits
 from knowledge.inputs import find_nul
 from mcp_api import render
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
@@ -79,21 +80,15 @@ class CairnMCP(MCPServer):
             )
 
 
-_TOO_LONG = {"string_too_long": "characters", "too_long": "items"}
-
-
 def _problems(errors: list[dict]) -> list[str]:
     """One line per problem. An argument over its length limit gets just that line, with the
     length and the limit, not the union's other branches (`int`, `str`) it failed too."""
-    too_long = {err["loc"][0] for err in errors if err["type"] in _TOO_LONG and err["loc"]}
+    too_long = {err["loc"][0] for err in errors if limits.too_long(err) and err["loc"]}
     problems = []
     for err in errors:
         where = ".".join(str(p) for p in err["loc"] if not _is_branch(p)) or "arguments"
-        if err["type"] in _TOO_LONG:
-            problems.append(
-                f"{where}: {len(err['input']):,} {_TOO_LONG[err['type']]}; the limit is "
-                f"{err['ctx']['max_length']:,}, send a shorter value"
-            )
+        if message := limits.too_long(err):
+            problems.append(f"{where}: {message}")
         elif not (err["loc"] and err["loc"][0] in too_long):
             problems.append(f"{where}: {err['msg']}")
     return problems
