@@ -36,19 +36,24 @@ from knowledge.schemas import (
     NoNul,
     ObservationHitOut,
     ObservationParams,
+    PathText,
     ProjectIn,
     ProjectOut,
     ProjectPatch,
+    ProjectRef,
+    ReasonText,
+    Ref,
     RelationsOut,
     RevertIn,
     RevisionOut,
     SearchOut,
+    SearchText,
+    Short,
     SourceCheckIn,
     SourceCheckOut,
     StatusIn,
     SubtopicIn,
     SubtopicOut,
-    Text,
     UpsertOut,
     VerifyIn,
 )
@@ -92,22 +97,22 @@ def create_project(request: HttpRequest, data: ProjectIn):
 
 
 @router.get("/projects/{project}", response=ProjectOut, tags=["projects"])
-def get_project(request: HttpRequest, project: Text):
+def get_project(request: HttpRequest, project: ProjectRef):
     return project_summary(request.auth, project)
 
 
 @router.patch("/projects/{project}", response=ProjectOut, tags=["projects"])
-def update_project(request: HttpRequest, project: Text, data: ProjectPatch):
+def update_project(request: HttpRequest, project: ProjectRef, data: ProjectPatch):
     return project_update(actor=request.auth, project=project, **data.model_dump())
 
 
 @router.get("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
-def list_subtopics(request: HttpRequest, project: Text):
+def list_subtopics(request: HttpRequest, project: ProjectRef):
     return subtopic_tree(request.auth, project)
 
 
 @router.post("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])
-def ensure_subtopic(request: HttpRequest, project: Text, data: SubtopicIn):
+def ensure_subtopic(request: HttpRequest, project: ProjectRef, data: SubtopicIn):
     """Create every missing level of a path (`a/b/c` or `a > b > c`); returns the whole tree."""
     subtopic_ensure(actor=request.auth, project=project, path=data.path)
     return subtopic_tree(request.auth, project)
@@ -117,10 +122,10 @@ def ensure_subtopic(request: HttpRequest, project: Text, data: SubtopicIn):
 
 
 class EntryFilters(NoNul):
-    project: Text | None = None
-    subtopic: Text | None = None
-    kind: list[Text] | None = None
-    status: list[Text] | None = None
+    project: ProjectRef | None = None
+    subtopic: PathText | None = None
+    kind: list[Short] | None = None
+    status: list[Short] | None = None
     include_history: bool = False
 
 
@@ -178,61 +183,61 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
 
 
 @router.get("/entries/lookup", response=EntryDetailOut, tags=["entries"])
-def lookup_entry(request: HttpRequest, path: Text):
+def lookup_entry(request: HttpRequest, path: Ref):
     """An entry by `project/subtopic/path/title` (or its slug), e.g. `acme/ops/2026/upgrade`."""
     return entry_get(request.auth, path)
 
 
 @router.get("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
-def get_entry(request: HttpRequest, ref: Text):
+def get_entry(request: HttpRequest, ref: Ref):
     """An entry by id or short id; use /entries/lookup?path=… for a path."""
     return entry_get(request.auth, ref)
 
 
 @router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
-def update_entry(request: HttpRequest, ref: Text, data: EntryPatch):
+def update_entry(request: HttpRequest, ref: Ref, data: EntryPatch):
     return entry_update(actor=request.auth, entry_id=ref, **data.model_dump(exclude_unset=True))
 
 
 # api_operation rather than the router's delete shortcut, which a plain-text write check reads
 # as an ORM delete.
 @router.api_operation(["DELETE"], "/entries/{ref}", response={204: None}, tags=["entries"])
-def delete_entry(request: HttpRequest, ref: Text, reason: Text):
+def delete_entry(request: HttpRequest, ref: Ref, reason: ReasonText):
     entry_delete(actor=request.auth, entry_id=ref, reason=reason)
     return Status(204, None)
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
-def edit_entry(request: HttpRequest, ref: Text, data: EditIn):
+def edit_entry(request: HttpRequest, ref: Ref, data: EditIn):
     """Change part of the body: append, prepend, find_replace, replace_section."""
     return entry_edit(actor=request.auth, entry_id=ref, **data.model_dump()).entry
 
 
 @router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
-def move_entry(request: HttpRequest, ref: Text, data: MoveIn):
+def move_entry(request: HttpRequest, ref: Ref, data: MoveIn):
     return entry_move(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 @router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
-def set_entry_status(request: HttpRequest, ref: Text, data: StatusIn):
+def set_entry_status(request: HttpRequest, ref: Ref, data: StatusIn):
     return entry_set_status(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
-def correct_entry(request: HttpRequest, ref: Text, data: CorrectIn):
+def correct_entry(request: HttpRequest, ref: Ref, data: CorrectIn):
     """Record that the entry was wrong: a new entry supersedes it; both are kept."""
     new, old = entry_correct(actor=request.auth, entry_id=ref, **data.model_dump())
     return Status(201, {"entry": new, "superseded": old})
 
 
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
-def verify_entry(request: HttpRequest, ref: Text, data: VerifyIn):
+def verify_entry(request: HttpRequest, ref: Ref, data: VerifyIn):
     """Record that you (a person) confirmed the entry."""
     return entry_verify(actor=request.auth, entry_id=ref, **data.model_dump())
 
 
 @router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["history"])
-def history_list(request: HttpRequest, ref: Text, limit: int = Query(50, ge=1, le=500)):
+def history_list(request: HttpRequest, ref: Ref, limit: int = Query(50, ge=1, le=500)):
     """Revisions newest first: who, when, why, and the git commit once mirrored."""
     return entry_history(request.auth, ref, limit=limit)
 
@@ -240,7 +245,7 @@ def history_list(request: HttpRequest, ref: Text, limit: int = Query(50, ge=1, l
 @router.get("/entries/{ref}/diff", response=DiffOut, tags=["history"])
 def history_diff(
     request: HttpRequest,
-    ref: Text,
+    ref: Ref,
     from_version: int = Query(..., ge=1),
     to_version: int | None = Query(None, ge=1),
 ):
@@ -253,7 +258,7 @@ def history_diff(
 
 
 @router.post("/entries/{ref}/revert", response=EntryDetailOut, tags=["history"])
-def history_revert(request: HttpRequest, ref: Text, data: RevertIn):
+def history_revert(request: HttpRequest, ref: Ref, data: RevertIn):
     """Make the entry look as it did at `to_version`, as a new revision."""
     return entry_revert(actor=request.auth, entry_id=ref, **data.model_dump())
 
@@ -262,20 +267,20 @@ def history_revert(request: HttpRequest, ref: Text, data: RevertIn):
 
 
 class SearchParams(NoNul):
-    q: Text = ""
-    project: Text | None = None
-    subtopic: Text | None = None
-    kinds: list[Text] | None = None
-    tags: list[Text] | None = None
+    q: SearchText = ""
+    project: ProjectRef | None = None
+    subtopic: PathText | None = None
+    kinds: list[Short] | None = None
+    tags: list[Short] | None = None
     tags_all: bool = False
-    status: list[Text] | None = None
-    after: Text | None = None
-    before: Text | None = None
+    status: list[Short] | None = None
+    after: Short | None = None
+    before: Short | None = None
     limit: int = 10
     include_history: bool = False
     include_transcripts: bool = False
     mode: Literal["hybrid", "text", "semantic"] = "hybrid"
-    category: list[Text] | None = None
+    category: list[Short] | None = None
 
 
 @router.get("/search", response=SearchOut, tags=["search"])
@@ -312,7 +317,7 @@ def check_sources(request: HttpRequest, data: SourceCheckIn):
 
 
 @router.get("/entries/{ref}/relations", response=RelationsOut, tags=["graph"])
-def get_entry_relations(request: HttpRequest, ref: Text):
+def get_entry_relations(request: HttpRequest, ref: Ref):
     """An entry's outgoing relations (resolved, or waiting for their entry: `entry` null) and
     its backlinks. A link to an entry you may not see shows only its text."""
     return entry_relations(request.auth, entry_get(request.auth, ref))

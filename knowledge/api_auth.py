@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
+from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, KnowledgeError, NotFound
 from knowledge.services.tokens import token_authenticate
@@ -90,7 +91,8 @@ def register_error_handlers(api) -> None:
             loc = [str(p) for p in err.get("loc", ())]
             # loc is (where, parameter name, field…): the field path is what a caller fixes.
             field = ".".join(loc[2:] if loc[:1] == ["body"] else loc[1:]) or ".".join(loc)
-            errors.append({"field": field, "message": err.get("msg", ""), "loc": loc})
+            message = limits.too_long(err) or err.get("msg", "")
+            errors.append({"field": field, "message": message, "loc": loc})
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
         return problem(
             422,

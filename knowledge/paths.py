@@ -4,28 +4,37 @@
 `"customer-x/2026-08/incident/"` all become `customer-x/2026-08/incident`.
 """
 
-import re
-
 from django.utils.text import slugify
 
+from knowledge import limits
 from knowledge.errors import ValidationFailed
 
 MAX_DEPTH = 8
-_SEPARATORS = re.compile(r"\s*(?:/|>|\\|::)\s*")
+
+
+def _segments(text: str) -> list[str]:
+    """`text` split at `/`, `>`, `\\` and `::`, each part's spaces collapsed (empty parts kept).
+
+    Plain replacing and splitting, linear in the text: the pattern this replaced,
+    `\\s*(?:/|>|\\\\|::)\\s*`, retried every start in a run of spaces (7 s on 20,000 of them).
+    """
+    for separator in ("::", ">", "\\"):
+        text = text.replace(separator, "/")
+    return [" ".join(part.split()) for part in text.split("/")]
 
 
 def split_path(raw: str | None) -> list[tuple[str, str]]:
     """Return [(slug, display name), …] for each segment; [] for the project root."""
     if raw is None:
         return []
+    limits.check_length(raw, field="subtopic", limit=limits.PATH)
     if "\x00" in raw:
         raise ValidationFailed("The subtopic contains a NUL character (\\x00).", field="subtopic")
     text = raw.strip().strip("/").strip()
     if not text:
         return []
     segments = []
-    for part in _SEPARATORS.split(text):
-        name = " ".join(part.split())
+    for name in _segments(text):
         if not name:
             continue
         slug = slugify(name)[:80].strip("-")

@@ -3,9 +3,11 @@
 from datetime import datetime
 from typing import Annotated, Literal
 
+from django.conf import settings
 from ninja import Field, Schema
 from pydantic import AfterValidator, ConfigDict, model_validator
 
+from knowledge import limits
 from knowledge.inputs import find_nul
 from knowledge.models import Entry
 
@@ -18,8 +20,18 @@ def _no_nul(value: str) -> str:
     return value
 
 
-# A path or query string: refused with a 422 when it holds a NUL byte.
+# A path or query string: refused with a 422 when it holds a NUL byte. Every string a caller
+# sends has a maximum length (knowledge.limits), named in the 422; bodies keep their byte limit.
 Text = Annotated[str, AfterValidator(_no_nul)]
+Short = Annotated[str, Field(max_length=limits.SHORT), AfterValidator(_no_nul)]
+Ref = Annotated[str, Field(max_length=limits.REF), AfterValidator(_no_nul)]
+ProjectRef = Annotated[str, Field(max_length=limits.PROJECT), AfterValidator(_no_nul)]
+PathText = Annotated[str, Field(max_length=limits.PATH), AfterValidator(_no_nul)]
+ReasonText = Annotated[str, Field(max_length=limits.REASON), AfterValidator(_no_nul)]
+SearchText = Annotated[
+    str, Field(max_length=settings.CAIRN_SEARCH_MAX_QUERY_CHARS), AfterValidator(_no_nul)
+]
+Items = Annotated[list[Short], Field(max_length=limits.ITEMS)]  # in a JSON body
 
 
 class NoNul(Schema):
@@ -37,15 +49,15 @@ class StrictIn(NoNul):
 
 
 class ProjectIn(StrictIn):
-    slug: str = Field(..., max_length=80, examples=["customer-x"])
-    name: str = Field("", max_length=200)
-    description: str = ""
+    slug: str = Field(..., max_length=limits.SLUG, examples=["customer-x"])
+    name: str = Field("", max_length=limits.NAME)
+    description: str = Field("", max_length=limits.DESCRIPTION)
     sensitivity: Literal["public", "internal", "confidential", "restricted"] = "internal"
 
 
 class ProjectPatch(StrictIn):
-    name: str | None = Field(None, max_length=200)
-    description: str | None = None
+    name: str | None = Field(None, max_length=limits.NAME)
+    description: str | None = Field(None, max_length=limits.DESCRIPTION)
     sensitivity: Literal["public", "internal", "confidential", "restricted"] | None = None
     archived: bool | None = None
 
@@ -61,7 +73,7 @@ class ProjectOut(Schema):
 
 
 class SubtopicIn(StrictIn):
-    path: str = Field(..., min_length=1, max_length=500, examples=["customer-x/2026-08"])
+    path: str = Field(..., min_length=1, max_length=limits.PATH, examples=["customer-x/2026-08"])
 
 
 class SubtopicOut(Schema):
@@ -72,10 +84,10 @@ class SubtopicOut(Schema):
 
 
 class SourceIn(Schema):
-    kind: str = Field(..., min_length=1, max_length=40, examples=["email"])
-    external_id: str = Field(..., min_length=1, max_length=500)
-    url: str = ""
-    title: str = ""
+    kind: str = Field(..., min_length=1, max_length=limits.KIND, examples=["email"])
+    external_id: str = Field(..., min_length=1, max_length=limits.EXTERNAL_ID)
+    url: str = Field("", max_length=limits.URL)
+    title: str = Field("", max_length=limits.SOURCE_TITLE)
 
 
 class SourceOut(Schema):
@@ -144,17 +156,17 @@ class EntryDetailOut(EntryOut):
 
 
 class EntryCreateIn(StrictIn):
-    project: str = Field(..., min_length=1, description="Project slug, name or id.")
-    title: str = Field(..., min_length=1, max_length=300)
+    project: ProjectRef = Field(..., min_length=1, description="Project slug, name or id.")
+    title: str = Field(..., min_length=1, max_length=limits.TITLE)
     body: str = ""
-    subtopic: str | None = Field(None, max_length=500, description="'a/b' or 'a > b'.")
-    kind: str | None = Field(None, max_length=40)
-    tags: list[str] | None = None
-    status: str | None = None
+    subtopic: str | None = Field(None, max_length=limits.PATH, description="'a/b' or 'a > b'.")
+    kind: str | None = Field(None, max_length=limits.KIND)
+    tags: Items | None = None
+    status: Short | None = None
     searchable: bool | None = None
     metadata: dict | None = None
-    sources: list[SourceIn] | None = None
-    reason: str = ""
+    sources: list[SourceIn] | None = Field(None, max_length=limits.ITEMS)
+    reason: ReasonText = ""
 
 
 class EntryUpsertIn(EntryCreateIn):
@@ -167,44 +179,44 @@ class UpsertOut(Schema):
 
 
 class EntryPatch(StrictIn):
-    title: str | None = Field(None, min_length=1, max_length=300)
+    title: str | None = Field(None, min_length=1, max_length=limits.TITLE)
     body: str | None = None
-    kind: str | None = Field(None, max_length=40)
-    tags: list[str] | None = None
-    status: str | None = None
+    kind: str | None = Field(None, max_length=limits.KIND)
+    tags: Items | None = None
+    status: Short | None = None
     searchable: bool | None = None
     metadata: dict | None = None
     expected_version: int | None = Field(None, ge=0)
-    reason: str = ""
+    reason: ReasonText = ""
 
 
 class EditIn(StrictIn):
     operation: Literal["append", "prepend", "find_replace", "replace_section"]
     content: str
     find: str | None = None
-    section: str | None = None
+    section: Short | None = None
     expected_count: int | None = Field(None, ge=1)
     expected_version: int | None = Field(None, ge=0)
-    reason: str = ""
+    reason: ReasonText = ""
 
 
 class MoveIn(StrictIn):
-    subtopic: str | None = Field(None, max_length=500)
-    project: str | None = None
+    subtopic: str | None = Field(None, max_length=limits.PATH)
+    project: ProjectRef | None = None
     expected_version: int | None = Field(None, ge=0)
-    reason: str = ""
+    reason: ReasonText = ""
 
 
 class StatusIn(StrictIn):
     status: Literal["active", "open", "resolved", "superseded", "archived"]
     expected_version: int | None = Field(None, ge=0)
-    reason: str = ""
+    reason: ReasonText = ""
 
 
 class CorrectIn(StrictIn):
     body: str = Field(..., min_length=1)
-    reason: str = Field(..., min_length=1)
-    title: str | None = Field(None, max_length=300)
+    reason: ReasonText = Field(..., min_length=1)
+    title: str | None = Field(None, max_length=limits.TITLE)
     expected_version: int | None = Field(None, ge=0)
 
 
@@ -215,7 +227,7 @@ class CorrectOut(Schema):
 
 class VerifyIn(StrictIn):
     expected_version: int | None = Field(None, ge=0)
-    reason: str = ""
+    reason: ReasonText = ""
 
 
 class RevisionOut(Schema):
@@ -240,7 +252,7 @@ class DiffOut(Schema):
 class RevertIn(StrictIn):
     to_version: int = Field(ge=1)
     expected_version: int | None = None
-    reason: str = ""
+    reason: ReasonText = ""
 
 
 class SearchHitOut(Schema):
@@ -261,8 +273,8 @@ class SearchOut(Schema):
 
 
 class SourceCheckIn(StrictIn):
-    project: str
-    sources: list[SourceIn] = Field(..., min_length=1, max_length=500)
+    project: ProjectRef
+    sources: list[SourceIn] = Field(..., min_length=1, max_length=limits.ITEMS)
 
 
 class SourceCheckOut(Schema):
@@ -374,11 +386,8 @@ class GraphOut(Schema):
     limit: int
 
 
-Short = Annotated[Text, Field(max_length=1000)]
-
-
 class ContextParams(NoNul):
-    url: Short = Field(..., description="memory://project/path/entry, a /* or /** glob, an "
+    url: Ref = Field(..., description="memory://project/path/entry, a /* or /** glob, an "
                        "entry reference, or search words")  # fmt: skip
     depth: int = Field(1, ge=1, le=3)
     timeframe: Short | None = Field(None, description="only entries changed since: 7d, ISO date")
@@ -388,14 +397,14 @@ class ContextParams(NoNul):
 
 
 class GraphParams(NoNul):
-    project: Short | None = None
-    around: Short | None = Field(None, description="an entry reference or memory:// URL")
+    project: ProjectRef | None = None
+    around: Ref | None = Field(None, description="an entry reference or memory:// URL")
     depth: int = Field(1, ge=1, le=3)
     limit: int = Field(2000, ge=1, le=2000)
 
 
 class ObservationParams(NoNul):
-    q: Short = ""
+    q: SearchText = ""
     category: Short | None = None
-    project: Short | None = None
+    project: ProjectRef | None = None
     limit: int = Field(20, ge=1, le=100)

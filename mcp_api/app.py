@@ -20,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 
+from knowledge import limits
 from knowledge.inputs import find_nul
 from mcp_api import render
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
@@ -71,15 +72,31 @@ class CairnMCP(MCPServer):
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
-            problems = [
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in exc.__cause__.errors()
-            ]
+            problems = _problems(exc.__cause__.errors())
             return render.error(
                 f"{name}() arguments are invalid — " + "; ".join(problems) + ". "
                 f"Valid arguments: {', '.join(valid)}.",
                 {"code": "validation_failed", "problems": problems, "valid": valid},
             )
+
+
+def _problems(errors: list[dict]) -> list[str]:
+    """One line per problem. An argument over its length limit gets just that line, with the
+    length and the limit, not the union's other branches (`int`, `str`) it failed too."""
+    too_long = {err["loc"][0] for err in errors if limits.too_long(err) and err["loc"]}
+    problems = []
+    for err in errors:
+        where = ".".join(str(p) for p in err["loc"] if not _is_branch(p)) or "arguments"
+        if message := limits.too_long(err):
+            problems.append(f"{where}: {message}")
+        elif not (err["loc"] and err["loc"][0] in too_long):
+            problems.append(f"{where}: {err['msg']}")
+    return problems
+
+
+def _is_branch(part: object) -> bool:
+    """pydantic's name for a union member in an error's location (`int`, `constrained-str`)."""
+    return isinstance(part, str) and (part in ("int", "str", "none") or "[" in part or "-" in part)
 
 
 def _transport_security() -> TransportSecuritySettings:

@@ -11,9 +11,11 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from knowledge import limits
 from knowledge.actors import Actor
 from mcp_api import handlers
 from mcp_api.auth import current_actor
@@ -31,22 +33,45 @@ DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
-Project = Annotated[str, Field(description="Project slug or name (case-insensitive).")]
-OptProject = Annotated[str | None, Field(description="Project slug or name; omit for all.")]
-Subtopic = Annotated[
-    str | None, Field(description="Subtopic path, 'a/b' or 'a > b'; created on write.")
+# Every string argument has a maximum length (knowledge.limits): a long one is refused before
+# any work, with the argument and the limit named (CairnMCP.call_tool words the error).
+Project = Annotated[
+    str, Field(max_length=limits.PROJECT, description="Project slug or name (case-insensitive).")
 ]
+OptProject = Annotated[
+    str | None, Field(max_length=limits.PROJECT, description="Project slug or name; omit for all.")
+]
+Subtopic = Annotated[
+    str | None,
+    Field(max_length=limits.PATH, description="Subtopic path, 'a/b' or 'a > b'; created on write."),
+]
+_Item = Annotated[str, Field(max_length=limits.SHORT)]
 StrList = Annotated[
-    list[str] | str | None, Field(description="A list, or a comma-separated string.")
+    Annotated[list[_Item], Field(max_length=limits.ITEMS)]
+    | Annotated[str, Field(max_length=limits.TAGS)]
+    | None,
+    Field(description="A list, or a comma-separated string."),
 ]
 EntryRef = Annotated[
-    int | str,
+    int | Annotated[str, Field(max_length=limits.REF)],
     Field(description="Entry id (the number, e.g. 42), short id, or project/subtopic/title."),
 ]
 Version = Annotated[
     int | None, Field(description="Fail with a conflict if the entry's version differs.")
 ]
-Reason = Annotated[str, Field(description="Why (kept in the entry's history).")]
+Reason = Annotated[
+    str, Field(max_length=limits.REASON, description="Why (kept in the entry's history).")
+]
+Title = Annotated[str, Field(max_length=limits.TITLE)]
+Short = Annotated[str, Field(max_length=limits.SHORT)]
+# Bodies (and edit's content and find) keep their byte limit, CAIRN_MAX_BODY_BYTES, which the
+# services check before any work, in bytes as the setting says.
+Body = str
+_SourceKey = Annotated[str, Field(max_length=max(map(len, limits.SOURCE_FIELDS)))]
+Sources = Annotated[
+    list[dict[_SourceKey, Annotated[str, Field(max_length=limits.URL)]]],
+    Field(max_length=limits.ITEMS),
+]
 
 
 def _run(handler, actor: Actor, kwargs: dict[str, Any]) -> CallToolResult:
@@ -64,16 +89,22 @@ async def _call(handler, **kwargs: Any) -> CallToolResult:
 
 
 async def search(
-    query: Annotated[str, Field(description="Words to look for; quotes for phrases.")],
+    query: Annotated[
+        str,
+        Field(
+            max_length=settings.CAIRN_SEARCH_MAX_QUERY_CHARS,
+            description="Words to look for; quotes for phrases.",
+        ),
+    ],
     project: OptProject = None,
     subtopic: Subtopic = None,
     kinds: StrList = None,
     tags: StrList = None,
     status: StrList = None,
     after: Annotated[
-        str | None, Field(description="Changed after: ISO date or age like '7d'.")
+        Short | None, Field(description="Changed after: ISO date or age like '7d'.")
     ] = None,
-    before: Annotated[str | None, Field(description="Changed before: ISO date or age.")] = None,
+    before: Annotated[Short | None, Field(description="Changed before: ISO date or age.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False,
     category: Annotated[
@@ -97,18 +128,19 @@ async def get(
 
 async def upsert(
     project: Project,
-    title: Annotated[str, Field(description="Identity within the subtopic (case-insensitive).")],
-    body: Annotated[str, Field(description="The whole Markdown body.")],
+    title: Annotated[Title, Field(description="Identity within the subtopic (case-insensitive).")],
+    body: Annotated[Body, Field(description="The whole Markdown body.")],
     subtopic: Subtopic = None,
     kind: Annotated[
-        str | None, Field(description="note, decision, fact, person, session, task, …")
+        Annotated[str, Field(max_length=limits.KIND)] | None,
+        Field(description="note, decision, fact, person, session, task, …"),
     ] = None,
     tags: StrList = None,
     status: Annotated[
-        str | None, Field(description="active, open, resolved, superseded or archived.")
+        Short | None, Field(description="active, open, resolved, superseded or archived.")
     ] = None,
     sources: Annotated[
-        list[dict[str, str]] | None,
+        Sources | None,
         Field(description='Where it came from: [{"kind": "email", "external_id": "…"}].'),
     ] = None,
     expected_version: Version = None,
@@ -123,10 +155,10 @@ async def upsert(
 async def edit(
     id: EntryRef,
     operation: Literal["append", "prepend", "find_replace", "replace_section"],
-    content: Annotated[str, Field(description="Text to add, or the replacement.")],
-    find: Annotated[str | None, Field(description="find_replace: exact text to replace.")] = None,
+    content: Annotated[Body, Field(description="Text to add, or the replacement.")],
+    find: Annotated[Body | None, Field(description="find_replace: exact text to replace.")] = None,
     section: Annotated[
-        str | None, Field(description="replace_section: the Markdown heading's text.")
+        Short | None, Field(description="replace_section: the Markdown heading's text.")
     ] = None,
     expected_count: Annotated[
         int | None, Field(description="find_replace: occurrences expected (default 1).")
@@ -150,7 +182,7 @@ async def list_open(
 
 async def recent(
     project: OptProject = None,
-    since: Annotated[str, Field(description="ISO date or age: '7d', '2 weeks', '12h'.")] = "7d",
+    since: Annotated[Short, Field(description="ISO date or age: '7d', '2 weeks', '12h'.")] = "7d",
     limit: Annotated[int, Field(ge=1, le=200)] = 20,
 ) -> CallToolResult:
     """Entries changed recently, newest first."""
@@ -180,7 +212,7 @@ async def diff(
 
 
 async def delete(
-    id: EntryRef, reason: Annotated[str, Field(description="Why it is deleted.")]
+    id: EntryRef, reason: Annotated[Reason, Field(description="Why it is deleted.")]
 ) -> CallToolResult:
     """Delete an entry (its history is kept). To fix a wrong entry use correct instead."""
     return await _call(handlers.delete, **locals())
@@ -189,7 +221,7 @@ async def delete(
 async def check_sources(
     project: Project,
     sources: Annotated[
-        list[dict[str, str]],
+        Sources,
         Field(description='[{"kind": "email", "external_id": "<message-id>"}, …]'),
     ],
 ) -> CallToolResult:
@@ -199,11 +231,15 @@ async def check_sources(
 
 
 async def create_project(
-    slug: Annotated[str, Field(description="Short name, e.g. 'customer-x'.")],
-    name: Annotated[str | None, Field(description="Display name; defaults to the slug.")] = None,
-    description: str = "",
+    slug: Annotated[
+        str, Field(max_length=limits.SLUG, description="Short name, e.g. 'customer-x'.")
+    ],
+    name: Annotated[
+        str | None, Field(max_length=limits.NAME, description="Display name; defaults to the slug.")
+    ] = None,
+    description: Annotated[str, Field(max_length=limits.DESCRIPTION)] = "",
     sensitivity: Annotated[
-        str, Field(description="public, internal, confidential or restricted.")
+        Short, Field(description="public, internal, confidential or restricted.")
     ] = "internal",
 ) -> CallToolResult:
     """Create a project. Ask the user first: most writes belong in an existing project."""
@@ -212,9 +248,9 @@ async def create_project(
 
 async def correct(
     id: EntryRef,
-    body: Annotated[str, Field(description="The corrected Markdown body.")],
-    reason: Annotated[str, Field(description="What was wrong.")],
-    title: Annotated[str | None, Field(description="New title; defaults to the old one.")] = None,
+    body: Annotated[Body, Field(description="The corrected Markdown body.")],
+    reason: Annotated[Reason, Field(description="What was wrong.")],
+    title: Annotated[Title | None, Field(description="New title; defaults to the old one.")] = None,
 ) -> CallToolResult:
     """Record that an entry was wrong: a new entry supersedes it; both are kept and search
     shows the new one."""
@@ -225,20 +261,21 @@ async def build_context(
     url: Annotated[
         str,
         Field(
+            max_length=limits.REF,
             description="memory://project/path/entry, memory://project/sub/* (or /** for "
-            "everything below), an entry id, short id or path, or search words."
+            "everything below), an entry id, short id or path, or search words.",
         ),
     ],
     depth: Annotated[int, Field(ge=1, le=3, description="Hops through relations.")] = 1,
     timeframe: Annotated[
-        str | None, Field(description="Only entries changed since: '7d' or an ISO date.")
+        Short | None, Field(description="Only entries changed since: '7d' or an ISO date.")
     ] = None,
     max_related: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[
         bool, Field(description="Also the facts no longer current, and since when.")
     ] = False,
     as_of: Annotated[
-        str | None, Field(description="The facts as they were at this ISO date/time.")
+        Short | None, Field(description="The facts as they were at this ISO date/time.")
     ] = None,
 ) -> CallToolResult:
     """Recall around a topic in one call: the entry (or the entries of a glob or a search)

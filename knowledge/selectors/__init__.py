@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Case, Count, Exists, Q, QuerySet, When
 
+from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
@@ -119,6 +120,7 @@ def visible_entries(actor: Actor) -> QuerySet[Entry]:
 def project_ref_filter(ref: str | int) -> Q:
     """Every project `ref` could name: its id (digits), slug or name (case-insensitive)."""
     text = str(ref).strip()
+    limits.check_length(text, field="project", limit=limits.PROJECT)
     lookup = Q(slug__iexact=text) | Q(name__iexact=text)
     if text.isdigit() and int(text) <= 2**63 - 1:
         lookup |= Q(pk=int(text))
@@ -222,6 +224,7 @@ def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
     or its `memory://project/subtopic/slug` permalink) and, for a number that could also be a
     short id, the ordering that prefers the id."""
     text = strip_memory_scheme(str(ref).strip())
+    limits.check_length(text, field="entry reference", limit=limits.REF)
     if text.isdigit():
         number = int(text)
         if number > 2**63 - 1:

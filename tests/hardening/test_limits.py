@@ -5,6 +5,7 @@ import pytest
 
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
+from knowledge.selectors import entry_get, entry_list
 from knowledge.services import entry_edit, entry_upsert
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +104,30 @@ def test_replace_section_works_past_a_hostile_heading(actor, project):
         actor=actor, entry_id=entry.pk, operation="replace_section", section="Next", content="new"
     )
     assert result.entry.body.endswith("## Next\n\nnew")
+
+
+LONG_PATH = "p/a" + " " * 200_000 + "b/x"
+
+
+@pytest.mark.parametrize(
+    ("call", "field", "limit"),
+    [
+        (lambda a: entry_get(a, LONG_PATH), "entry reference", "1,000"),
+        (lambda a: entry_list(a, project="p" * 201), "project", "200"),
+        (lambda a: entry_upsert(actor=a, project="acme", title="T", body="b", subtopic=LONG_PATH),
+         "subtopic", "500"),
+        (lambda a: entry_upsert(actor=a, project="acme", title="t" * 301, body="b"),
+         "title", "300"),
+        (lambda a: entry_upsert(actor=a, project="acme", title="T", body="b", reason="r" * 1001),
+         "reason", "1,000"),
+        (lambda a: entry_upsert(actor=a, project="acme", title="T", body="b",
+                                sources=[{"kind": "url", "external_id": "x", "url": "u" * 2001}]),
+         "sources.url", "2,000"),
+    ],
+)  # fmt: skip
+def test_the_services_refuse_overlong_strings_themselves(actor, project, call, field, limit):
+    """What a surface lets through (the admin, a command, a future tool) is still bounded."""
+    with pytest.raises(ValidationFailed, match=f"the limit is {limit}") as exc:
+        call(actor)
+    assert exc.value.data["field"] == field
+    assert not Entry.objects.filter(title="T").exists()

@@ -1,20 +1,23 @@
 """The parsers that read user text run in linear time: no input may hold the process.
 
 Hypothesis builds lines from the characters that make backtracking patterns blow up (runs of
-spaces, tabs, `#`, sentence ends) and each parse must finish within a bound per input.
+spaces, tabs, `#`, sentence ends) and each parse must finish within a bound per input. The graph
+parser, path splitting and the other functions reviewed for their patterns run in a watchdog
+child (tests/watchdog.py), on inputs up to 100,000 characters: a regression fails, not hangs.
 """
 
 import re
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from history.importing import record_from
 from knowledge.markdown import first_h1, parse_heading
 from knowledge.search.chunking import chunk_text
 from knowledge.services.entries_edit import apply_edit
+from tests.watchdog import WATCHDOG_SECONDS, Watchdog
 
 # Generous for a shared 2-core machine; the backtracking patterns took 9-30 s on 2-3 KB lines.
 BOUND_SECONDS = 0.5
@@ -124,3 +127,115 @@ def test_headings_agree_with_the_old_pattern_on_ordinary_lines(line):
         assert new[1].rstrip("#").rstrip() == old.group(2).strip().rstrip("#").rstrip() or (
             new[1].startswith(old.group(2).strip())
         )
+
+
+# --- graph parser, paths and the other patterns on user text, in a watchdog child -------------
+
+# Each function reviewed for its patterns, called with one string (helpers bind other arguments).
+TEXT_FUNCTIONS = [
+    "knowledge.graph.parsing.parse",
+    "knowledge.graph.parsing.targets",
+    "knowledge.graph.parsing.relation_type",
+    "knowledge.graph.parsing.split_link",
+    "knowledge.paths.split_path",
+    "knowledge.paths.normalize_path",
+    "knowledge.paths.entry_slug",
+    "knowledge.search.query.parse",
+    "knowledge.search.snippets.lexemes_of",
+    "knowledge.search.chunking.chunk_text",
+    "knowledge.inputs.when",
+    "knowledge.inputs.str_list",
+    "history.files.safe_segment",
+    "web.templatetags.web.snippet",
+]
+MAX_CHARS = 100_000
+_HOSTILE = st.sampled_from(
+    [
+        " ",
+        " ",
+        " ",
+        "\t",
+        "[",
+        "[[",
+        "]",
+        "]]",
+        "(",
+        ")",
+        "#",
+        "`",
+        "``",
+        "/",
+        ">",
+        "::",
+        "\\",
+        "|",
+        "- ",
+        "- [",
+        "- rel [[",
+        "x",
+        "'",
+        '"',
+        "**",
+        ".",
+        "é",
+        "\n",
+    ]
+)  # fmt: skip  (spaces thrice: most of the old patterns blew up on a run of them)
+# Long runs are what hurt; Hypothesis alone prefers small numbers.
+_LENGTH = st.sampled_from([1, 2, 3, 500, 5_000, 20_000]) | st.integers(1, 20_000)
+_LONG_RUN = st.tuples(_HOSTILE, _LENGTH).map(lambda t: t[0] * t[1])
+HOSTILE_TEXT = st.lists(_LONG_RUN, min_size=1, max_size=6).map(
+    lambda runs: "".join(runs)[:MAX_CHARS]
+)
+# The shapes of the report and of this review: each froze or slowed its parser before.
+SHAPES = [
+    "- [" + " " * 20_000 + "x",
+    "- rel [[" + " " * 20_000,
+    "- [rel" + " " * 20_000 + "[[",
+    "x " + "`" * 1_000 + " " * 10_000,
+    "x " + "``" * 1_000 + " " * 10_000,
+    "p/a" + " " * 200_000 + "b/x",
+    "a" + " :: " * 20_000 + "b",
+    "- [a] x (" + " " * 50_000 + ")" + " " * 40_000 + "x",
+    "- [a] " + "#" * 90_000,
+    "[[" * 50_000,
+    "1 d" + " " * 60 + "x",
+]
+
+
+@pytest.fixture(scope="module")
+def watchdog():
+    dog = Watchdog()
+    yield dog
+    dog.close()
+    # The worst time per function, for the record (shown with `pytest -s`).
+    for name, (seconds, size) in sorted(dog.worst.items()):
+        print(f"worst {name}: {seconds * 1000:.1f} ms on {size:,} chars")
+
+
+def _bounded(watchdog, text):
+    slow = {}
+    for name in TEXT_FUNCTIONS:
+        seconds = watchdog.seconds(name, text)
+        if seconds >= BOUND_SECONDS:
+            slow[name] = "killed" if seconds == float("inf") else f"{seconds:.2f}s"
+    assert not slow, (
+        f"over {BOUND_SECONDS}s (watchdog {WATCHDOG_SECONDS}s) on {text[:40]!r}…: {slow}"
+    )
+
+
+@pytest.mark.parametrize("text", SHAPES, ids=lambda t: repr(t[:12]) + f"…{len(t)}")
+def test_the_hostile_shapes_parse_fast(watchdog, text):
+    _bounded(watchdog, text)
+
+
+# No shrinking: every replay of a slow input costs up to the watchdog's time.
+@settings(
+    max_examples=60,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+@given(HOSTILE_TEXT)
+def test_generated_hostile_text_parses_fast(watchdog, text):
+    _bounded(watchdog, text)

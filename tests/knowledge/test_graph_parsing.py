@@ -5,7 +5,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.graph.parsing import LINKS_TO, parse, relation_type, targets
+from knowledge.graph.parsing import (
+    LINKS_TO,
+    MAX_CATEGORY,
+    TASK_MARKS,
+    parse,
+    relation_type,
+    split_link,
+    targets,
+)
+from knowledge.paths import normalize_path
 
 
 def test_observation_with_tags_and_context():
@@ -110,3 +119,61 @@ def test_parse_never_loses_a_link(prose, names, typed):
 def test_links_inside_fences_never_count(text):
     fenced = "```\n" + re.sub(r"^(```|~~~)", "", text, flags=re.M) + "\n[[Fenced]]\n```\n"
     assert not any(r.target == "Fenced" for r in parse(fenced).relations)
+
+
+# The patterns the linear parser replaced, on inputs short enough for them: the same answers.
+_OLD_INLINE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+_OLD_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
+_OLD_OBSERVATION = re.compile(r"^\[\s*([^\[\]]+?)\s*\](?!\()\s*(.*)$")
+_OLD_CONTEXT = re.compile(r"\(([^()]*)\)\s*$")
+_OLD_LINK = re.compile(r"\[\[([^\[\]\n]*?)\]\]")
+_OLD_SEPARATORS = re.compile(r"\s*(?:/|>|\\|::)\s*")
+_FENCE_START = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def _old_reading(line: str) -> tuple[list[str], tuple | None]:
+    """A line's link targets, and its (category, text, context) before tags, the old way."""
+    line = _OLD_INLINE.sub(lambda m: " " * len(m.group(0)), line)
+    found = [t for t, _, _ in map(split_link, _OLD_LINK.findall(line)) if t]
+    bullet = _OLD_BULLET.match(line)
+    item = bullet.group(1).strip() if bullet else ""
+    m = _OLD_OBSERVATION.match(item)
+    if m is None or item.startswith("[["):
+        return found, None
+    rest, context = m.group(2).strip(), ""
+    if (c := _OLD_CONTEXT.search(rest)) and c.start() > 0:
+        context = " ".join(c.group(1).split())
+        rest = rest[: c.start()].rstrip()
+    return found, (" ".join(m.group(1).split()).lower()[:MAX_CATEGORY], rest, context)
+
+
+def _outcome(fn, arg):
+    try:
+        return fn(arg)
+    except Exception as exc:  # the message quotes the raw input, which differs here
+        return type(exc)
+
+
+_ATOMS = st.sampled_from(
+    [*"`` x[]()#-*+|/&a\t>:\\", "[[", "]]", "- ", "- [", "\u00a0", "é", "(c)", "#t", "::"]
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_ATOMS, max_size=40).map("".join))
+def test_the_linear_parser_agrees_with_the_old_patterns(line):
+    found, old = _old_reading(line)
+    if _FENCE_START.match(line):
+        return  # a fence line: blanked before any pattern ran, then and now
+    assert targets(line) == found
+    observations = parse(line).observations
+    if old is None or old[0] in TASK_MARKS:
+        assert observations == []
+    else:
+        assert len(observations) == (1 if old[0] and old[1] else 0)
+    if observations:
+        (obs,) = observations
+        assert (obs.category, obs.context) == (old[0], old[2])
+        assert obs.tags or obs.content == " ".join(old[1].split())
+    old_parts = "/".join(" ".join(p.split()) for p in _OLD_SEPARATORS.split(line))
+    assert _outcome(normalize_path, line) == _outcome(normalize_path, old_parts)

@@ -1,5 +1,7 @@
 """Hostile input over MCP: each answer is a result or a clear tool error, never a hang."""
 
+import time
+
 import pytest
 
 from knowledge.models import Entry
@@ -36,3 +38,38 @@ def test_search_over_the_caps_is_a_tool_error(call):
     res = call("search", query=" ".join(f'-"w{i}"' for i in range(300)))
     assert res.is_error
     assert "the limit is" in text(res)
+
+
+LONG_PATH = "p/a" + " " * 200_000 + "b/x"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "argument", "limit"),
+    [
+        ("get", {"id_or_path": LONG_PATH}, "id_or_path", "1,000"),
+        ("search", {"query": "x", "subtopic": LONG_PATH}, "subtopic", "500"),
+        ("browse", {"project": "acme", "subtopic": LONG_PATH}, "subtopic", "500"),
+        ("list_open", {"project": LONG_PATH}, "project", "200"),
+        ("upsert", {"project": "acme", "title": "t" * 301, "body": "b"}, "title", "300"),
+        ("upsert", {"project": "acme", "title": "T", "body": "b", "reason": "r" * 1001},
+         "reason", "1,000"),
+        ("upsert", {"project": "acme", "title": "T", "body": "b", "tags": ["t" * 1001]},
+         "tags", "1,000"),
+        ("upsert", {"project": "acme", "title": "T", "body": "b",
+                    "sources": [{"kind": "url", "external_id": "x", "url": "u" * 2001}]},
+         "sources", "2,000"),
+        ("create_project", {"slug": "s" * 81}, "slug", "80"),
+        ("build_context", {"url": LONG_PATH}, "url", "1,000"),
+        ("search", {"query": "x" * 2001}, "query", "2,000"),
+    ],
+)  # fmt: skip
+def test_an_overlong_string_argument_is_a_quick_tool_error_naming_it_and_its_limit(
+    call, tool, arguments, argument, limit
+):
+    start = time.perf_counter()
+    res = call(tool, **arguments)
+    elapsed = time.perf_counter() - start
+    assert res.is_error, text(res)
+    assert argument in text(res) and f"the limit is {limit}" in text(res), text(res)
+    assert elapsed < 2, f"{tool} took {elapsed:.1f}s"
+    assert not Entry.objects.filter(title="T").exists()

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.inputs import source_url
@@ -48,11 +49,13 @@ def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
 
 def record(instance: models.Model, actor: Actor, reason: str) -> None:
     """Tell django-simple-history who made this revision and why."""
+    limits.check_length(reason, field="reason", limit=limits.REASON)
     instance._history_user = actor.db_user
     instance._change_reason = (reason or "").strip()[:100] or None
 
 
 def normalize_title(title: str | None) -> str:
+    limits.check_length(title, field="title", limit=limits.TITLE)
     title = " ".join((title or "").split())
     if not title:
         raise ValidationFailed("An entry needs a title.", field="title")
@@ -84,20 +87,17 @@ def check_status(status: str | None) -> None:
         )
 
 
-# The Source model's column sizes: longer values are refused with the field's name, not a
-# database error.
-SOURCE_FIELD_LIMITS = {"kind": 40, "external_id": 500, "url": 2000, "title": 500}
-
-
 def check_source(raw: object) -> dict[str, str]:
-    """One source as sent (kind, external_id, url, title) → its clean, bounded fields."""
+    """One source as sent (kind, external_id, url, title) → its clean, bounded fields (the
+    Source model's column sizes: longer values are refused with the field's name, not a
+    database error)."""
     if not isinstance(raw, dict):
         raise ValidationFailed(
             'Each source is an object, e.g. {"kind": "url", "external_id": "x1", '
             '"url": "https://example.org/x1"}.',
             field="sources",
         )
-    fields = {name: str(raw.get(name) or "").strip() for name in SOURCE_FIELD_LIMITS}
+    fields = {name: str(raw.get(name) or "").strip() for name in limits.SOURCE_FIELDS}
     fields["kind"] = fields["kind"].lower()
     if not fields["kind"] or not fields["external_id"]:
         raise ValidationFailed(
@@ -105,13 +105,8 @@ def check_source(raw: object) -> dict[str, str]:
             '{"kind": "email", "external_id": "<message-id>"}.',
             field="sources",
         )
-    for name, limit in SOURCE_FIELD_LIMITS.items():
-        if len(fields[name]) > limit:
-            raise ValidationFailed(
-                f"sources.{name} is over the limit of {limit:,} characters; shorten it.",
-                field=f"sources.{name}",
-                limit=limit,
-            )
+    for name, limit in limits.SOURCE_FIELDS.items():
+        limits.check_length(fields[name], field=f"sources.{name}", limit=limit)
         if "\x00" in fields[name]:
             raise ValidationFailed(
                 f"sources.{name} contains a NUL character (\\x00); remove it and retry.",
