@@ -183,6 +183,11 @@ CAIRN_EMBEDDING_PASSAGE_PREFIX = env("CAIRN_EMBEDDING_PASSAGE_PREFIX", default="
 # Chunks: heading- and paragraph-aware pieces of about this many words, overlapping a little.
 CAIRN_CHUNK_WORDS = env.int("CAIRN_CHUNK_WORDS", default=200)
 CAIRN_CHUNK_OVERLAP = env.int("CAIRN_CHUNK_OVERLAP", default=40)
+# The model's work per entry and per call, in estimated tokens (its cost grows with tokens, and
+# one worker embeds and mirrors in turn): past it an entry's later chunks are found by full text
+# only. 20,000 is about 80 KB of prose (a minute or less of one core); a body of punctuation
+# reaches it at about 20 KB.
+CAIRN_EMBED_MAX_TOKENS = env.int("CAIRN_EMBED_MAX_TOKENS", default=20_000)
 # Fusion weights and k (k: rrf only); chosen by cross-validation on LoCoMo dev (bench/README.md).
 CAIRN_SEARCH_RRF_K = env.int("CAIRN_SEARCH_RRF_K", default=60)
 CAIRN_SEARCH_TEXT_WEIGHT = env.float("CAIRN_SEARCH_TEXT_WEIGHT", default=1.0)

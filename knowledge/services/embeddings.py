@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from knowledge.models import Entry, EntryChunk
-from knowledge.search.chunking import chunk_text
+from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.services._kernel import index_text
@@ -26,13 +26,24 @@ EmbedOutcome = Literal["embedded", "unchanged", "missing", "disabled"]
 
 
 def _pieces(entry: Entry) -> tuple[list[str], list[str]]:
-    """(texts to store, texts to embed) for an entry; an empty body embeds the title alone."""
+    """(texts to store, texts to embed) for an entry; an empty body embeds the title alone.
+
+    Chunks stop at CAIRN_EMBED_MAX_TOKENS (the first always counts), so one entry costs the
+    model a bounded time: the rest of a huge body is still found by its words."""
     chunks = chunk_text(
         entry.body, size=settings.CAIRN_CHUNK_WORDS, overlap=settings.CAIRN_CHUNK_OVERLAP
     )
     if not chunks:
         return [entry.title], [entry.title]
-    return [c.text for c in chunks], [c.for_embedding(entry.title) for c in chunks]
+    stored, embedded, budget = [], [], settings.CAIRN_EMBED_MAX_TOKENS
+    for chunk in chunks:
+        text = chunk.for_embedding(entry.title)
+        budget -= estimated_tokens(text)
+        if embedded and budget < 0:
+            break
+        stored.append(chunk.text)
+        embedded.append(text)
+    return stored, embedded
 
 
 def embedding_key(entry: Entry) -> str:
@@ -72,16 +83,30 @@ def entries_embed(
             outcomes[entry_id] = "unchanged"
     if not todo:
         return outcomes
-    plans = [(entry, *_pieces(entry)) for entry in todo]
-    texts = [t for _, _, embed_texts in plans for t in embed_texts]
-    # The model runs outside any transaction: no row is locked while it works.
-    vectors = provider.embed_passages(texts)
-    offset = 0
-    for entry, stored, embed_texts in plans:
-        rows = vectors[offset : offset + len(embed_texts)]
-        offset += len(embed_texts)
-        outcomes[entry.pk] = _store(entry, stored, rows, provider.name)
+    for plans in _calls([(entry, *_pieces(entry)) for entry in todo]):
+        texts = [t for _, _, embed_texts in plans for t in embed_texts]
+        # The model runs outside any transaction: no row is locked while it works.
+        vectors = provider.embed_passages(texts)
+        offset = 0
+        for entry, stored, embed_texts in plans:
+            rows = vectors[offset : offset + len(embed_texts)]
+            offset += len(embed_texts)
+            outcomes[entry.pk] = _store(entry, stored, rows, provider.name)
     return outcomes
+
+
+def _calls(plans: list) -> list[list]:
+    """The plans grouped into model calls of at most CAIRN_EMBED_MAX_TOKENS each (an entry is
+    never split), so each call's results are stored before the next, long one starts."""
+    calls, current, used = [], [], 0
+    for plan in plans:
+        cost = sum(estimated_tokens(t) for t in plan[2])
+        if current and used + cost > settings.CAIRN_EMBED_MAX_TOKENS:
+            calls.append(current)
+            current, used = [], 0
+        current.append(plan)
+        used += cost
+    return [*calls, current] if current else calls
 
 
 @transaction.atomic
