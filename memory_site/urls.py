@@ -12,8 +12,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-# REST API (knowledge/api.py) is mounted below.
-from memory_site.api import api  # noqa: E402
+# REST API (api/) is mounted below.
+from api.site import api  # noqa: E402
 
 urlpatterns += [path("api/", api.urls)]
 

@@ -30,8 +30,8 @@ WRITE_METHODS = {"save", "delete", "create", "update", "bulk_create", "bulk_upda
 QUERY_METHODS = {"objects", "filter", "exclude", "order_by", "annotate", "aggregate",
                  "values", "values_list", "select_related", "prefetch_related", "raw",
                  "extra", "distinct"}  # fmt: skip
-SITE_PACKAGES = ("history", "mcp_api", "memory_site")
-OURS = {"knowledge", "history", "mcp_api", "memory_site", "web", "tests", "bench"}
+SITE_PACKAGES = ("history", "api", "mcp_api", "memory_site")
+OURS = {"knowledge", "history", "api", "mcp_api", "memory_site", "web", "tests", "bench"}
 
 
 def _modules(*patterns: str) -> list[Path]:
@@ -139,8 +139,7 @@ def _is_harmless(func: ast.Attribute) -> bool:
 
 SURFACE_KINDS = {
     "mcp": ("mcp_api/**/*.py",),
-    "rest": ("knowledge/api.py", "knowledge/api_auth.py", "knowledge/api/**/*.py",
-             "memory_site/api.py"),
+    "rest": ("api/**/*.py",),
     "admin": ("knowledge/admin/**/*.py", "history/admin.py"),
     "web": ("web/**/*.py",),
     "commands": ("knowledge/management/**/*.py", "history/management/**/*.py",
@@ -148,7 +147,7 @@ SURFACE_KINDS = {
 }  # fmt: skip
 SURFACE_MODULES = {  # the import prefixes that name each kind of surface
     "mcp": ("mcp_api",),
-    "rest": ("knowledge.api", "knowledge.api_auth", "memory_site.api"),
+    "rest": ("api",),
     "admin": ("knowledge.admin", "history.admin", "django.contrib.admin"),
     "web": ("web",),
     "commands": ("knowledge.management", "history.management", "memory_site.management"),
@@ -163,12 +162,12 @@ CORE = _modules(
     "knowledge/models.py", "knowledge/errors.py", "knowledge/inputs.py", "knowledge/paths.py",
     "history/services.py", "history/selectors.py",
 )  # fmt: skip
-_NOT_CORE = {"api.py", "api_auth.py", "api", "admin", "management"}
+_NOT_CORE = {"admin", "management"}
 KNOWLEDGE_CORE = [p for p in _modules("knowledge/**/*.py") if p.parts[len(ROOT.parts) + 1]
                   not in _NOT_CORE]  # fmt: skip
 ALL_CODE = _modules(
-    "knowledge/**/*.py", "history/**/*.py", "mcp_api/**/*.py", "memory_site/**/*.py",
-    "web/**/*.py", "bench/**/*.py", "manage.py",
+    "knowledge/**/*.py", "history/**/*.py", "api/**/*.py", "mcp_api/**/*.py",
+    "memory_site/**/*.py", "web/**/*.py", "bench/**/*.py", "manage.py",
 )  # fmt: skip
 # background.py queues the work after a commit (a kernel step; benchmarks switch it off).
 SERVICE_MODULES = [
@@ -201,7 +200,7 @@ def _ids(p: Path) -> str:
 def test_the_checks_see_the_code():
     assert ROOT / "knowledge" / "admin" / "entries.py" in SURFACES
     assert ROOT / "mcp_api" / "tools.py" in SURFACES
-    assert ROOT / "knowledge" / "api.py" in SURFACES
+    assert ROOT / "api" / "routers" / "entries.py" in SURFACES
     assert ROOT / "knowledge" / "services" / "entries.py" in SERVICE_MODULES
     assert ROOT / "knowledge" / "models.py" in KNOWLEDGE_CORE
     assert ROOT / "knowledge" / "admin" / "entries.py" not in KNOWLEDGE_CORE
@@ -447,14 +446,14 @@ def test_the_rules_catch_what_they_forbid(tmp_path):
         tmp_path,
         "mcp_api/handlers.py",
         "from django.db.models import Count\n"
-        "from knowledge.api import router\n"
+        "from api.routers.entries import router\n"
         "from knowledge.services.entries import _lock\n"
         "def recent(actor):\n"
         "    return Entry.objects.filter(x=1).order_by('-id')\n",
     )
     assert len(_query_calls(handler, root=tmp_path)) == 4  # .objects .filter .order_by import
     assert _cross_surface_imports(handler, "mcp", root=tmp_path) == [
-        "mcp_api/handlers.py:2 (mcp) imports knowledge.api"
+        "mcp_api/handlers.py:2 (mcp) imports api.routers.entries"
     ]
     assert _private_imports(handler, root=tmp_path) == [
         "mcp_api/handlers.py:3 imports knowledge.services.entries._lock"

@@ -3,8 +3,8 @@
 import pytest
 from django.test import Client
 
+from api.site import api as ninja_api
 from knowledge.models import Entry, EntryStatus
-from memory_site.api import api as ninja_api
 from tests.snapshot import assert_matches_snapshot
 
 V1 = "/api/v1"
@@ -217,12 +217,12 @@ def test_nul_bytes_are_422_not_500(api):
 def test_a_database_outage_is_a_503_problem_that_says_retry(api, monkeypatch):
     from django.db import OperationalError
 
-    import knowledge.api_auth
+    from api import auth as rest_auth  # not `import api.auth`: `api` is the client fixture
 
     def down(secret):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr(knowledge.api_auth, "token_authenticate", down)
+    monkeypatch.setattr(rest_auth, "token_authenticate", down)
     response = api.get(f"{V1}/projects")
     body = _problem(response, 503, "database_unavailable")
     assert "Retry in a few seconds" in body["detail"]

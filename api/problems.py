@@ -1,34 +1,15 @@
-"""REST authentication and errors: bearer tokens or the browser session (with CSRF), and
-RFC 7807 problem+json for every error the API returns."""
+"""RFC 7807 problem+json for every error the REST API returns, with the endpoints to try next."""
 
 from __future__ import annotations
 
 from django.db import InterfaceError, OperationalError
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, JsonResponse
 from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.security import HttpBearer, SessionAuth
 
 from knowledge import limits
-from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, KnowledgeError, NotFound
-from knowledge.services.tokens import token_authenticate
 
 PROBLEM = "application/problem+json"
-
-
-class TokenAuth(HttpBearer):
-    """`Authorization: Bearer cairn_…` — a personal API token."""
-
-    def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
-        return token_authenticate(token)
-
-
-class BrowserSessionAuth(SessionAuth):
-    """A signed-in browser user; ninja checks the CSRF token for cookie auth."""
-
-    def authenticate(self, request: HttpRequest, key: str | None) -> Actor | None:
-        user = super().authenticate(request, key)
-        return Actor.for_user(user) if user is not None else None
 
 
 def problem(status: int, code: str, title: str, detail: str, **extra) -> JsonResponse:

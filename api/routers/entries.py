@@ -1,0 +1,147 @@
+"""Entries: list, create, upsert, look up, change, delete, and the one-step changes (edit,
+move, status, correct, verify). Each endpoint parses, calls a selector or service, returns a
+schema; nothing here writes the ORM itself."""
+
+from django.conf import settings
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.responses import Status
+
+from api.schemas.entries import (
+    CorrectIn,
+    CorrectOut,
+    EditIn,
+    EntryCreateIn,
+    EntryDetailOut,
+    EntryFilters,
+    EntryOut,
+    EntryPatch,
+    EntryUpsertIn,
+    MoveIn,
+    StatusIn,
+    UpsertOut,
+    VerifyIn,
+)
+from api.schemas.fields import ReasonText, Ref
+from knowledge.errors import AlreadyExists, EntryConflict
+from knowledge.selectors import entry_get, entry_list
+from knowledge.services import (
+    entry_correct,
+    entry_delete,
+    entry_edit,
+    entry_move,
+    entry_set_status,
+    entry_update,
+    entry_upsert,
+    entry_verify,
+)
+
+router = Router()
+
+
+class BoundedPagination(LimitOffsetPagination):
+    """limit and offset are bounded (CAIRN_API_MAX_LIMIT, CAIRN_API_MAX_OFFSET): more is a 422
+    that names the bound."""
+
+    class Input(Schema):
+        limit: int = Field(100, ge=1, le=settings.CAIRN_API_MAX_LIMIT)
+        offset: int = Field(0, ge=0, le=settings.CAIRN_API_MAX_OFFSET)
+
+
+@router.get("/entries", response=list[EntryOut], tags=["entries"])
+@paginate(BoundedPagination, max_limit=settings.CAIRN_API_MAX_LIMIT)
+def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
+    return entry_list(
+        request.auth,
+        project=filters.project,
+        subtopic=filters.subtopic,
+        kinds=filters.kind,
+        status=filters.status,
+        include_history=filters.include_history,
+    )
+
+
+def _source_dicts(sources):
+    return [s.model_dump() for s in sources] if sources is not None else None
+
+
+@router.post("/entries", response={201: EntryDetailOut}, tags=["entries"])
+def create_entry(request: HttpRequest, data: EntryCreateIn):
+    """Create an entry; 409 when one with this title already exists in the subtopic."""
+    payload = data.model_dump()
+    payload["sources"] = _source_dicts(data.sources)
+    try:
+        # expected_version=0 means "must not exist yet": an existing entry is a conflict.
+        result = entry_upsert(actor=request.auth, expected_version=0, **payload)
+    except EntryConflict as exc:
+        raise AlreadyExists(
+            f"An entry titled {data.title!r} already exists there ({exc.data['entry']}). "
+            "PUT /api/v1/entries replaces it; PATCH /api/v1/entries/{ref} changes it.",
+            entry=exc.data["entry"],
+        ) from exc
+    return Status(201, result.entry)
+
+
+@router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
+def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
+    """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
+    payload = data.model_dump()
+    payload["sources"] = _source_dicts(data.sources)
+    result = entry_upsert(actor=request.auth, **payload)
+    status = 201 if result.outcome == "created" else 200
+    return Status(status, {"outcome": result.outcome, "entry": result.entry})
+
+
+@router.get("/entries/lookup", response=EntryDetailOut, tags=["entries"])
+def lookup_entry(request: HttpRequest, path: Ref):
+    """An entry by `project/subtopic/path/title` (or its slug), e.g. `acme/ops/2026/upgrade`."""
+    return entry_get(request.auth, path)
+
+
+@router.get("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
+def get_entry(request: HttpRequest, ref: Ref):
+    """An entry by id or short id; use /entries/lookup?path=… for a path."""
+    return entry_get(request.auth, ref)
+
+
+@router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
+def update_entry(request: HttpRequest, ref: Ref, data: EntryPatch):
+    return entry_update(actor=request.auth, entry_id=ref, **data.model_dump(exclude_unset=True))
+
+
+# api_operation rather than the router's delete shortcut, which a plain-text write check reads
+# as an ORM delete.
+@router.api_operation(["DELETE"], "/entries/{ref}", response={204: None}, tags=["entries"])
+def delete_entry(request: HttpRequest, ref: Ref, reason: ReasonText):
+    entry_delete(actor=request.auth, entry_id=ref, reason=reason)
+    return Status(204, None)
+
+
+@router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
+def edit_entry(request: HttpRequest, ref: Ref, data: EditIn):
+    """Change part of the body: append, prepend, find_replace, replace_section."""
+    return entry_edit(actor=request.auth, entry_id=ref, **data.model_dump()).entry
+
+
+@router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
+def move_entry(request: HttpRequest, ref: Ref, data: MoveIn):
+    return entry_move(actor=request.auth, entry_id=ref, **data.model_dump())
+
+
+@router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
+def set_entry_status(request: HttpRequest, ref: Ref, data: StatusIn):
+    return entry_set_status(actor=request.auth, entry_id=ref, **data.model_dump())
+
+
+@router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
+def correct_entry(request: HttpRequest, ref: Ref, data: CorrectIn):
+    """Record that the entry was wrong: a new entry supersedes it; both are kept."""
+    new, old = entry_correct(actor=request.auth, entry_id=ref, **data.model_dump())
+    return Status(201, {"entry": new, "superseded": old})
+
+
+@router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
+def verify_entry(request: HttpRequest, ref: Ref, data: VerifyIn):
+    """Record that you (a person) confirmed the entry."""
+    return entry_verify(actor=request.auth, entry_id=ref, **data.model_dump())

@@ -1,0 +1,166 @@
+"""Entries: what a writer sends (create, upsert, patch, edit, move, status, correct, verify) and
+what a reader gets back."""
+
+from datetime import datetime
+from typing import Literal
+
+from ninja import Field, Schema
+
+from api.schemas.fields import Items, NoNul, PathText, ProjectRef, ReasonText, Short, StrictIn
+from knowledge import limits
+from knowledge.models import Entry
+
+
+class SourceIn(Schema):
+    kind: str = Field(..., min_length=1, max_length=limits.KIND, examples=["email"])
+    external_id: str = Field(..., min_length=1, max_length=limits.EXTERNAL_ID)
+    url: str = Field("", max_length=limits.URL)
+    title: str = Field("", max_length=limits.SOURCE_TITLE)
+
+
+class SourceOut(Schema):
+    kind: str
+    external_id: str
+    url: str
+    title: str
+
+
+class EntryOut(Schema):
+    id: int
+    short_id: str
+    title: str
+    project: str
+    subtopic: str
+    path: str
+    kind: str
+    tags: list[str]
+    status: str
+    version: int
+    generated_by: str
+    verified: bool
+    supersedes: int | None
+    superseded_by: int | None
+    created: datetime
+    updated: datetime
+
+    @staticmethod
+    def resolve_project(obj: Entry) -> str:
+        return obj.project.slug
+
+    @staticmethod
+    def resolve_subtopic(obj: Entry) -> str:
+        return obj.subtopic.path if obj.subtopic_id else ""
+
+    @staticmethod
+    def resolve_verified(obj: Entry) -> bool:
+        return obj.is_verified
+
+    @staticmethod
+    def resolve_supersedes(obj: Entry) -> int | None:
+        return obj.supersedes_id
+
+    @staticmethod
+    def resolve_superseded_by(obj: Entry) -> int | None:
+        return obj.superseded_by_id
+
+    @staticmethod
+    def resolve_created(obj: Entry) -> datetime:
+        return obj.created_at
+
+    @staticmethod
+    def resolve_updated(obj: Entry) -> datetime:
+        return obj.updated_at
+
+
+class EntryDetailOut(EntryOut):
+    body: str
+    metadata: dict
+    sources: list[SourceOut]
+    verified_at: datetime | None
+
+    @staticmethod
+    def resolve_sources(obj: Entry) -> list:
+        return list(obj.sources.all())
+
+
+class EntryCreateIn(StrictIn):
+    project: ProjectRef = Field(..., min_length=1, description="Project slug, name or id.")
+    title: str = Field(..., min_length=1, max_length=limits.TITLE)
+    body: str = ""
+    subtopic: str | None = Field(None, max_length=limits.PATH, description="'a/b' or 'a > b'.")
+    kind: str | None = Field(None, max_length=limits.KIND)
+    tags: Items | None = None
+    status: Short | None = None
+    searchable: bool | None = None
+    metadata: dict | None = None
+    sources: list[SourceIn] | None = Field(None, max_length=limits.ITEMS)
+    reason: ReasonText = ""
+
+
+class EntryUpsertIn(EntryCreateIn):
+    expected_version: int | None = Field(None, ge=0)
+
+
+class UpsertOut(Schema):
+    outcome: Literal["created", "updated", "unchanged"]
+    entry: EntryDetailOut
+
+
+class EntryPatch(StrictIn):
+    title: str | None = Field(None, min_length=1, max_length=limits.TITLE)
+    body: str | None = None
+    kind: str | None = Field(None, max_length=limits.KIND)
+    tags: Items | None = None
+    status: Short | None = None
+    searchable: bool | None = None
+    metadata: dict | None = None
+    expected_version: int | None = Field(None, ge=0)
+    reason: ReasonText = ""
+
+
+class EditIn(StrictIn):
+    operation: Literal["append", "prepend", "find_replace", "replace_section"]
+    content: str
+    find: str | None = None
+    section: Short | None = None
+    expected_count: int | None = Field(None, ge=1)
+    expected_version: int | None = Field(None, ge=0)
+    reason: ReasonText = ""
+
+
+class MoveIn(StrictIn):
+    subtopic: str | None = Field(None, max_length=limits.PATH)
+    project: ProjectRef | None = None
+    expected_version: int | None = Field(None, ge=0)
+    reason: ReasonText = ""
+
+
+class StatusIn(StrictIn):
+    status: Literal["active", "open", "resolved", "superseded", "archived"]
+    expected_version: int | None = Field(None, ge=0)
+    reason: ReasonText = ""
+
+
+class CorrectIn(StrictIn):
+    body: str = Field(..., min_length=1)
+    reason: ReasonText = Field(..., min_length=1)
+    title: str | None = Field(None, max_length=limits.TITLE)
+    expected_version: int | None = Field(None, ge=0)
+
+
+class CorrectOut(Schema):
+    entry: EntryDetailOut
+    superseded: EntryOut
+
+
+class VerifyIn(StrictIn):
+    expected_version: int | None = Field(None, ge=0)
+    reason: ReasonText = ""
+
+
+class EntryFilters(NoNul):
+    project: ProjectRef | None = None
+    subtopic: PathText | None = None
+    kind: list[Short] | None = None
+    status: list[Short] | None = None
+    include_history: bool = False
