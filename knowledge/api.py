@@ -12,8 +12,8 @@ from history.selectors import entry_diff, entry_history
 from history.services import entry_revert
 from knowledge import inputs
 from knowledge.errors import AlreadyExists, EntryConflict
+from knowledge.graph.context import build_context
 from knowledge.graph.selectors import (
-    build_context,
     entry_relations,
     graph_data,
     observation_search,

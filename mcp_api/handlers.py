@@ -12,7 +12,7 @@ from history.selectors import entry_diff, entry_history
 from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
-from knowledge.graph.selectors import build_context as context_of
+from knowledge.graph.context import build_context as context_of
 from knowledge.graph.selectors import entry_relations
 from knowledge.search import timing
 from knowledge.search_adapter import search as search_hits
