@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from history.files import alternate_path, render_entry
-from history.mirror import HistoricalEntry, Names, sources_by_entry, state_of
+from history.mirror.render import Names, sources_by_entry, state_of
+from history.mirror.repo import HistoricalEntry
 from knowledge.models import Entry, Project
 
 _EPOCH_ZIP = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same data gives the same archive

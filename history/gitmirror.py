@@ -1,7 +1,7 @@
 """The git side of the mirror: a bare repository written with pygit2, no work tree, no ORM.
 
 Everything here takes plain values (EntryState, Person, bytes), so it can be tested and
-benchmarked without a database. The ORM side lives in history/mirror.py; file names and
+benchmarked without a database. The ORM side lives in history/mirror/; file names and
 rendering in history/files.py.
 """
 

@@ -11,20 +11,22 @@ from django.db import transaction
 from django.utils import timezone
 
 from history.files import alternate_path, entry_id_of, render_entry
-from history.mirror import (
-    HistoricalEntry,
+from history.mirror.render import (
     Names,
-    advisory_lock,
     commit_prepared,
-    describe,
     note_revision,
+    render_revision,
+    sources_by_entry,
+    state_of,
+)
+from history.mirror.repo import (
+    HistoricalEntry,
+    advisory_lock,
+    describe,
     open_mirror,
     parked,
     pending,
     record_commits,
-    render_revision,
-    sources_by_entry,
-    state_of,
 )
 from knowledge.models import Entry
 

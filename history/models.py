@@ -1,5 +1,5 @@
 """Revisions the git mirror set aside: one that cannot be rendered or committed waits here with
-its error while the drain goes on with the next ones (history/mirror.py)."""
+its error while the drain goes on with the next ones (history/mirror/)."""
 
 from __future__ import annotations
 

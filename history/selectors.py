@@ -5,7 +5,8 @@ from __future__ import annotations
 import difflib
 
 from history.files import render_entry
-from history.mirror import HistoricalEntry, Names, sources_by_entry, state_of
+from history.mirror.render import Names, sources_by_entry, state_of
+from history.mirror.repo import HistoricalEntry
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.rendering import too_large

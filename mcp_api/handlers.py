@@ -12,18 +12,12 @@ from history.selectors import entry_diff, entry_history
 from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
-from knowledge.graph.selectors import build_context as context_of
+from knowledge.graph.context import build_context as context_of
 from knowledge.graph.selectors import entry_relations
 from knowledge.search import timing
 from knowledge.search_adapter import search as search_hits
-from knowledge.selectors import (
-    entries_open,
-    entries_recent,
-    entry_get,
-    project_browse,
-    project_overview,
-    sources_check,
-)
+from knowledge.selectors import entry_get, project_overview, sources_check
+from knowledge.selectors.listings import entries_open, entries_recent, project_browse
 from knowledge.services import (
     entry_correct,
     entry_delete,

@@ -229,7 +229,7 @@ def projects(overview: Iterable[Project]) -> CallToolResult:
 
 
 def project_page(page: dict, subtopic: str) -> CallToolResult:
-    """One project from selectors.project_browse: counts, subtopic tree, entries here."""
+    """One project from selectors.listings.project_browse: counts, subtopic tree, entries here."""
     proj, tree = page["project"], page["subtopics"]
     here = [entry_meta(e) for e in page["entries"]]
     counts = {"total": page["total"], "open": page["open"]}

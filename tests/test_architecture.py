@@ -12,7 +12,10 @@ Each rule names itself in its failure, with the file and line that broke it:
 5. surfaces never build ORM queries (the admin is built on querysets and is exempt);
 6. public services are `transaction.atomic(durable=True)`, take `actor` and keyword-only
    arguments, call no other public service, and `knowledge.services` exports each of them;
-7. the core's messages name no MCP tool (each surface adds its own next moves).
+7. the core's messages name no MCP tool (each surface adds its own next moves);
+8. no module outside migrations, tests and bench is over 400 lines, and no two of our modules
+   import each other (any import, also inside a function: one put there to dodge a circle is
+   still a circle).
 """
 
 from __future__ import annotations
@@ -159,7 +162,7 @@ READ_SIDE = _modules("knowledge/selectors.py", "knowledge/selectors/**/*.py")
 CORE = _modules(
     "knowledge/services/**/*.py", "knowledge/selectors.py", "knowledge/selectors/**/*.py",
     "knowledge/search*.py", "knowledge/search/**/*.py", "knowledge/graph/**/*.py",
-    "knowledge/models.py", "knowledge/errors.py", "knowledge/inputs.py", "knowledge/paths.py",
+    "knowledge/models/**/*.py", "knowledge/errors.py", "knowledge/inputs.py", "knowledge/paths.py",
     "history/services.py", "history/selectors.py",
 )  # fmt: skip
 _NOT_CORE = {"admin", "management"}
@@ -202,7 +205,7 @@ def test_the_checks_see_the_code():
     assert ROOT / "mcp_api" / "tools.py" in SURFACES
     assert ROOT / "api" / "routers" / "entries.py" in SURFACES
     assert ROOT / "knowledge" / "services" / "entries.py" in SERVICE_MODULES
-    assert ROOT / "knowledge" / "models.py" in KNOWLEDGE_CORE
+    assert ROOT / "knowledge" / "models" / "entries.py" in KNOWLEDGE_CORE
     assert ROOT / "knowledge" / "admin" / "entries.py" not in KNOWLEDGE_CORE
     assert READ_SIDE and CORE and SURFACE_FILES["commands"]
 
@@ -415,6 +418,77 @@ def test_core_messages_name_no_mcp_tool(path):
     )
 
 
+# --- rule 8: small modules, no import circles ----------------------------------------------------
+
+MAX_LINES = 400
+# Split where they land rather than twice (issue 19).
+LONG_FOR_NOW = {
+    "memory_site/settings.py",  # shrinks as sign-in and ops/ move (issue 19)
+}
+OURS_ASIDE = {"tests", "bench"}
+
+
+def _app_code(root: Path = ROOT) -> list[Path]:
+    """Every Cairn package (so a new top-level app is checked too), without tests and bench."""
+    packages = [
+        d.name for d in root.iterdir() if (d / "__init__.py").exists() and d.name not in OURS_ASIDE
+    ]
+    found = {p for name in packages for p in root.glob(f"{name}/**/*.py")}
+    return sorted(p for p in found if "migrations" not in p.parts)
+
+
+APP_CODE = _app_code()
+
+
+def _too_long(path: Path, root: Path = ROOT) -> list[str]:
+    lines = len(path.read_text().splitlines())
+    if lines <= MAX_LINES or _rel(path, root) in LONG_FOR_NOW:
+        return []
+    return [f"{_rel(path, root)}:{MAX_LINES + 1} is past {MAX_LINES} lines ({lines})"]
+
+
+def _import_graph(files: list[Path], root: Path = ROOT) -> dict[str, dict[str, int]]:
+    """module -> {our module it imports: first line}; `from pkg import mod` counts as pkg.mod."""
+    names = {_module_name(p, root) for p in files}
+    graph = {}
+    for path in files:
+        edges: dict[str, int] = {}
+        for imp in _imports_of(path, root):
+            targets = [f"{imp.module}.{n}" for n in imp.names if f"{imp.module}.{n}" in names]
+            for target in targets or [imp.module]:
+                if target in names:
+                    edges.setdefault(target, imp.line)
+        graph[_module_name(path, root)] = edges
+    return graph
+
+
+def _circles(path: Path, graph: dict[str, dict[str, int]], root: Path = ROOT) -> list[str]:
+    me = _module_name(path, root)
+    return [
+        f"{_rel(path, root)}:{line} imports {other}, which imports {me} back "
+        f"(line {graph[other][me]})"
+        for other, line in graph[me].items()
+        if other != me and me in graph.get(other, {})
+    ]
+
+
+IMPORT_GRAPH = _import_graph(APP_CODE)
+
+
+@pytest.mark.parametrize("path", APP_CODE, ids=_ids)
+def test_modules_stay_under_400_lines(path):
+    assert _too_long(path) == [], (
+        "rule 8: a module past 400 lines becomes a package split by responsibility"
+    )
+
+
+@pytest.mark.parametrize("path", APP_CODE, ids=_ids)
+def test_no_two_modules_import_each_other(path):
+    assert _circles(path, IMPORT_GRAPH) == [], (
+        "rule 8: imports run one way; move what both need into a module of its own"
+    )
+
+
 # --- the checks can fail --------------------------------------------------------------------------
 
 
@@ -485,3 +559,23 @@ def test_the_rules_catch_what_they_forbid(tmp_path):
     assert _private_imports(outsider, root=tmp_path) == [
         "history/things.py:1 imports knowledge.services._kernel"
     ]
+
+
+def test_the_size_and_circle_checks_catch_what_they_forbid(tmp_path):
+    engine = _sample(
+        tmp_path, "knowledge/search/engine.py", "from knowledge.search.hits import load\n"
+    )
+    hits = _sample(
+        tmp_path,
+        "knowledge/search/hits.py",
+        "def load():\n    from knowledge.search import engine\n" + "x = 1\n" * MAX_LINES,
+    )
+    graph = _import_graph(_app_code(tmp_path), root=tmp_path)
+    assert _circles(engine, graph, root=tmp_path) == [
+        "knowledge/search/engine.py:1 imports knowledge.search.hits, which imports "
+        "knowledge.search.engine back (line 2)"
+    ]
+    assert _too_long(hits, root=tmp_path) == [
+        f"knowledge/search/hits.py:{MAX_LINES + 1} is past {MAX_LINES} lines ({MAX_LINES + 2})"
+    ]
+    assert _too_long(engine, root=tmp_path) == []

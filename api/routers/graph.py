@@ -14,12 +14,8 @@ from api.schemas.graph import (
     ObservationParams,
     RelationsOut,
 )
-from knowledge.graph.selectors import (
-    build_context,
-    entry_relations,
-    graph_data,
-    observation_search,
-)
+from knowledge.graph.context import build_context
+from knowledge.graph.selectors import entry_relations, graph_data, observation_search
 from knowledge.selectors import entry_get
 
 router = Router()

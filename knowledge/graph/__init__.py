@@ -1,2 +1,3 @@
 """The knowledge graph: observations and relations parsed from entries' Markdown (parsing, pure),
-indexed by the write kernel, read through graph.selectors (build_context, graph_data, …)."""
+indexed by the write kernel, read through graph.selectors (relations, graph_data, …) and
+graph.context (build_context)."""

@@ -1,6 +1,6 @@
 """Graph reads, scoped by the actor like every selector: an entry's relations and backlinks,
-build_context (an entry and its neighbourhood in one call), graph data for a page, and
-observation search.
+the neighbourhood walk, graph data for a page, and observation search (build_context, an entry
+and its neighbourhood in one answer, builds on these in knowledge.graph.context).
 
 What the reader may not see never shows: a relation to a hidden entry shows only the link text
 its author wrote; a hidden entry's links to a visible one are not backlinks; traversal never
@@ -15,14 +15,10 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
-from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
 from knowledge.models import Entry, EntryStatus, Observation, Relation
-from knowledge.paths import normalize_path
-from knowledge.search_adapter import search as search_hits
 from knowledge.selectors import (
-    MEMORY_SCHEME,
     entry_lookup,
     project_get,
     strip_memory_scheme,
@@ -31,14 +27,10 @@ from knowledge.selectors import (
 )
 
 MAX_DEPTH = 3
-MAX_RELATED = 50
-MAX_PRIMARY = 20
 MAX_FRONTIER = 500  # entries expanded per hop
 MAX_EDGES_PER_HOP = 5000
-MAX_OBSERVATIONS = 20  # per entry in build_context
 MAX_RELATIONS = 200  # per direction in entry_relations
 MAX_NODES = 2000
-MAX_URL = 1000
 EXCERPT_CHARS = 240
 
 
@@ -79,11 +71,33 @@ def excerpt(body: str, size: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= size else text[: size - 1].rstrip() + "…"
 
 
-def _at(rows: QuerySet, as_of: datetime | None) -> QuerySet:
+def facts_at(rows: QuerySet, as_of: datetime | None) -> QuerySet:
     """Facts current now, or at `as_of`."""
     if as_of is None:
         return rows.filter(valid_to__isnull=True)
     return rows.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=as_of), valid_from__lte=as_of)
+
+
+def bounded(value, name: str, low: int, high: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = low - 1
+    if not low <= number <= high:
+        raise ValidationFailed(f"{name} must be between {low} and {high}.", field=name)
+    return number
+
+
+def seen_when_written(rows: QuerySet, entry_field: str, visible: QuerySet) -> QuerySet:
+    """Past facts (no longer current) only when the revision that wrote them lived in a project
+    the reader can see: an entry moved out of a hidden project keeps its hidden past hidden,
+    like its revisions (a current fact is in the body the reader sees anyway)."""
+    written = Entry.history.filter(
+        id=OuterRef(entry_field),
+        version=OuterRef("valid_from_version"),
+        project_id__in=visible.values("pk"),
+    )
+    return rows.filter(Q(valid_to__isnull=True) | Exists(written))
 
 
 # --- an entry's relations ------------------------------------------------------------------------
@@ -123,83 +137,7 @@ def entry_relations(actor: Actor, entry: Entry) -> dict:
     return {"outgoing": outgoing, "backlinks": backlinks}
 
 
-# --- build_context -------------------------------------------------------------------------------
-
-
-def _bounded(value, name: str, low: int, high: int) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = low - 1
-    if not low <= number <= high:
-        raise ValidationFailed(f"{name} must be between {low} and {high}.", field=name)
-    return number
-
-
-def _glob(entries: QuerySet[Entry], path: str) -> QuerySet[Entry]:
-    """`acme/sub/*`: the entries directly in acme/sub; `acme/sub/**`: in it and below."""
-    recursive = path.endswith("**")
-    base = path.rstrip("*").strip("/")
-    project, _, sub = base.partition("/")
-    found = entries.filter(project__slug__iexact=project)
-    sub = normalize_path(sub) if sub else ""
-    if recursive:
-        if sub:
-            return found.filter(Q(subtopic__path=sub) | Q(subtopic__path__startswith=f"{sub}/"))
-        return found
-    return found.filter(subtopic__path=sub) if sub else found.filter(subtopic__isnull=True)
-
-
-def _primary(actor: Actor, entries: QuerySet[Entry], url: str) -> tuple[str, list[Entry], bool]:
-    """(how the url matched, the primary entries, whether they were cut)."""
-    is_memory = url[: len(MEMORY_SCHEME)].lower() == MEMORY_SCHEME
-    path = strip_memory_scheme(url)
-    if is_memory and path.endswith("*"):
-        found = list(
-            _glob(entries, path)
-            .exclude(status=EntryStatus.SUPERSEDED)
-            .order_by("-updated_at", "-pk")[: MAX_PRIMARY + 1]
-        )
-        return "glob", found[:MAX_PRIMARY], len(found) > MAX_PRIMARY
-    entry = entry_lookup(entries, url)
-    if entry is not None:
-        return "entry", [entry], False
-    if is_memory or not url.strip():
-        return "entry", [], False
-    ids = [hit["id"] for hit in search_hits(actor, url, limit=5)]
-    by_id = {e.pk: e for e in entries.filter(pk__in=ids)}
-    return "search", [by_id[i] for i in ids if i in by_id], False
-
-
-def _seen_when_written(rows: QuerySet, entry_field: str, visible: QuerySet) -> QuerySet:
-    """Past facts (no longer current) only when the revision that wrote them lived in a project
-    the reader can see: an entry moved out of a hidden project keeps its hidden past hidden,
-    like its revisions (a current fact is in the body the reader sees anyway)."""
-    written = Entry.history.filter(
-        id=OuterRef(entry_field),
-        version=OuterRef("valid_from_version"),
-        project_id__in=visible.values("pk"),
-    )
-    return rows.filter(Q(valid_to__isnull=True) | Exists(written))
-
-
-def _observations(
-    actor: Actor, entry_ids: list[int], as_of: datetime | None, history: set[int]
-) -> dict:
-    """Observations per entry id: current (or at as_of); all of them for ids in `history`."""
-    rows = Observation.objects.filter(entry_id__in=entry_ids)
-    if history or as_of is not None:
-        rows = _seen_when_written(rows, "entry_id", visible_projects(actor))
-    if history:
-        rows = rows.filter(Q(entry_id__in=history) | Q(pk__in=_at(rows, as_of).values("pk")))
-    else:
-        rows = _at(rows, as_of)
-    answer: dict[int, list[dict]] = {}
-    for obs in rows.order_by("entry_id", "position", "valid_from", "pk"):
-        items = answer.setdefault(obs.entry_id, [])
-        if len(items) < MAX_OBSERVATIONS or obs.entry_id in history:
-            items.append(observation_dict(obs))
-    return answer
+# --- the neighbourhood walk -----------------------------------------------------------------------
 
 
 def neighbourhood(
@@ -216,9 +154,9 @@ def neighbourhood(
             break
         frontier = frontier[:MAX_FRONTIER]
         # One query per hop, both directions; each end must be visible.
-        rows = _at(Relation.objects.filter(target__isnull=False), as_of)
+        rows = facts_at(Relation.objects.filter(target__isnull=False), as_of)
         if as_of is not None:
-            rows = _seen_when_written(rows, "source_id", visible)
+            rows = seen_when_written(rows, "source_id", visible)
         edges = rows.filter(
             Q(source_id__in=frontier, target__project__in=visible)
             | Q(target_id__in=frontier, source__project__in=visible)
@@ -248,95 +186,6 @@ def neighbourhood(
     return found
 
 
-def build_context(
-    actor: Actor,
-    url: str,
-    *,
-    depth: int = 1,
-    timeframe: str | None = None,
-    max_related: int = 10,
-    include_history: bool = False,
-    as_of: str | datetime | None = None,
-) -> dict:
-    """An entry (or the entries a memory:// glob, a reference or a search names) with what it
-    links to and what links to it, up to `depth` hops, in one answer.
-
-    `url`: memory://project/path/entry, memory://project/sub/* (directly in sub) or /** (and
-    below), an entry reference, or search words. `timeframe` ('7d', an ISO date) keeps only
-    entries changed since; `as_of` shows the facts current at that time; `include_history`
-    adds the primary entries' facts that are no longer current. Related entries come nearest
-    first, then newest; at most `max_related` (`cut` says when there were more).
-    """
-    url = str(url or "").strip()
-    if not url:
-        raise ValidationFailed(
-            "Give a memory:// URL, an entry reference or search words.", field="url"
-        )
-    if len(url) > MAX_URL:
-        raise ValidationFailed(f"url is longer than {MAX_URL} characters.", field="url")
-    depth = _bounded(depth, "depth", 1, MAX_DEPTH)
-    max_related = _bounded(max_related, "max_related", 1, MAX_RELATED)
-    since = inputs.when(timeframe, field="timeframe") if timeframe else None
-    at = inputs.when(as_of, field="as_of") if as_of else None
-    entries = visible_entries(actor).select_related("project", "subtopic")
-    matched, primary, primary_cut = _primary(actor, entries, url)
-    if since is not None and matched != "entry":
-        primary = [e for e in primary if e.updated_at >= since]
-    if not primary:
-        raise NotFound(
-            f"Nothing that you can see matches {url!r}"
-            + (f" changed since {since.date().isoformat()}" if since else "")
-            + ". Search for it, list what changed recently, or create the entry.",
-            entry=strip_memory_scheme(url),
-            context=True,
-        )
-    reached = neighbourhood(actor, [e.pk for e in primary], depth=depth, as_of=at)
-    related_entries = entries.filter(pk__in=[r["id"] for r in reached])
-    if since is not None:
-        related_entries = related_entries.filter(updated_at__gte=since)
-    by_id = {e.pk: e for e in related_entries}
-    reached = [r for r in reached if r["id"] in by_id]
-    reached.sort(key=lambda r: (r["distance"], -by_id[r["id"]].updated_at.timestamp()))
-    shown = reached[:max_related]
-    ids = [e.pk for e in primary] + [r["id"] for r in shown]
-    history = {e.pk for e in primary} if include_history else set()
-    observations = _observations(actor, ids, at, history)
-    short = {e.pk: e.short_id for e in primary} | {i: e.short_id for i, e in by_id.items()}
-    return {
-        "url": url,
-        "matched": matched,
-        "depth": depth,
-        "timeframe": timeframe or None,
-        "as_of": at.isoformat() if at else None,
-        "primary": [
-            {
-                **entry_compact(e),
-                "excerpt": excerpt(e.body),
-                "observations": observations.get(e.pk, []),
-            }
-            for e in primary
-        ],
-        "primary_cut": primary_cut,
-        "related": [
-            {
-                **entry_compact(by_id[r["id"]]),
-                "excerpt": excerpt(by_id[r["id"]].body),
-                "observations": observations.get(r["id"], []),
-                "relation": {
-                    "type": r["type"],
-                    "direction": r["direction"],
-                    "distance": r["distance"],
-                    "via": short.get(r["via"], ""),
-                },
-            }
-            for r in shown
-        ],
-        "total_related": len(reached),
-        "max_related": max_related,
-        "cut": len(reached) > len(shown),
-    }
-
-
 # --- graph data for a page ----------------------------------------------------------------------
 
 
@@ -351,8 +200,8 @@ def graph_data(
     """Nodes (entries, with their degree in this graph) and edges (typed relations) of a project,
     of an entry's neighbourhood (`around`, up to `depth` hops), or of everything the actor can
     see; at most `limit` nodes, newest first (`cut` says when there were more)."""
-    limit = _bounded(limit, "limit", 1, MAX_NODES)
-    depth = _bounded(depth, "depth", 1, MAX_DEPTH)
+    limit = bounded(limit, "limit", 1, MAX_NODES)
+    depth = bounded(depth, "depth", 1, MAX_DEPTH)
     entries = visible_entries(actor).select_related("project", "subtopic")
     cut = False
     if around not in (None, ""):
@@ -419,7 +268,7 @@ def observation_search(
 ) -> list[dict]:
     """Current observations of entries the actor can see that match `query` (full text) and/or
     `category`, best first; each with its entry (compact)."""
-    limit = _bounded(limit, "limit", 1, 100)
+    limit = bounded(limit, "limit", 1, 100)
     query = (query or "").strip()[:500]
     category = " ".join((category or "").split()).lower() or None
     if not query and not category:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -32,33 +32,18 @@ from knowledge.models import Entry, EntryChunk
 from knowledge.search import timing
 from knowledge.search.fulltext import text_ranking, word_stats
 from knowledge.search.fusion import Fusion, fuse_lists
-from knowledge.search.hits import SearchHit, load_hits, preload
+from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
 from knowledge.search.scope import NARROWING, scope_is_small, search_scope
+from knowledge.search.types import Rankings, SearchHit
 from knowledge.selectors import visible_projects
 
 log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "text", "semantic")
 MAX_LIMIT = 100
-
-
-@dataclass
-class Rankings:
-    """The two candidate lists before fusion (used by the benchmarks to tune the weights)."""
-
-    text: list[int] = field(default_factory=list)
-    semantic: list[int] = field(default_factory=list)
-    chunks: dict[int, int] = field(default_factory=dict)  # entry id -> best chunk id
-    text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
-    semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
-    rank_tsquery: str | None = None
-    # Entries of the text ranking's top, loaded (with their snippets) while the query was
-    # still being embedded, so the hits need not wait for them afterwards.
-    loaded: dict[int, Entry] = field(default_factory=dict)
-    highlights: dict[int, str] = field(default_factory=dict)
 
 
 def _semantic_ranking(

@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 from django.db.models.expressions import RawSQL
 
 from knowledge.models import Entry, EntryChunk
 from knowledge.search.snippets import highlight, lexemes_of
-
-if TYPE_CHECKING:
-    from knowledge.search.engine import Rankings
+from knowledge.search.types import Rankings, SearchHit
 
 SNIPPET_CHARS = 300
 HEADLINE_OPTIONS = (
     'MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel="**", StopSel="**"'
 )
-
-
-@dataclass
-class SearchHit:
-    id: int
-    short_id: str
-    title: str
-    project: str
-    path: str
-    kind: str
-    tags: list[str]
-    status: str
-    updated: dt.datetime
-    score: float
-    snippet: str
-    matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"
 
 
 def preload(ids: list[int], rank_tsquery: str | None) -> tuple[dict[int, Entry], dict[int, str]]:

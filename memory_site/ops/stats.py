@@ -42,7 +42,7 @@ def forget() -> None:
 
 
 def mirror_state() -> dict:
-    from history.mirror import parked, pending
+    from history.mirror.repo import parked, pending
 
     queue = pending()
     oldest = queue.order_by("history_id").values_list("history_date", flat=True).first()
@@ -78,7 +78,7 @@ def embedding_state() -> dict:
 
 
 def sizes() -> dict:
-    from history.mirror import HistoricalEntry
+    from history.mirror.repo import HistoricalEntry
     from knowledge.models import Entry, Project
 
     return {

@@ -15,8 +15,8 @@ from django.contrib.postgres.search import SearchVector
 from django.utils import timezone
 
 from knowledge.actors import Actor
+from knowledge.graph.context import build_context
 from knowledge.graph.selectors import (
-    build_context,
     entry_relations,
     graph_data,
     observation_search,

@@ -1,6 +1,6 @@
 import pytest
 
-from history.mirror import open_mirror
+from history.mirror.repo import open_mirror
 from memory_site import embedded
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
+from knowledge.graph.context import build_context
 from knowledge.graph.selectors import (
-    build_context,
     entry_relations,
     graph_data,
     observation_search,

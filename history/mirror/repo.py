@@ -1,0 +1,103 @@
+"""The mirror's repository and its queue in the database: which revisions wait, which are parked,
+and the advisory lock every process that writes the repository holds."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import DatabaseError, connection, models, transaction
+from django.utils import timezone
+
+from history.gitmirror import Mirror, Person
+from history.models import ParkedRevision
+from knowledge.models import Entry
+
+log = logging.getLogger("history.mirror")  # one logger for the mirror, as before the split
+# Failures that are not the revision's: the drain stops and is retried later as a whole.
+NOT_THE_REVISION = (DatabaseError, SoftTimeLimitExceeded, MemoryError)
+
+LOCK_KEY = 0x636169726E  # "cairn": one advisory lock for every process that writes the mirror
+HistoricalEntry = Entry.history.model
+
+
+def committer() -> Person:
+    return Person(settings.CAIRN_MIRROR_COMMITTER_NAME, settings.CAIRN_MIRROR_COMMITTER_EMAIL)
+
+
+def open_mirror(path: Path | str | None = None) -> Mirror:
+    return Mirror(path or settings.CAIRN_MIRROR_PATH, branch=settings.CAIRN_MIRROR_BRANCH)
+
+
+def pending() -> Iterable:
+    """Revisions waiting for their commit (parked ones wait apart, see `parked()`)."""
+    return HistoricalEntry.objects.filter(git_commit="", parked__isnull=True)
+
+
+def parked() -> Iterable:
+    return ParkedRevision.objects.order_by("revision_id")
+
+
+@contextlib.contextmanager
+def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
+    """Hold the mirror lock for the block; yields False when another process holds it."""
+    with connection.cursor() as cur:
+        if wait:
+            # Maintenance (rebuild) may wait long for a drain and run long itself.
+            cur.execute("SET statement_timeout = 0")
+            cur.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+            got = True
+        else:
+            cur.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])
+            got = cur.fetchone()[0]
+    try:
+        yield got
+    finally:
+        if got:
+            with connection.cursor() as cur:
+                cur.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+                if wait:
+                    cur.execute("RESET statement_timeout")
+
+
+def describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def park(revision_id: int, entry_id: int, error: str) -> None:
+    """Set a revision aside with its error (its own small write, outside the drain's batch)."""
+    updated = ParkedRevision.objects.filter(revision_id=revision_id).update(
+        error=error, attempts=models.F("attempts") + 1, last_tried_at=timezone.now()
+    )
+    if not updated:
+        ParkedRevision.objects.create(revision_id=revision_id, entry_id=entry_id, error=error)
+    log.error("Mirror: revision %s parked (%s); the drain goes on.", revision_id, error)
+
+
+def retry(revisions: Iterable[int] | None = None) -> int:
+    """Put parked revisions (all, or these ids) back in line; the next drain tries them again,
+    in order. Returns how many were put back."""
+    queue = ParkedRevision.objects.all()
+    if revisions is not None:
+        queue = queue.filter(revision_id__in=list(revisions))
+    count, _ = queue.delete()
+    return count
+
+
+def record_commits(shas: dict[int, str]) -> None:
+    """Store commit hashes on their revisions; only rows still pending are touched."""
+    if not shas:
+        return
+    ids, values = list(shas), [shas[i] for i in shas]
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE {HistoricalEntry._meta.db_table} AS h SET git_commit = v.sha "
+            "FROM unnest(%s::int[], %s::text[]) AS v(id, sha) "
+            "WHERE h.history_id = v.id AND h.git_commit = ''",
+            [ids, values],
+        )

@@ -1,0 +1,24 @@
+"""Cairn's data: projects, nested subtopics, entries and their sources, access and tokens.
+
+Models hold data and invariants only; every write goes through knowledge.services.
+"""
+
+from knowledge.models.access import ApiToken, Membership, Role, TokenScope
+from knowledge.models.entries import (
+    SHORT_ID_ALPHABET,
+    Entry,
+    EntryStatus,
+    Source,
+    content_hash,
+    new_short_id,
+)
+from knowledge.models.graph import Observation, Relation
+from knowledge.models.projects import Project, Sensitivity, Subtopic
+from knowledge.models.revisions import RevisionBase
+from knowledge.models.search import EMBEDDING_DIM, EntryChunk, LexemeStat
+
+__all__ = [
+    "EMBEDDING_DIM", "SHORT_ID_ALPHABET", "ApiToken", "Entry", "EntryChunk", "EntryStatus",
+    "LexemeStat", "Membership", "Observation", "Project", "Relation", "RevisionBase", "Role",
+    "Sensitivity", "Source", "Subtopic", "TokenScope", "content_hash", "new_short_id",
+]  # fmt: skip

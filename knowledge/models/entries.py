@@ -1,0 +1,158 @@
+"""Entries (Markdown notes) and the external sources they were made from."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Lower
+from simple_history.models import HistoricalRecords
+
+from knowledge.models.projects import Project, Subtopic
+from knowledge.models.revisions import RevisionBase
+
+SHORT_ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"  # no 0/o, 1/l/i: easy to read aloud
+
+
+def new_short_id() -> str:
+    return "".join(secrets.choice(SHORT_ID_ALPHABET) for _ in range(8))
+
+
+def content_hash(kind: str, body: str) -> str:
+    """sha256 of the normalized kind and body: same text, same hash, whatever the line endings."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    normalized = "\n".join(line.rstrip() for line in lines).strip()
+    return hashlib.sha256(f"{kind.strip().lower()}\n{normalized}".encode()).hexdigest()
+
+
+class EntryStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    OPEN = "open", "Open (needs follow-up)"
+    RESOLVED = "resolved", "Resolved"
+    SUPERSEDED = "superseded", "Superseded"
+    ARCHIVED = "archived", "Archived"
+
+
+class Source(models.Model):
+    """An external item (mail, URL, chat, ticket) an entry was made from."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sources")
+    kind = models.SlugField(max_length=40)
+    external_id = models.CharField(max_length=500)
+    url = models.URLField(max_length=2000, blank=True)
+    title = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "kind", "external_id"], name="source_identity_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.external_id}"
+
+
+class Entry(models.Model):
+    """A Markdown note. Identity for upsert: (project, subtopic, title), case-insensitive."""
+
+    short_id = models.CharField(max_length=12, unique=True, default=new_short_id, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="entries")
+    subtopic = models.ForeignKey(
+        Subtopic, null=True, blank=True, on_delete=models.PROTECT, related_name="entries"
+    )
+    title = models.CharField(max_length=300)
+    slug = models.SlugField(max_length=120, allow_unicode=True)
+    body = models.TextField(blank=True)
+    kind = models.SlugField(max_length=40, default="note")
+    tags = ArrayField(models.CharField(max_length=60), default=list, blank=True)
+    status = models.CharField(
+        max_length=20, choices=EntryStatus.choices, default=EntryStatus.ACTIVE
+    )
+    searchable = models.BooleanField(
+        default=True, help_text="Transcripts are kept but left out of normal search."
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    content_hash = models.CharField(max_length=64, editable=False)
+    version = models.PositiveIntegerField(default=1, editable=False)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    generated_by = models.CharField(
+        max_length=120, blank=True, help_text="Who wrote it, e.g. agent:claude-code or human:alice"
+    )
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    verified_at = models.DateTimeField(null=True, blank=True)
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sources = models.ManyToManyField(Source, blank=True, related_name="entries")
+
+    # Maintained by the service layer (see knowledge.services.entries._index_text).
+    search_vector = SearchVectorField(null=True, editable=False)
+    # Set by the embedding task: which content and which model the stored vectors belong to.
+    embedded_hash = models.CharField(max_length=64, blank=True, editable=False)
+    embedding_model = models.CharField(max_length=120, blank=True, editable=False)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    history = HistoricalRecords(bases=[RevisionBase], excluded_fields=["search_vector"])
+
+    class Meta:
+        verbose_name_plural = "entries"
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                "project",
+                "subtopic",
+                Lower("title"),
+                name="entry_identity_unique",
+                nulls_distinct=False,
+                violation_error_message="An entry with this title already exists here.",
+            ),
+            models.CheckConstraint(condition=~Q(title=""), name="entry_title_not_empty"),
+        ]
+        indexes = [
+            GinIndex(fields=["tags"], name="entry_tags_gin"),
+            GinIndex(fields=["search_vector"], name="entry_search_gin"),
+            # Close-enough link targets (pg_trgm similarity), see knowledge.services._graph.
+            GinIndex(fields=["title"], name="entry_title_trgm", opclasses=["gin_trgm_ops"]),
+            models.Index(fields=["project", "status"], name="entry_project_status"),
+            models.Index(fields=["project", "kind"], name="entry_project_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def path(self) -> str:
+        """`project/subtopic/path` without the title; costs a query unless related are loaded."""
+        return (
+            f"{self.project.slug}/{self.subtopic.path}" if self.subtopic_id else self.project.slug
+        )
+
+    @property
+    def permalink(self) -> str:
+        """`memory://project/subtopic/path/entry-slug`: accepted wherever an entry reference is."""
+        return f"memory://{self.path}/{self.slug}"
+
+    @property
+    def is_verified(self) -> bool:
+        return self.verified_at is not None

@@ -1,0 +1,15 @@
+"""The extra columns every history row carries (django-simple-history `bases`)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class RevisionBase(models.Model):
+    """Extra columns on each history row (django-simple-history `bases`): the git mirror
+    fills in the commit that holds it."""
+
+    git_commit = models.CharField(max_length=40, blank=True, default="", db_index=True)
+
+    class Meta:
+        abstract = True

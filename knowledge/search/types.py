@@ -1,0 +1,41 @@
+"""The values search passes between its steps and returns: the rankings before fusion and the
+hits a caller reads (their own module, so engine and hits need not import each other)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from knowledge.models import Entry
+
+
+@dataclass
+class Rankings:
+    """The two candidate lists before fusion (used by the benchmarks to tune the weights)."""
+
+    text: list[int] = field(default_factory=list)
+    semantic: list[int] = field(default_factory=list)
+    chunks: dict[int, int] = field(default_factory=dict)  # entry id -> best chunk id
+    text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
+    semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
+    rank_tsquery: str | None = None
+    # Entries of the text ranking's top, loaded (with their snippets) while the query was
+    # still being embedded, so the hits need not wait for them afterwards.
+    loaded: dict[int, Entry] = field(default_factory=dict)
+    highlights: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class SearchHit:
+    id: int
+    short_id: str
+    title: str
+    project: str
+    path: str
+    kind: str
+    tags: list[str]
+    status: str
+    updated: dt.datetime
+    score: float
+    snippet: str
+    matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"

@@ -1,0 +1,57 @@
+"""Listings the surfaces show: a project to browse, what changed recently, what is open."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q
+
+from knowledge.actors import Actor
+from knowledge.models import Entry, EntryStatus
+from knowledge.paths import normalize_path
+from knowledge.selectors import entry_list, project_get, subtopic_tree
+
+
+def entries_open(
+    actor: Actor,
+    *,
+    project: str | int | None = None,
+    subtopic: str | None = None,
+    limit: int = 50,
+) -> list[Entry]:
+    """Entries with status open (things that need follow-up), newest first."""
+    entries = entry_list(actor, project=project, subtopic=subtopic, status=[EntryStatus.OPEN])
+    return list(entries.order_by("-updated_at")[:limit])
+
+
+def entries_recent(
+    actor: Actor, *, project: str | int | None = None, since, limit: int = 20
+) -> list[Entry]:
+    """Entries changed at or after `since` (an aware datetime), newest first; superseded
+    entries are left out."""
+    entries = entry_list(actor, project=project).filter(updated_at__gte=since)
+    return list(entries.order_by("-updated_at")[:limit])
+
+
+def project_browse(
+    actor: Actor, *, project: str | int, subtopic: str | None = None, limit: int = 100
+) -> dict:
+    """One project as a listing: the project, its entry counts (`total`, `open`; superseded
+    entries left out), its subtopic tree (only below `subtopic` when given) and up to `limit`
+    entries directly in `subtopic` (at the project root without one), by title."""
+    proj = project_get(actor, project)
+    entries = entry_list(actor).filter(project=proj)
+    counts = entries.aggregate(
+        total=Count("id"), open=Count("id", filter=Q(status=EntryStatus.OPEN))
+    )
+    tree = subtopic_tree(actor, proj.pk)
+    if subtopic:
+        prefix = normalize_path(subtopic)
+        tree = [n for n in tree if n["path"] == prefix or n["path"].startswith(f"{prefix}/")]
+        entries = entries.filter(subtopic__path=prefix)
+    else:
+        entries = entries.filter(subtopic__isnull=True)
+    return {
+        "project": proj,
+        **counts,
+        "subtopics": tree,
+        "entries": list(entries.order_by("title")[:limit]),
+    }
