@@ -118,7 +118,7 @@ if env("DATABASE_URL", default=""):
     # A unix socket directory may be given percent-encoded: postgres://user@%2Frun%2Fpg/db
     DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST", ""))
 else:
-    DATABASES = {"default": embedded.ensure_postgres()}
+    DATABASES = {"default": embedded.database_settings()}  # started on the first connection
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
