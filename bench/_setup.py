@@ -19,7 +19,10 @@ def setup_django(db_name: str) -> None:
     import psycopg
     from django.conf import settings
 
+    from memory_site import embedded
+
     db = settings.DATABASES["default"]
+    embedded.ensure_started(db)  # settings no longer start the embedded server
     admin = psycopg.connect(
         host=db.get("HOST") or None,
         port=db.get("PORT") or None,

@@ -31,7 +31,10 @@ def fresh_database() -> None:
     import psycopg
     from django.conf import settings
 
+    from memory_site import embedded
+
     db = settings.DATABASES["default"]
+    embedded.ensure_started(db)  # settings no longer start the embedded server
     with psycopg.connect(host=db.get("HOST") or None, port=db.get("PORT") or None,
                          user=db.get("USER") or None, password=db.get("PASSWORD") or None,
                          dbname="postgres", autocommit=True) as admin:  # fmt: skip

