@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/ops_overhead.py [--n 20000] [--sizes 50,500,2000] [--calls 40]
 
-Part 1 times the recorder alone (memory_site.ops.timing): an empty block with and without
+Part 1 times the recorder alone (ops.timing): an empty block with and without
 `timed()`, and each step of a recording (start, stop with the Prometheus counters, buffering,
 the batched INSERT), so the table shows where the microseconds go. Part 2 grows a throw-away
 project to each size through the services and makes REST calls (search, get, upsert) with the
@@ -59,7 +59,7 @@ def _stats(name: str, samples_us: list[float]) -> list[object]:
 def recorder(n: int) -> list[list[object]]:
     from django.conf import settings
 
-    from memory_site.ops import metrics, timing
+    from ops import metrics, timing
 
     settings.CAIRN_TIMINGS_BATCH = 100
     settings.CAIRN_TIMINGS_FLUSH_SECONDS = 3600
@@ -122,8 +122,8 @@ def growth(sizes: list[int], calls: int) -> tuple[str, list[dict]]:
     from knowledge.actors import Actor
     from knowledge.services import background, entry_upsert, project_create
     from knowledge.services.tokens import token_create
-    from memory_site.models import OperationTiming
-    from memory_site.ops import report, timing
+    from ops import report, timing
+    from ops.models import OperationTiming
 
     background.enabled = False  # no worker: measure the calls, not the queue
     user, _ = get_user_model().objects.get_or_create(username="bench")

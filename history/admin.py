@@ -20,7 +20,7 @@ from history.services import entry_revert
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
 from knowledge.services.background import queue_drain
-from memory_site.ops.timing import timed
+from ops.timing import timed
 
 
 def _actor(request) -> Actor:

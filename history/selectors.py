@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import difflib
 
+from django.conf import settings
+from django.utils import timezone
+
 from history.files import render_entry
 from history.mirror.render import Names, sources_by_entry, state_of
-from history.mirror.repo import HistoricalEntry
+from history.mirror.repo import HistoricalEntry, parked, pending
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.rendering import too_large
@@ -134,3 +137,22 @@ __all__ = [
     "side_by_side_html",
     "unified_diff",
 ]
+
+
+def mirror_state() -> dict:
+    """The mirror's backlog for operators (readiness and metrics): counts only, no names."""
+    queue = pending()
+    oldest = queue.order_by("history_id").values_list("history_date", flat=True).first()
+    lag = (timezone.now() - oldest).total_seconds() if oldest else 0.0
+    stale_before = timezone.now() - timezone.timedelta(seconds=settings.CAIRN_READY_MIRROR_MAX_LAG)
+    return {
+        "pending": queue.count(),
+        "lag_seconds": round(lag, 1),
+        # Set aside with their error (mirror status / mirror retry), and pending too long.
+        "parked": parked().count(),
+        "stale": queue.filter(history_date__lt=stale_before).count() if oldest else 0,
+    }
+
+
+def revision_count() -> int:
+    return HistoricalEntry.objects.count()

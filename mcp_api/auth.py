@@ -17,7 +17,7 @@ from knowledge.search import timing
 from knowledge.services.tokens import token_authenticate
 from mcp_api.connections import recycle_connection
 from mcp_api.hints import DATABASE_DOWN
-from memory_site.ops.metrics import auth_failed
+from ops.metrics import auth_failed
 
 
 def _authenticate(secret: str) -> Actor | None:

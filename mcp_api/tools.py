@@ -20,7 +20,7 @@ from knowledge.actors import Actor
 from mcp_api import handlers
 from mcp_api.auth import current_actor
 from mcp_api.connections import recycle_connection
-from memory_site.ops.timing import content_size, timed
+from ops.timing import content_size, timed
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(

@@ -76,12 +76,13 @@ INSTALLED_APPS = [
     "history",
     "mcp_api",
     "memory_site",
+    "ops",  # timings, metrics, logs: imports no other Cairn app
     "web",
     "django_htmx",
 ]
 
 MIDDLEWARE = [
-    "memory_site.ops.middleware.OperationsMiddleware",  # request id; REST timings (first)
+    "ops.middleware.OperationsMiddleware",  # request id; REST timings (first)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -377,7 +378,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
-# --- Operations: health, metrics, timings, logs (memory_site/ops/, README "Operations") -------
+# --- Operations: timings, metrics, logs (ops/), health (memory_site/health.py) ----------------
 # Prometheus counters of several processes (web workers, Celery) meet in this directory
 # (prometheus-client's multiprocess mode). `serve` sets it to var/prometheus for its children
 # and empties it at start; a deployment that starts its processes itself sets it for them (the
@@ -425,10 +426,10 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = CAIRN_LOG_FORMAT != "json"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "memory_site.ops.logs.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "ops.logs.RequestIdFilter"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
-        "json": {"()": "memory_site.ops.logs.JsonFormatter"},
+        "json": {"()": "ops.logs.JsonFormatter"},
     },
     "handlers": {
         "console": {

@@ -20,13 +20,13 @@ urlpatterns += [path("api/", api.urls)]
 # Sign-in (allauth) URLs are mounted below.
 urlpatterns += [path("accounts/", include("allauth.urls"))]
 
-# Operations: liveness, readiness and Prometheus metrics (memory_site/ops/views.py).
-from memory_site.ops import views as ops_views  # noqa: E402
+# Operations: liveness, readiness and Prometheus metrics (memory_site/health.py).
+from memory_site import health  # noqa: E402
 
 urlpatterns += [
-    path("healthz", ops_views.healthz, name="healthz"),
-    path("readyz", ops_views.readyz, name="readyz"),
-    path("metrics", ops_views.metrics_view, name="metrics"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics_view, name="metrics"),
 ]
 
 # Pages for people (web/) last: they own `/`.

@@ -16,7 +16,7 @@ from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, KnowledgeError, NotFound
 from knowledge.models import Project
 from knowledge.selectors import visible_projects, writable_projects
-from memory_site.ops.timing import content_size, timed
+from ops.timing import content_size, timed
 
 
 def actor_for(request: HttpRequest) -> Actor:

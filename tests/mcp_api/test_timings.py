@@ -3,8 +3,8 @@
 import pytest
 from django.utils import timezone
 
-from memory_site.models import OperationTiming
-from memory_site.ops import metrics, timing
+from ops import metrics, timing
+from ops.models import OperationTiming
 
 pytestmark = pytest.mark.usefixtures("acme")
 

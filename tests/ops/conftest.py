@@ -1,22 +1,23 @@
 import pytest
 from django.test import Client
 
-from memory_site.ops import stats, timing
+from memory_site import health
+from ops import timing
 
 
 @pytest.fixture(autouse=True)
 def _clean_ops_state(settings, db):
     """Each test starts with no timings (buffered, or written by an earlier run's processes
     at exit into the reused test database) and uncached readiness counts."""
-    from memory_site.models import OperationTiming
+    from ops.models import OperationTiming
 
     settings.CAIRN_READY_CACHE_SECONDS = 0
     timing.discard()
     OperationTiming.objects.all().delete()  # inside the test's transaction: rolled back
-    stats.forget()
+    health.forget()
     yield
     timing.discard()
-    stats.forget()
+    health.forget()
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def api(make_token, acme):
 @pytest.fixture
 def rows():
     """rows(**filters) → the OperationTiming rows recorded so far (after writing the buffer)."""
-    from memory_site.models import OperationTiming
+    from ops.models import OperationTiming
 
     def get(**filters):
         timing.flush()

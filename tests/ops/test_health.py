@@ -80,11 +80,11 @@ def test_readyz_counts_the_embedding_backlog(client, settings, acme, owner):
 
 
 def test_readyz_fails_with_503_when_migrations_are_missing(client, monkeypatch):
-    from memory_site.ops import views
+    from memory_site import health
 
-    monkeypatch.setattr(views, "_migrated", False)
+    monkeypatch.setattr(health, "_migrated", False)
     monkeypatch.setattr(
-        views.MigrationExecutor, "migration_plan", lambda self, targets: [("m", False)]
+        health.MigrationExecutor, "migration_plan", lambda self, targets: [("m", False)]
     )
     response = client.get("/readyz")
     assert response.status_code == 503

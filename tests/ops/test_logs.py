@@ -8,7 +8,7 @@ from celery.signals import task_success
 
 from history import tasks as history_tasks
 from memory_site import embedded
-from memory_site.ops.logs import REQUEST_ID, JsonFormatter, RequestIdFilter
+from ops.logs import REQUEST_ID, JsonFormatter, RequestIdFilter
 
 pytestmark = pytest.mark.django_db
 

@@ -79,7 +79,7 @@ def test_counters_of_several_processes_add_up_in_the_multiprocess_directory(tmp_
 
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
-    count = "from memory_site.ops import metrics; metrics.observe('rest', 'GET x', 'ok', 0.01)"
+    count = "from ops import metrics; metrics.observe('rest', 'GET x', 'ok', 0.01)"
     for _ in range(2):  # two "web workers"
         subprocess.run([sys.executable, "-c", count], cwd=root, env=env, check=True)
     registry = CollectorRegistry()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from memory_site.models import OperationTiming
+from ops.models import OperationTiming
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 QUIET_PROCESS = """
 import time, django
 django.setup()
-from memory_site.ops import timing
+from ops import timing
 timing.record(timing.Timer("mcp", "upsert"))
 print("recorded", flush=True)
 time.sleep(60)

@@ -9,8 +9,8 @@ from django.utils import timezone
 from history import tasks as history_tasks
 from knowledge.actors import Actor
 from knowledge.services import entry_update, entry_upsert
-from memory_site.models import OperationTiming
-from memory_site.ops import metrics, report, timing
+from ops import metrics, report, timing
+from ops.models import OperationTiming
 from tests.factories import EntryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -151,7 +151,7 @@ def test_the_metrics_command_prints_percentiles_and_size_buckets(capsys):
 def test_the_admin_shows_the_same_table_to_superusers(client, staff):
     OperationTiming.objects.create(at=timezone.now(), surface="rest", operation="GET v1/search",
                                    outcome="ok", total_ms=12.5, entries=3)  # fmt: skip
-    url = reverse("admin:site_operationtiming_changelist")
+    url = reverse("admin:ops_operationtiming_changelist")
     client.force_login(UserFactory(username="clerk", is_staff=True))
     assert client.get(url).status_code == 403  # staff is not enough: timings are the operator's
     client.force_login(staff)  # a superuser

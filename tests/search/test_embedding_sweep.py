@@ -9,14 +9,14 @@ from knowledge.search.providers import get_provider
 from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.services import background, entry_update, entry_upsert
 from knowledge.services.embeddings import SWEEP_LOCK_KEY, embedding_key, entries_embed_stale
-from memory_site.ops import stats
+from memory_site import health
 from tests.factories import EntryFactory
 from tests.history.conftest import broker  # noqa: F401  (the real embedded broker)
 from tests.history.test_worker import Worker, wait_until
 
 
 def backlog() -> int:
-    return stats.snapshot(fresh=True)["embeddings"]["backlog"]
+    return health.snapshot(fresh=True)["embeddings"]["backlog"]
 
 
 @pytest.mark.django_db

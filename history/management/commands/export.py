@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history import exporting
-from memory_site.ops.commands import TimedCommand
+from ops.commands import TimedCommand
 
 
 class Command(TimedCommand):

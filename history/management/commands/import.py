@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 from history.importing import import_folder
 from knowledge.actors import Actor
-from memory_site.ops.commands import TimedCommand
+from ops.commands import TimedCommand
 
 
 class Command(TimedCommand):

@@ -18,7 +18,7 @@ from knowledge.services.embeddings import (
     lexeme_stats_refresh,
     needs_embedding,
 )
-from memory_site.ops.commands import TimedCommand
+from ops.commands import TimedCommand
 
 
 class Command(TimedCommand):

@@ -3,8 +3,8 @@ grows with the memory."""
 
 from django.core.management.base import CommandError
 
-from memory_site.ops import report, timing
-from memory_site.ops.commands import TimedCommand
+from ops import report, timing
+from ops.commands import TimedCommand
 
 
 class Command(TimedCommand):

@@ -9,7 +9,7 @@ from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
 from knowledge.search import search_entries
 from knowledge.services.tokens import user_by_name
-from memory_site.ops.commands import TimedCommand
+from ops.commands import TimedCommand
 
 
 class Command(TimedCommand):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memory_site.ops import timing
+from ops import timing
 
 
 class TimedCommand(BaseCommand):

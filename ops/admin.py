@@ -3,8 +3,8 @@
 
 from django.contrib import admin
 
-from memory_site.models import OperationTiming
-from memory_site.ops import report, timing
+from ops import report, timing
+from ops.models import OperationTiming
 
 
 @admin.register(OperationTiming)

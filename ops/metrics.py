@@ -1,10 +1,11 @@
 """Prometheus metrics. Counters and histograms are written by every process (web workers and
 Celery) into PROMETHEUS_MULTIPROC_DIR when it is set (settings put it under the var dir); the
-gauges of the memory's state are read from the database when /metrics is scraped."""
+gauges of the memory's state come from `state_gauges`, which the site sets."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -43,26 +44,14 @@ def auth_failed(surface: str) -> None:
     AUTH_FAILURES.labels(surface).inc()
 
 
+# The memory's state is not ops' to read: the site sets this at startup to a callable that
+# returns (name, help, value) for each gauge, read when /metrics is scraped.
+state_gauges: Callable[[], Iterable[tuple[str, str, float]]] | None = None
+
+
 class StateCollector:
-    """The memory's state at scrape time: mirror backlog, embedding backlog, sizes."""
-
     def collect(self):
-        from memory_site.ops import stats
-
-        state = stats.snapshot()
-        for name, doc, value in (
-            ("cairn_mirror_pending", "Revisions not yet committed to the git mirror.",
-             state["mirror"]["pending"]),
-            ("cairn_mirror_lag_seconds", "Age of the oldest revision not yet in the mirror.",
-             state["mirror"]["lag_seconds"]),
-            ("cairn_mirror_parked", "Revisions set aside by the mirror with their error.",
-             state["mirror"]["parked"]),
-            ("cairn_embedding_backlog", "Entries whose vectors are missing or out of date.",
-             state["embeddings"]["backlog"]),
-            ("cairn_entries", "Entries in the memory.", state["entries"]),
-            ("cairn_revisions", "Entry revisions kept.", state["revisions"]),
-            ("cairn_projects", "Projects.", state["projects"]),
-        ):  # fmt: skip
+        for name, doc, value in state_gauges() if state_gauges else ():
             yield GaugeMetricFamily(name, doc, value=value)
 
 

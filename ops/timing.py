@@ -18,16 +18,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from knowledge.errors import KnowledgeError
-from memory_site.ops import metrics
-from memory_site.ops.logs import REQUEST_ID, new_request_id
+from ops import metrics
+from ops.logs import REQUEST_ID, new_request_id
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +36,10 @@ PART_OF_TASK = {
     "knowledge.tasks.embedding_sweep": "embed",
     "history.tasks.mirror_drain": "git",
 }
+# Set by the site at startup, so ops imports no other Cairn app: the exceptions that mean the
+# caller was refused (not an error of ours), and the memory's size that each row is kept with.
+refused_errors: tuple[type[BaseException], ...] = ()
+memory_size: Callable[[], int] | None = None
 
 
 @dataclass
@@ -61,7 +64,7 @@ class Timer:
             self.db_seconds += time.perf_counter() - start
 
     def failed(self, exc: BaseException) -> None:
-        self.outcome = "refused" if isinstance(exc, KnowledgeError) else "error"
+        self.outcome = "refused" if isinstance(exc, refused_errors) else "error"
         self.error = type(exc).__name__[:120]
 
     def start(self) -> Timer:
@@ -205,12 +208,10 @@ def flush() -> int:
     if not timers:
         return 0
     try:
-        from knowledge.models import Entry
-
         # A savepoint when some caller's transaction is open: a failed write rolls back to it
         # and leaves the caller's transaction usable.
         with transaction.atomic(), connection.cursor() as cur:
-            entries = Entry.objects.count()  # one count per batch: "the memory's size then"
+            entries = memory_size() if memory_size else None  # once per batch: "the size then"
             # COPY: half the time of the ORM's INSERT of the same rows (bench/ops_overhead).
             with cur.copy(COPY_SQL) as copy:
                 for t in timers:
@@ -229,7 +230,7 @@ def flush() -> int:
 
 
 def prune(*, days: float | None = None) -> int:
-    from memory_site.models import OperationTiming
+    from ops.models import OperationTiming
 
     days = settings.CAIRN_TIMINGS_KEEP_DAYS if days is None else days
     cutoff = timezone.now() - timezone.timedelta(days=days)

@@ -8,8 +8,8 @@ paths that match no route are counted as `other`.
 
 from __future__ import annotations
 
-from memory_site.ops import metrics, timing
-from memory_site.ops.logs import REQUEST_ID, new_request_id
+from ops import metrics, timing
+from ops.logs import REQUEST_ID, new_request_id
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 KNOWN_METHODS = {"GET", "HEAD", "OPTIONS", *WRITE_METHODS}

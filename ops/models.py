@@ -1,4 +1,4 @@
-"""The site's own data: how long each operation took, kept for operators (`manage.py metrics`)."""
+"""Ops' own data: how long each operation took, kept for operators (`manage.py metrics`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.db import models
 class OperationTiming(models.Model):
     """One MCP tool call, REST route, admin save, command or background task, as it ran.
 
-    Written in batches by memory_site.ops.timing (never inside the operation's transaction) and
+    Written in batches by ops.timing (never inside the operation's transaction) and
     pruned after CAIRN_TIMINGS_KEEP_DAYS. The parts (database, embedding, git) are None where
     the surface cannot tell them apart.
     """
@@ -28,6 +28,7 @@ class OperationTiming(models.Model):
     class Meta:
         indexes = [models.Index(fields=["operation", "at"], name="timing_operation_at")]
         verbose_name = "operation timing"
+        db_table = "site_operationtiming"  # the table it had in the site app: rows are kept
 
     def __str__(self) -> str:
         return f"{self.surface} {self.operation} {self.total_ms:.1f} ms ({self.outcome})"

@@ -12,6 +12,7 @@ request, with CAIRN_BEHIND_PROXY) is not a loopback caller: it needs the token.
 from __future__ import annotations
 
 import hmac
+import threading
 import time
 
 from django.conf import settings
@@ -21,10 +22,61 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from memory_site.ops import metrics, stats
+from history.selectors import mirror_state, revision_count
+from knowledge.selectors.health import embedding_state, entry_count, project_count
 from memory_site.proxies import local_caller
+from ops import metrics
 
 _migrated = False  # once every migration is applied it stays so for the process's life
+# The memory's state is kept for CAIRN_READY_CACHE_SECONDS per process, so polling /readyz or
+# scraping /metrics every few seconds costs a handful of indexed counts at most that often.
+_lock = threading.Lock()
+_cached: tuple[float, dict] | None = None
+
+
+def snapshot(*, fresh: bool = False) -> dict:
+    global _cached
+    with _lock:
+        if (
+            not fresh
+            and _cached
+            and time.monotonic() - _cached[0] < settings.CAIRN_READY_CACHE_SECONDS
+        ):
+            return _cached[1]
+    state = {
+        "mirror": mirror_state(),
+        "embeddings": embedding_state(),
+        "entries": entry_count(),
+        "revisions": revision_count(),
+        "projects": project_count(),
+    }
+    with _lock:
+        _cached = (time.monotonic(), state)
+    return state
+
+
+def forget() -> None:
+    global _cached
+    with _lock:
+        _cached = None
+
+
+def state_gauges() -> list[tuple[str, str, float]]:
+    """The memory's state as Prometheus gauges (ops.metrics.state_gauges, set at startup)."""
+    state = snapshot()
+    return [
+        ("cairn_mirror_pending", "Revisions not yet committed to the git mirror.",
+         state["mirror"]["pending"]),
+        ("cairn_mirror_lag_seconds", "Age of the oldest revision not yet in the mirror.",
+         state["mirror"]["lag_seconds"]),
+        ("cairn_mirror_parked", "Revisions set aside by the mirror with their error.",
+         state["mirror"]["parked"]),
+        ("cairn_embedding_backlog", "Entries whose vectors are missing or out of date.",
+         state["embeddings"]["backlog"]),
+        ("cairn_entries", "Entries in the memory.", state["entries"]),
+        ("cairn_revisions", "Entry revisions kept.", state["revisions"]),
+        ("cairn_projects", "Projects.", state["projects"]),
+    ]  # fmt: skip
 
 
 @never_cache
@@ -81,7 +133,7 @@ def readiness() -> dict:
     checks["broker"] = check_broker()
     if checks.get("migrations", {}).get("status") == "ok":
         try:
-            state = stats.snapshot()
+            state = snapshot()
         except Exception as exc:
             checks["state"] = {"status": "fail", "error": type(exc).__name__}
         else:

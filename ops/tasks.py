@@ -7,8 +7,8 @@ import contextlib
 
 from celery.signals import before_task_publish, task_failure, task_postrun, task_prerun
 
-from memory_site.ops import timing
-from memory_site.ops.logs import REQUEST_ID, new_request_id
+from ops import timing
+from ops.logs import REQUEST_ID, new_request_id
 
 HEADER = "cairn_request_id"
 _running: dict[str, tuple[timing.Timer, object]] = {}

@@ -12,7 +12,7 @@ import math
 from django.db import connection
 from django.utils import timezone
 
-from memory_site.models import OperationTiming
+from ops.models import OperationTiming
 
 TABLE = OperationTiming._meta.db_table
 # Memory size buckets: 0-99 entries, 100-999, 1k-9.9k, …

@@ -1,0 +1,35 @@
+"""The memory's size and embedding backlog for operators (readiness and metrics): whole-site
+counts, no names, so no actor."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from knowledge.models import Entry, Project
+from knowledge.search.providers import get_provider
+from knowledge.selectors.embeddings import stale_embeddings
+
+
+def entry_count() -> int:
+    return Entry.objects.count()
+
+
+def project_count() -> int:
+    return Project.objects.count()
+
+
+def embedding_state() -> dict:
+    try:
+        provider = get_provider()
+    except Exception as exc:  # a misconfigured provider is reported, not raised
+        return {"provider": settings.CAIRN_EMBEDDING_PROVIDER, "backlog": 0, "error": str(exc)}
+    if provider is None:
+        return {"provider": "none", "backlog": 0, "model_loaded": None}
+    backlog = stale_embeddings(model_name=provider.name).count()
+    return {
+        "provider": settings.CAIRN_EMBEDDING_PROVIDER,
+        "model": provider.name,
+        "backlog": backlog,
+        # A local model loads on first use in each process; a remote one is not ours to load.
+        "model_loaded": getattr(provider, "loaded", None),
+    }

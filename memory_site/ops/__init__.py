@@ -1,1 +1,0 @@
-"""Operations: health, readiness, metrics, per-operation timings and structured logs."""
