@@ -15,7 +15,8 @@ Each rule names itself in its failure, with the file and line that broke it:
 7. the core's messages name no MCP tool (each surface adds its own next moves);
 8. no module outside migrations, tests and bench is over 400 lines, and no two of our modules
    import each other (any import, also inside a function: one put there to dodge a circle is
-   still a circle).
+   still a circle);
+9. ops imports no other Cairn app (the site hands it what it needs of the memory at startup).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ QUERY_METHODS = {"objects", "filter", "exclude", "order_by", "annotate", "aggreg
                  "values", "values_list", "select_related", "prefetch_related", "raw",
                  "extra", "distinct"}  # fmt: skip
 SITE_PACKAGES = ("history", "api", "mcp_api", "memory_site")
-OURS = {"knowledge", "history", "api", "mcp_api", "memory_site", "web", "tests", "bench"}
+OURS = {"knowledge", "history", "api", "mcp_api", "memory_site", "ops", "web", "tests", "bench"}
 
 
 def _modules(*patterns: str) -> list[Path]:
@@ -170,7 +171,7 @@ KNOWLEDGE_CORE = [p for p in _modules("knowledge/**/*.py") if p.parts[len(ROOT.p
                   not in _NOT_CORE]  # fmt: skip
 ALL_CODE = _modules(
     "knowledge/**/*.py", "history/**/*.py", "api/**/*.py", "mcp_api/**/*.py",
-    "memory_site/**/*.py", "web/**/*.py", "bench/**/*.py", "manage.py",
+    "memory_site/**/*.py", "ops/**/*.py", "web/**/*.py", "bench/**/*.py", "manage.py",
 )  # fmt: skip
 # background.py queues the work after a commit (a kernel step; benchmarks switch it off).
 SERVICE_MODULES = [
@@ -208,6 +209,7 @@ def test_the_checks_see_the_code():
     assert ROOT / "knowledge" / "models" / "entries.py" in KNOWLEDGE_CORE
     assert ROOT / "knowledge" / "admin" / "entries.py" not in KNOWLEDGE_CORE
     assert READ_SIDE and CORE and SURFACE_FILES["commands"]
+    assert ROOT / "ops" / "timing.py" in OPS
 
 
 @pytest.mark.parametrize("path", SURFACES, ids=_ids)
@@ -489,6 +491,26 @@ def test_no_two_modules_import_each_other(path):
     )
 
 
+# --- rule 9: ops stands alone --------------------------------------------------------------------
+
+OPS = _modules("ops/**/*.py")
+
+
+def _cairn_imports(path: Path, root: Path = ROOT) -> list[str]:
+    return [
+        f"{_rel(path, root)}:{i.line} imports {i.module}"
+        for i in _imports_of(path, root)
+        if i.module.split(".")[0] in OURS - {"ops"}
+    ]
+
+
+@pytest.mark.parametrize("path", OPS, ids=_ids)
+def test_ops_imports_no_other_cairn_app(path):
+    assert _cairn_imports(path) == [], (
+        "rule 9: ops imports no other Cairn app; the site hands it the memory's size and state"
+    )
+
+
 # --- the checks can fail --------------------------------------------------------------------------
 
 
@@ -579,3 +601,13 @@ def test_the_size_and_circle_checks_catch_what_they_forbid(tmp_path):
         f"knowledge/search/hits.py:{MAX_LINES + 1} is past {MAX_LINES} lines ({MAX_LINES + 2})"
     ]
     assert _too_long(engine, root=tmp_path) == []
+
+
+def test_the_ops_check_catches_a_cairn_import(tmp_path):
+    timing = _sample(
+        tmp_path,
+        "ops/timing.py",
+        "from django.db import connection\nfrom ops import metrics\n"
+        "def size():\n    from knowledge.models import Entry\n",
+    )
+    assert _cairn_imports(timing, root=tmp_path) == ["ops/timing.py:4 imports knowledge.models"]
