@@ -44,20 +44,20 @@ class Counting:
 
 @pytest.mark.django_db
 def test_a_huge_body_embeds_only_up_to_the_token_budget(project, settings):
-    settings.CAIRN_EMBED_MAX_TOKENS = 600
+    settings.CAIRN_EMBED_MAX_TOKENS, settings.CAIRN_CHUNK_WORDS = 600, 20  # chunks of 320 `[`
     entry = EntryFactory(project=project, title="Junk", body="[" * 20_000)
     model = Counting()
     assert entries_embed(entry_ids=[entry.pk], provider=model) == {entry.pk: "embedded"}
-    assert len(model.calls) == 1 and model.calls[0] <= 600 + 200 * WORD_CHARS * 2
+    assert len(model.calls) == 1 and 320 <= model.calls[0] <= 600
     stored = EntryChunk.objects.filter(entry=entry)
-    assert 1 <= stored.count() < len(chunk_text(entry.body))
+    assert 1 <= stored.count() < len(chunk_text(entry.body, size=20, overlap=5))
 
 
 @pytest.mark.django_db
 def test_entries_are_grouped_into_calls_within_the_budget(project, settings):
-    settings.CAIRN_EMBED_MAX_TOKENS = 400
-    entries = [EntryFactory(project=project, title=f"E{i}", body="word, " * 150) for i in range(3)]
+    settings.CAIRN_EMBED_MAX_TOKENS = 150
+    entries = [EntryFactory(project=project, title=f"E{i}", body="word, " * 60) for i in range(3)]
     model = Counting()
     outcomes = entries_embed(entry_ids=[e.pk for e in entries], provider=model)
     assert set(outcomes.values()) == {"embedded"}
-    assert len(model.calls) == 3  # each entry ~230 tokens: two never share a 400-token call
+    assert len(model.calls) == 3  # each entry ~120 tokens: two never share a 150-token call
