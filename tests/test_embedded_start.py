@@ -2,8 +2,10 @@
 reading the settings (a check, `embedded status`, a tool importing them) starts no server."""
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,8 +27,11 @@ def _python(code: str, env: dict) -> str:
     return done.stdout.strip()
 
 
-def test_importing_the_settings_starts_no_server_and_the_first_query_does(tmp_path):
-    # A data directory of its own: the run's shared server is never stopped or touched.
+def test_importing_the_settings_starts_no_server_and_the_first_query_does():
+    # A data directory of its own: the run's shared server is never stopped or touched. Not under
+    # pytest's tmp_path: every pytest session that starts meanwhile makes /tmp/pytest-of-<user>
+    # 0700 again, and the server's own user could then no longer reach it to stop it.
+    tmp_path = Path(tempfile.mkdtemp(dir=os.environ["CAIRN_TEST_VAR_DIR"]))
     pg_dir = tmp_path / "pg"
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update(
@@ -46,3 +51,4 @@ def test_importing_the_settings_starts_no_server_and_the_first_query_does(tmp_pa
         if (pg_dir / "postmaster.pid").exists():
             _python(_STOP, env)
     assert not (pg_dir / "postmaster.pid").exists()
+    shutil.rmtree(tmp_path, ignore_errors=True)
