@@ -111,6 +111,23 @@ def test_adding_an_entry_in_the_admin(admin_client, project):
     assert entry.history.first().history_type == "+"
 
 
+def test_adding_a_title_that_exists_is_refused_on_the_form(admin_client, entry):
+    response = admin_client.post(
+        reverse("admin:knowledge_entry_add"),
+        {"project": entry.project_id, "subtopic_path": "ops/runbooks", "title": "restore",
+         "body": "my other steps", "kind": "note", "status": "active", "searchable": "on",
+         "metadata": "{}"},
+    )  # fmt: skip
+    assert response.status_code == 200  # the form again, not a redirect
+    errors = response.context["adminform"].form.errors["title"]
+    assert "already exists in acme/ops/runbooks" in errors[0]
+    assert f"?q={entry.short_id}" in errors[0]  # a link to open it
+    assert b"my other steps" in response.content  # what the person typed is kept
+    entry.refresh_from_db()
+    assert (entry.body, entry.version) == ("# Steps", 1)
+    assert Entry.objects.filter(project=entry.project).count() == 1
+
+
 def test_deleting_in_the_admin_keeps_history(admin_client, entry):
     url = reverse("admin:knowledge_entry_delete", args=[entry.pk])
     assert admin_client.post(url, {"post": "yes"}).status_code == 302

@@ -12,6 +12,7 @@ from knowledge.services.embeddings import (
     lexeme_stats_refresh,
 )
 from knowledge.services.entries import (
+    entry_create,
     entry_delete,
     entry_move,
     entry_restore,
@@ -52,6 +53,7 @@ __all__ = [
     "entries_reindex_graph",
     "entries_reindex_text",
     "entry_correct",
+    "entry_create",
     "entry_delete",
     "entry_edit",
     "entry_embed",
