@@ -29,7 +29,12 @@ from knowledge.services.entries_edit import (
 )
 from knowledge.services.graph import entries_reindex_graph
 from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
-from knowledge.services.memberships import membership_grant, membership_revoke
+from knowledge.services.memberships import (
+    MembershipChange,
+    membership_grant,
+    membership_revoke,
+    project_memberships_set,
+)
 from knowledge.services.projects import project_create, project_update
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.tokens import (
@@ -46,6 +51,7 @@ __all__ = [
     "CreatedToken",
     "ImportItem",
     "ImportOutcome",
+    "MembershipChange",
     "UpsertResult",
     "apply_edit",
     "entries_embed",
@@ -67,6 +73,7 @@ __all__ = [
     "membership_grant",
     "membership_revoke",
     "project_create",
+    "project_memberships_set",
     "project_update",
     "subtopic_ensure",
     "token_authenticate",
