@@ -5,8 +5,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from knowledge.models import Entry, Project, Subtopic
-from tests.factories import EntryFactory, UserFactory
+from knowledge.models import Entry, Membership, Project, Role, Subtopic
+from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -111,6 +111,23 @@ def test_adding_an_entry_in_the_admin(admin_client, project):
     assert entry.history.first().history_type == "+"
 
 
+def test_adding_a_title_that_exists_is_refused_on_the_form(admin_client, entry):
+    response = admin_client.post(
+        reverse("admin:knowledge_entry_add"),
+        {"project": entry.project_id, "subtopic_path": "ops/runbooks", "title": "restore",
+         "body": "my other steps", "kind": "note", "status": "active", "searchable": "on",
+         "metadata": "{}"},
+    )  # fmt: skip
+    assert response.status_code == 200  # the form again, not a redirect
+    errors = response.context["adminform"].form.errors["title"]
+    assert "already exists in acme/ops/runbooks" in errors[0]
+    assert f"?q={entry.short_id}" in errors[0]  # a link to open it
+    assert b"my other steps" in response.content  # what the person typed is kept
+    entry.refresh_from_db()
+    assert (entry.body, entry.version) == ("# Steps", 1)
+    assert Entry.objects.filter(project=entry.project).count() == 1
+
+
 def test_deleting_in_the_admin_keeps_history(admin_client, entry):
     url = reverse("admin:knowledge_entry_delete", args=[entry.pk])
     assert admin_client.post(url, {"post": "yes"}).status_code == 302
@@ -187,6 +204,62 @@ def test_members_are_granted_and_revoked_through_the_inline(admin_client, projec
     roles = {m.user.username: m.role for m in project.memberships.filter(user__isnull=False)}
     assert roles.get("bob") == "viewer"
     assert "alice" not in roles
+
+
+def _maintainer_client(client, project):
+    """Signed in as a staff maintainer of `project` who is not a superuser (a superuser may
+    leave a project without maintainers)."""
+    from django.contrib.auth.models import Permission
+
+    boss = UserFactory(username="boss", is_staff=True)
+    boss.user_permissions.add(*Permission.objects.filter(content_type__app_label="knowledge"))
+    project.memberships.filter(user__username="factory").delete()  # boss is the only maintainer
+    Membership.objects.create(project=project, user=boss, role=Role.MAINTAINER)
+    client.force_login(boss)
+    return client
+
+
+def _members_post(project, roles: dict[str, str]):
+    """The project's change form with each member's role set from `roles` (by username)."""
+    memberships = list(project.memberships.select_related("user").order_by("pk"))
+    data = {
+        "name": project.name, "description": "", "sensitivity": project.sensitivity,
+        "memberships-TOTAL_FORMS": str(len(memberships)),
+        "memberships-INITIAL_FORMS": str(len(memberships)),
+    }  # fmt: skip
+    for i, m in enumerate(memberships):
+        data |= {f"memberships-{i}-id": m.pk, f"memberships-{i}-project": project.pk,
+                 f"memberships-{i}-user": m.user_id, f"memberships-{i}-group": "",
+                 f"memberships-{i}-role": roles.get(m.user.username, m.role)}  # fmt: skip
+    return data
+
+
+def _roles(project):
+    return {m.user.username: m.role for m in project.memberships.select_related("user")}
+
+
+def test_the_last_maintainer_hands_over_in_one_save(client, user):
+    project = ProjectFactory(slug="solo", name="Solo")
+    maintainer = _maintainer_client(client, project)  # boss's row comes before alice's
+    Membership.objects.create(project=project, user=user, role=Role.EDITOR)
+    url = reverse("admin:knowledge_project_change", args=[project.pk])
+    response = maintainer.post(
+        url, _members_post(project, {"boss": "editor", "alice": "maintainer"})
+    )
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert _roles(project) == {"boss": "editor", "alice": "maintainer"}
+
+
+def test_removing_every_maintainer_is_refused_and_changes_nothing(client, project):
+    maintainer = _maintainer_client(client, project)  # alice's row (editor) comes first
+    url = reverse("admin:knowledge_project_change", args=[project.pk])
+    response = maintainer.post(
+        url, _members_post(project, {"alice": "viewer", "boss": "viewer"}), follow=True
+    )
+    assert b"oss is the last maintainer of acme. Make someone else maintainer first." in (
+        response.content  # "Boss …": the admin's messages start with a capital
+    )
+    assert _roles(project) == {"alice": "editor", "boss": "maintainer"}
 
 
 def test_a_viewer_cannot_change_project_settings(client, project, user):

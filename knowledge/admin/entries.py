@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import path, reverse
@@ -18,12 +18,12 @@ from knowledge.admin.common import (
     ServiceWritesMixin,
     actor_for,
 )
-from knowledge.errors import ValidationFailed
+from knowledge.errors import AlreadyExists, ValidationFailed
 from knowledge.graph.selectors import entry_relations
 from knowledge.models import Entry
 from knowledge.paths import normalize_path
 from knowledge.rendering import render_markdown
-from knowledge.services import entry_delete, entry_update, entry_upsert
+from knowledge.services import entry_create, entry_delete, entry_update
 
 
 class EntryForm(forms.ModelForm):
@@ -37,6 +37,9 @@ class EntryForm(forms.ModelForm):
     reason = forms.CharField(
         required=False, help_text="Why this change? Recorded in the history and the git mirror."
     )
+
+    # The service's refusal of the last save, shown on its field (see EntryAdmin.add_refused).
+    refusal: tuple[str, str] | None = None
 
     class Meta:
         model = Entry
@@ -61,6 +64,8 @@ class EntryForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
+        if self.refusal:
+            self.add_error(*self.refusal)
         try:
             data["subtopic_path"] = normalize_path(data.get("subtopic_path"))
         except ValidationFailed as exc:
@@ -179,6 +184,27 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
         )
         return [preview, *super().get_urls()]
 
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        refusal = getattr(request, "cairn_refusal", None)
+        return type(form.__name__, (form,), {"refusal": refusal}) if refusal else form
+
+    def _changeform_view(self, request, object_id, form_url, extra_context):
+        try:
+            return super()._changeform_view(request, object_id, form_url, extra_context)
+        except AlreadyExists as exc:
+            if object_id is not None or exc.data.get("field") != "title":
+                raise
+            # The add form comes back with what the person typed and the refusal on the title
+            # (a redirect would lose the text); the service wrote nothing.
+            search = reverse("admin:knowledge_entry_changelist") + f"?q={exc.data['entry']}"
+            request.cairn_refusal = (
+                "title",
+                format_html('{} <a href="{}">Open it to edit</a>, or choose another title.',
+                            exc.message, search),
+            )  # fmt: skip
+            return super()._changeform_view(request, object_id, form_url, extra_context)
+
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
         actor = actor_for(request)
@@ -194,18 +220,12 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
             "reason": reason,
         }
         if not change:
-            result = entry_upsert(
+            entry = entry_create(
                 actor=actor,
                 project=data["project"].pk,
                 subtopic=data["subtopic_path"],
                 **fields,
             )
-            entry = result.entry
-            if result.outcome != "created":
-                messages.warning(
-                    request,
-                    f"An entry with this title already existed there; it was {result.outcome}.",
-                )
         else:
             entry = entry_update(
                 actor=actor,

@@ -9,7 +9,12 @@ from simple_history.admin import SimpleHistoryAdmin
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.models import Membership, Project
 from knowledge.selectors import maintained_projects
-from knowledge.services import membership_grant, membership_revoke, project_create, project_update
+from knowledge.services import (
+    MembershipChange,
+    project_create,
+    project_memberships_set,
+    project_update,
+)
 
 
 def _maintains(request, project: Project | None) -> bool:
@@ -24,7 +29,7 @@ class MembershipForm(forms.ModelForm):
         fields = ("user", "group", "role")
 
     def validate_constraints(self, exclude=None):
-        """membership_grant replaces an existing role instead of failing on uniqueness."""
+        """project_memberships_set replaces an existing role instead of failing on uniqueness."""
 
     def validate_unique(self):
         pass
@@ -42,7 +47,7 @@ class ProjectForm(forms.ModelForm):
 
 
 class MembershipInline(admin.TabularInline):
-    """Who may read, edit and maintain this project. Saved through the membership services."""
+    """Who may read, edit and maintain this project. Saved in one service call."""
 
     model = Membership
     form = MembershipForm
@@ -112,23 +117,21 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     def save_formset(self, request, form, formset, change):
         if formset.model is not Membership:
             return super().save_formset(request, form, formset, change)
-        actor, project = actor_for(request), form.instance
+        # Every row in one call: swapping the last maintainer is one change, not two.
         deleted = set(formset.deleted_forms)
+        changes = []
         for member_form in formset.forms:
             data = getattr(member_form, "cleaned_data", None) or {}
             old = data.get("id")  # the stored membership (the form's instance may be emptied)
-            if member_form in deleted:
-                if old is not None:
-                    membership_revoke(actor=actor, project=project.pk, user=old.user,
-                                      group=old.group)  # fmt: skip
-                continue
-            if not data or not member_form.has_changed():
-                continue
             who = {"user": data.get("user"), "group": data.get("group")}
-            if old is not None and (old.user_id, old.group_id) != (
-                getattr(who["user"], "pk", None),
-                getattr(who["group"], "pk", None),
-            ):
-                membership_revoke(actor=actor, project=project.pk, user=old.user, group=old.group)
-            membership_grant(actor=actor, project=project.pk, role=data["role"], **who)
+            if old is not None and (member_form in deleted or (old.user, old.group) != (
+                who["user"], who["group"]
+            )):  # fmt: skip
+                changes.append(MembershipChange(user=old.user, group=old.group))
+            if data and member_form not in deleted and member_form.has_changed():
+                changes.append(MembershipChange(**who, role=data["role"]))
+        if changes:
+            project_memberships_set(
+                actor=actor_for(request), project=form.instance.pk, changes=changes
+            )
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []

@@ -12,6 +12,7 @@ from knowledge.services.embeddings import (
     lexeme_stats_refresh,
 )
 from knowledge.services.entries import (
+    entry_create,
     entry_delete,
     entry_move,
     entry_restore,
@@ -28,7 +29,12 @@ from knowledge.services.entries_edit import (
 )
 from knowledge.services.graph import entries_reindex_graph
 from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
-from knowledge.services.memberships import membership_grant, membership_revoke
+from knowledge.services.memberships import (
+    MembershipChange,
+    membership_grant,
+    membership_revoke,
+    project_memberships_set,
+)
 from knowledge.services.projects import project_create, project_update
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.tokens import (
@@ -45,6 +51,7 @@ __all__ = [
     "CreatedToken",
     "ImportItem",
     "ImportOutcome",
+    "MembershipChange",
     "UpsertResult",
     "apply_edit",
     "entries_embed",
@@ -52,6 +59,7 @@ __all__ = [
     "entries_reindex_graph",
     "entries_reindex_text",
     "entry_correct",
+    "entry_create",
     "entry_delete",
     "entry_edit",
     "entry_embed",
@@ -65,6 +73,7 @@ __all__ = [
     "membership_grant",
     "membership_revoke",
     "project_create",
+    "project_memberships_set",
     "project_update",
     "subtopic_ensure",
     "token_authenticate",

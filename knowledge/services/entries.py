@@ -1,5 +1,6 @@
-"""Entry writes: upsert by identity, update with optimistic concurrency, move, status, delete,
-and restore (what a revert applies). Each composes the kernel's steps in one durable transaction.
+"""Entry writes: create or upsert by identity, update with optimistic concurrency, move,
+status, delete, and restore (what a revert applies). Each composes the kernel's steps in one
+durable transaction.
 """
 
 from __future__ import annotations
@@ -24,6 +25,16 @@ def entry_upsert(*, actor: Actor, **fields) -> k.UpsertResult:
     "unchanged" (and writes no revision) when nothing would change.
     """
     return k.upsert_entry(actor, **fields)
+
+
+@transaction.atomic(durable=True)
+def entry_create(*, actor: Actor, **fields) -> Entry:
+    """Create the entry identified by (project, subtopic, title); raises AlreadyExists (with
+    field="title" and the existing entry's short id) instead of replacing one.
+
+    Takes the fields entry_upsert takes, less expected_version.
+    """
+    return k.upsert_entry(actor, create_only=True, **fields).entry
 
 
 @transaction.atomic(durable=True)

@@ -16,7 +16,13 @@ from knowledge.selectors import (
     visible_projects,
     writable_projects,
 )
-from knowledge.services import membership_grant, membership_revoke, project_create
+from knowledge.services import (
+    MembershipChange,
+    membership_grant,
+    membership_revoke,
+    project_create,
+    project_memberships_set,
+)
 from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -73,6 +79,32 @@ def test_the_last_maintainer_cannot_leave(root):
     assert Membership.objects.get(project=project, user=boss).role == Role.MAINTAINER
     # A superuser may; the project stays reachable through superusers.
     membership_revoke(actor=Actor.for_user(root), project="solo", user=boss)
+
+
+def test_memberships_set_checks_for_a_maintainer_once_at_the_end(db):
+    boss, bob, eve = (UserFactory(username=n) for n in ("boss", "bob", "eve"))
+    project = project_create(actor=Actor.for_user(boss), slug="solo")
+    actor = Actor.for_user(boss)
+    membership_grant(actor=actor, project="solo", user=bob, role="editor")
+
+    def roles():
+        return {m.user.username: m.role for m in project.memberships.select_related("user")}
+
+    # The demotion comes first: one row at a time, it would fail half-way.
+    project_memberships_set(actor=actor, project="solo", changes=[
+        MembershipChange(user=boss, role="editor"), MembershipChange(user=bob, role="maintainer"),
+    ])  # fmt: skip
+    assert roles() == {"boss": "editor", "bob": "maintainer"}
+    everyone_out = [MembershipChange(user=eve, role="viewer"), MembershipChange(user=bob),
+                    MembershipChange(user=boss, role="viewer")]  # fmt: skip
+    with pytest.raises(ValidationFailed, match="bob is the last maintainer of solo"):
+        project_memberships_set(actor=Actor.for_user(bob), project="solo", changes=everyone_out)
+    assert roles() == {"boss": "editor", "bob": "maintainer"}
+    with pytest.raises(NotFound, match="eve is not a member of solo"):
+        project_memberships_set(actor=Actor.for_user(bob), project="solo", changes=[
+            MembershipChange(user=boss, role="maintainer"), MembershipChange(user=eve),
+        ])  # fmt: skip
+    assert roles() == {"boss": "editor", "bob": "maintainer"}
 
 
 def test_grant_needs_one_principal_and_a_known_role(root, vault):

@@ -6,6 +6,7 @@ from knowledge.paths import normalize_path
 from knowledge.search import search_entries
 from knowledge.selectors import entry_get
 from knowledge.services import (
+    entry_create,
     entry_delete,
     entry_move,
     entry_set_status,
@@ -57,6 +58,15 @@ def test_upsert_creates_then_updates_by_case_insensitive_identity(actor, project
     assert second.entry.pk == first.entry.pk
     assert second.entry.version == 2
     assert Entry.objects.get(pk=first.entry.pk).body == "v2"
+
+
+def test_create_refuses_an_existing_identity_and_leaves_it_alone(actor, project):
+    first = entry_create(actor=actor, project="acme", subtopic="a/b", title="Pricing", body="v1")
+    with pytest.raises(AlreadyExists, match="already exists in acme/a/b") as refused:
+        entry_create(actor=actor, project="acme", subtopic="A > B", title="PRICING", body="v2")
+    assert refused.value.data == {"field": "title", "entry": first.short_id}
+    first.refresh_from_db()
+    assert (first.body, first.version) == ("v1", 1)
 
 
 def test_upsert_with_identical_content_changes_nothing(actor, project):

@@ -333,8 +333,10 @@ def upsert_entry(
     sources: list[dict] | None = None,
     expected_version: int | None = None,
     reason: str = "",
+    create_only: bool = False,
 ) -> UpsertResult:
-    """Create or replace the entry identified by (project, subtopic, title)."""
+    """Create or replace the entry identified by (project, subtopic, title); with
+    `create_only`, an entry that already has this identity is refused, not replaced."""
     require_write(actor)
     title = normalize_title(title)
     check_status(status)
@@ -362,6 +364,12 @@ def upsert_entry(
         save_entry(entry, actor, reason or f"create {entry.title}")
         link_sources(entry, sources)
         return UpsertResult(entry, "created")
+    if create_only:
+        raise AlreadyExists(
+            f"An entry titled {entry.title!r} already exists in {entry.path}.",
+            field="title",
+            entry=entry.short_id,
+        )
 
     check_version(entry, expected_version)
     changed = apply_changes(
