@@ -354,7 +354,7 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry
-    from knowledge.search import query_vectors, timing
+    from knowledge.search import SearchFilters, query_vectors, timing
     from knowledge.search.engine import default_fusion, fuse, rankings, search_entries
     from knowledge.search.providers import get_provider
     from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
@@ -426,7 +426,11 @@ def main() -> None:
                 start = time.perf_counter()
                 with timing.collect() as stages:
                     hits = search_entries(
-                        actor, question, project=projects[sid], limit=20, mode=mode
+                        actor,
+                        question,
+                        filters=SearchFilters.parse(project=projects[sid]),
+                        limit=20,
+                        mode=mode,
                     )
                 latency[mode].append((time.perf_counter() - start) * 1000)
                 if mode == "hybrid":
@@ -446,16 +450,7 @@ def main() -> None:
                     question,
                     mode="hybrid",
                     candidates=50,
-                    project=projects[sid],
-                    subtopic=None,
-                    kinds=None,
-                    tags=None,
-                    tags_all=False,
-                    status=None,
-                    after=None,
-                    before=None,
-                    include_history=False,
-                    include_transcripts=False,
+                    filters=SearchFilters.parse(project=projects[sid]),
                 )
                 for w in sweep:
                     fused = fuse(found, "hybrid", text_weight=1.0, semantic_weight=w)[:20]

@@ -401,8 +401,7 @@ def direct(sessions, questions, searches: int) -> list[dict]:
     from django.contrib.auth import get_user_model
 
     from knowledge.actors import Actor
-    from knowledge.search import timing
-    from knowledge.search_adapter import search
+    from knowledge.search import SearchFilters, search_entries, timing
     from knowledge.services import entry_upsert, project_create
 
     actor = Actor.for_user(get_user_model().objects.get(username="bench"), agent="agent:bench")
@@ -429,7 +428,9 @@ def direct(sessions, questions, searches: int) -> list[dict]:
     for q in picked:
         t = time.perf_counter()
         with timing.collect() as stages:
-            search(actor, q["q"], project=f"d-{q['conv']}", limit=10)
+            filters = SearchFilters.parse(project=f"d-{q['conv']}")
+            for hit in search_entries(actor, q["q"], filters=filters, limit=10):
+                hit.as_dict()  # the adapter's work MCP does too
         lat.append(time.perf_counter() - t)
         calls.append(stages)
     rows.append(summarize("search (services, no MCP)", 1, lat, time.perf_counter() - start))

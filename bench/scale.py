@@ -106,7 +106,7 @@ def main() -> None:
     from knowledge.actors import Actor
     from knowledge.models import Entry, EntryChunk, Project, content_hash
     from knowledge.paths import entry_slug
-    from knowledge.search import search_entries, timing
+    from knowledge.search import SearchFilters, search_entries, timing
     from knowledge.search.chunking import chunk_text
     from knowledge.search.providers import get_provider
     from knowledge.services import entry_upsert, project_create, subtopic_ensure
@@ -275,7 +275,9 @@ def main() -> None:
                     q = corpus.query()
                     start = time.perf_counter()
                     with timing.collect() as spent:
-                        hits = search_entries(actor, q, mode=mode, limit=10, **fargs)
+                        hits = search_entries(
+                            actor, q, filters=SearchFilters.parse(**fargs), mode=mode, limit=10
+                        )
                     times.append((time.perf_counter() - start) * 1000)
                     stages.append(spent)
                     empty += not hits

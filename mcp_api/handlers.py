@@ -14,8 +14,7 @@ from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
 from knowledge.graph.context import build_context as context_of
 from knowledge.graph.selectors import entry_relations
-from knowledge.search import timing
-from knowledge.search_adapter import search as search_hits
+from knowledge.search import SearchFilters, search_entries, timing
 from knowledge.selectors import entry_get, project_overview, sources_check
 from knowledge.selectors.listings import entries_open, entries_recent, project_browse
 from knowledge.services import (
@@ -50,20 +49,19 @@ def search(
     category=None,
 ):
     with timing.stage("search service"):
-        hits = search_hits(
-            actor,
-            query,
-            project=project or None,
-            subtopic=subtopic or None,
-            kinds=inputs.str_list(kinds),
-            tags=[t.lower() for t in inputs.str_list(tags) or []] or None,
-            status=inputs.str_list(status),
-            after=inputs.when(after, field="after"),
-            before=inputs.when(before, field="before"),
-            limit=_limit(limit, 50),
+        filters = SearchFilters.parse(
+            project=project,
+            subtopic=subtopic,
+            kinds=kinds,
+            tags=tags,
+            status=status,
+            after=after,
+            before=before,
             include_history=include_history,
-            categories=inputs.str_list(category),
+            categories=category,
         )
+        found = search_entries(actor, query, filters=filters, limit=_limit(limit, 50))
+        hits = [hit.as_dict() for hit in found]
     with timing.stage("render"):
         return render.search_results(query, hits)
 
@@ -174,7 +172,7 @@ def _found_instead(actor: Actor, exc: NotFound) -> list[dict]:
     term = str(exc.data.get("entry") or "").rsplit("/", 1)[-1]
     if not term or term.isdigit():
         return []
-    return search_hits(actor, term.replace("-", " "), limit=3)
+    return [hit.as_dict() for hit in search_entries(actor, term.replace("-", " "), limit=3)]
 
 
 def guarded(fn, actor: Actor, **kwargs):

@@ -25,7 +25,7 @@ from knowledge.actors import Actor
 from knowledge.errors import Forbidden, KnowledgeError, NotFound
 from knowledge.graph.selectors import MAX_DEPTH, graph_data
 from knowledge.models import EntryStatus
-from knowledge.search import search_entries
+from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import pages
 from knowledge.services import entry_set_status, entry_verify
 
@@ -221,19 +221,17 @@ def search(request):
     hits, error = [], ""
     if form["q"]:
         try:
-            hits = search_entries(
-                actor,
-                form["q"],
-                project=form["project"] or None,
-                subtopic=form["subtopic"] or None,
-                kinds=[form["kind"]] if form["kind"] else None,
-                tags=[form["tag"]] if form["tag"] else None,
-                status=[form["status"]] if form["status"] else None,
-                after=form["after"] or None,
-                before=form["before"] or None,
+            filters = SearchFilters.parse(
+                project=form["project"],
+                subtopic=form["subtopic"],
+                kinds=form["kind"],
+                tags=form["tag"],
+                status=form["status"],
+                after=form["after"],
+                before=form["before"],
                 include_history=form["history"],
-                limit=SEARCH_LIMIT,
             )
+            hits = search_entries(actor, form["q"], filters=filters, limit=SEARCH_LIMIT)
         except KnowledgeError as exc:  # an unknown project, a bad date: said above the results
             error = exc.message
     context = {"form": form, "hits": hits, "error": error, "limit": SEARCH_LIMIT}

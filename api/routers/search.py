@@ -4,8 +4,7 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from api.schemas.search import SearchOut, SearchParams, SourceCheckIn, SourceCheckOut
-from knowledge import inputs
-from knowledge.search_adapter import search as search_hits
+from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import sources_check
 
 router = Router()
@@ -14,23 +13,27 @@ router = Router()
 @router.get("/search", response=SearchOut, tags=["search"])
 def search(request: HttpRequest, params: Query[SearchParams]):
     """Hybrid search; `after`/`before` accept ISO dates or ages like `7d`."""
-    hits = search_hits(
-        request.auth,
-        params.q,
+    filters = SearchFilters.parse(
         project=params.project,
         subtopic=params.subtopic,
         kinds=params.kinds,
-        tags=[t.lower() for t in params.tags] if params.tags else None,
+        tags=params.tags,
         tags_all=params.tags_all,
         status=params.status,
-        after=inputs.when(params.after, field="after"),
-        before=inputs.when(params.before, field="before"),
-        limit=max(1, min(params.limit, 100)),
+        after=params.after,
+        before=params.before,
         include_history=params.include_history,
         include_transcripts=params.include_transcripts,
-        mode=params.mode,
         categories=params.category,
     )
+    found = search_entries(
+        request.auth,
+        params.q,
+        filters=filters,
+        limit=max(1, min(params.limit, 100)),
+        mode=params.mode,
+    )
+    hits = [hit.as_dict() for hit in found]
     return {"results": hits}
 
 

@@ -22,7 +22,7 @@ from knowledge.graph.selectors import (
 )
 from knowledge.models import Entry, EntryStatus, Observation
 from knowledge.paths import normalize_path
-from knowledge.search_adapter import search as search_hits
+from knowledge.search import search_entries
 from knowledge.selectors import (
     MEMORY_SCHEME,
     entry_lookup,
@@ -67,7 +67,7 @@ def _primary(actor: Actor, entries: QuerySet[Entry], url: str) -> tuple[str, lis
         return "entry", [entry], False
     if is_memory or not url.strip():
         return "entry", [], False
-    ids = [hit["id"] for hit in search_hits(actor, url, limit=5)]
+    ids = [hit.id for hit in search_entries(actor, url, limit=5)]
     by_id = {e.pk: e for e in entries.filter(pk__in=ids)}
     return "search", [by_id[i] for i in ids if i in by_id], False
 

@@ -8,7 +8,6 @@ query is embedded in a worker thread while the full-text side runs (query_vector
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from concurrent.futures import Future
 from dataclasses import replace
@@ -30,13 +29,14 @@ from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import timing
+from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.fulltext import text_ranking, word_stats
 from knowledge.search.fusion import Fusion, fuse_lists
 from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
-from knowledge.search.scope import NARROWING, scope_is_small, search_scope
+from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchHit
 from knowledge.selectors import visible_projects
 
@@ -136,7 +136,7 @@ def rankings(
     mode: str = "hybrid",
     candidates: int | None = None,
     prefetch: int = 0,
-    **filters,
+    filters: SearchFilters = NO_FILTERS,
 ) -> Rankings:
     """The full-text and semantic candidate lists for a query, both already filtered."""
     if mode not in MODES:
@@ -151,7 +151,7 @@ def rankings(
     provider, vector = _start_query_vector(query, mode)
     with timing.stage("parse + scope"):
         parsed = parse(query)
-        scope, searched = search_scope(actor, **filters)
+        scope, searched = search_scope(actor, filters)
         constraint, constraint_params = filter_sql(parsed, config)
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
@@ -171,7 +171,7 @@ def rankings(
             )
         terms, known = stats.terms, stats.entries
     # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
-    narrowed = bool(constraint) or any(filters.get(name) for name in NARROWING)
+    narrowed = bool(constraint) or filters.narrowed
     small = scope_is_small(scope, known, narrowed) if vector is not None else True
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
@@ -225,26 +225,15 @@ def search_entries(
     actor: Actor,
     query: str,
     *,
-    project: str | int | None = None,
-    subtopic: str | None = None,
-    kinds: list[str] | str | None = None,
-    tags: list[str] | str | None = None,
-    tags_all: bool = False,
-    status: list[str] | str | None = None,
-    after: dt.datetime | dt.date | str | None = None,
-    before: dt.datetime | dt.date | str | None = None,
+    filters: SearchFilters = NO_FILTERS,
     limit: int = 10,
     mode: str = "hybrid",
-    include_history: bool = False,
-    include_transcripts: bool = False,
-    categories: list[str] | str | None = None,
 ) -> list[SearchHit]:
     """Entries the actor may see that match `query`, best first.
 
-    mode: hybrid (full text and semantic, fused), text or semantic. Filters apply before
-    ranking; `categories` keeps entries with a current observation of one of them.
-    Superseded entries and transcripts are left out unless include_history /
-    include_transcripts (or an explicit status) ask for them.
+    mode: hybrid (full text and semantic, fused), text or semantic. The filters apply before
+    ranking; superseded entries and transcripts are left out unless the filters'
+    include_history / include_transcripts (or an explicit status) ask for them.
     """
     try:
         limit = int(limit)
@@ -253,26 +242,15 @@ def search_entries(
     if not 1 <= limit <= MAX_LIMIT:
         raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}.", field="limit")
     check_query(query)
-    filters = {
-        "project": project,
-        "subtopic": subtopic,
-        "kinds": kinds,
-        "tags": tags,
-        "tags_all": tags_all,
-        "status": status,
-        "after": after,
-        "before": before,
-        "include_history": include_history,
-        "include_transcripts": include_transcripts,
-        "categories": categories,
-    }
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
-    found = rankings(actor, query, mode=mode, candidates=candidates, prefetch=limit, **filters)
+    found = rankings(
+        actor, query, mode=mode, candidates=candidates, prefetch=limit, filters=filters
+    )
     if not (found.text or found.semantic) and parse(query).required:
         # A quoted title that no entry spells exactly (questions quote books, songs…): rather
         # than answer nothing, search again with the phrase's words as ordinary words.
         relaxed = query.replace('"', " ")
-        found = rankings(actor, relaxed, mode=mode, candidates=candidates, **filters)
+        found = rankings(actor, relaxed, mode=mode, candidates=candidates, filters=filters)
     with timing.stage("fusion"):
         fused = fuse(found, mode)[:limit]
     with timing.stage("hits + snippets"):

@@ -3,121 +3,54 @@ and whether that set is small enough to compare every chunk instead of walking t
 
 from __future__ import annotations
 
-import datetime as dt
-
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 
 from knowledge.actors import Actor
-from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryStatus, Observation, Project
-from knowledge.paths import normalize_path
 from knowledge.search import timing
+from knowledge.search.filters import SearchFilters
 from knowledge.selectors import project_get, visible_entries
 
 
-def _as_list(value: str | list[str] | tuple | None) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = value.split(",")
-    return [str(v).strip() for v in value if str(v).strip()]
-
-
-def _as_datetime(value, name: str) -> dt.datetime | dt.date | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return value
-    if isinstance(value, dt.datetime):
-        parsed = value
-    else:
-        text = str(value).strip()
-        try:
-            parsed = parse_date(text) or parse_datetime(text)
-        except ValueError:
-            parsed = None
-    if parsed is None:
-        raise ValidationFailed(
-            f"{name}={value!r} is not a date; use ISO form like 2026-08-31 or "
-            "2026-08-31T14:00:00Z.",
-            field=name,
-        )
-    if isinstance(parsed, dt.datetime) and timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed)
-    return parsed
-
-
-def search_scope(
-    actor: Actor,
-    *,
-    project,
-    subtopic,
-    kinds,
-    tags,
-    tags_all,
-    status,
-    after,
-    before,
-    include_history,
-    include_transcripts,
-    categories=None,
-) -> tuple[QuerySet[Entry], Project | None]:
+def search_scope(actor: Actor, filters: SearchFilters) -> tuple[QuerySet[Entry], Project | None]:
     """The entries the actor may see, narrowed by the filters, and the project searched."""
     entries = visible_entries(actor)
     searched = None
-    if project not in (None, ""):
-        searched = project_get(actor, project)
+    if filters.project is not None:
+        searched = project_get(actor, filters.project)
         entries = entries.filter(project=searched)
-    if subtopic:
-        path = normalize_path(subtopic)
+    if filters.subtopic is not None:
+        path = filters.subtopic
         entries = entries.filter(Q(subtopic__path=path) | Q(subtopic__path__startswith=f"{path}/"))
-    kinds = [k.lower() for k in _as_list(kinds)]
-    if kinds:
-        entries = entries.filter(kind__in=kinds)
-    tags = [t.lower().lstrip("#") for t in _as_list(tags)]
-    if tags:
+    if filters.kinds:
+        entries = entries.filter(kind__in=filters.kinds)
+    if filters.tags:
+        tags = list(filters.tags)
         entries = (
-            entries.filter(tags__contains=tags) if tags_all else entries.filter(tags__overlap=tags)
+            entries.filter(tags__contains=tags)
+            if filters.tags_all
+            else entries.filter(tags__overlap=tags)
         )
-    statuses = _as_list(status)
-    unknown = [s for s in statuses if s not in EntryStatus.values]
-    if unknown:
-        raise ValidationFailed(
-            f"Unknown status {', '.join(unknown)}; use any of {', '.join(EntryStatus.values)}.",
-            field="status",
-        )
-    if statuses:
-        entries = entries.filter(status__in=statuses)
-    elif not include_history:
+    if filters.status:
+        entries = entries.filter(status__in=filters.status)
+    elif not filters.include_history:
         entries = entries.exclude(status=EntryStatus.SUPERSEDED)
-    if not include_transcripts:
+    if not filters.include_transcripts:
         entries = entries.filter(searchable=True)
-    categories = [" ".join(c.split()).lower() for c in _as_list(categories) if c.strip()]
-    if categories:  # entries with a current observation of one of these categories
+    if filters.categories:  # entries with a current observation of one of these categories
         entries = entries.filter(
             Exists(
                 Observation.objects.filter(
-                    entry_id=OuterRef("pk"), valid_to__isnull=True, category__in=categories
+                    entry_id=OuterRef("pk"), valid_to__isnull=True, category__in=filters.categories
                 )
             )
         )
-    after = _as_datetime(after, "after")
-    before = _as_datetime(before, "before")
-    if after is not None:
-        lookup = (
-            "updated_at__date__gte" if not isinstance(after, dt.datetime) else "updated_at__gte"
-        )
-        entries = entries.filter(**{lookup: after})
-    if before is not None:
-        lookup = "updated_at__date__lt" if not isinstance(before, dt.datetime) else "updated_at__lt"
-        entries = entries.filter(**{lookup: before})
+    if filters.after is not None:
+        entries = entries.filter(updated_at__gte=filters.after)
+    if filters.before is not None:
+        entries = entries.filter(updated_at__lt=filters.before)
     return entries, searched
-
-
-NARROWING = ("subtopic", "kinds", "tags", "status", "after", "before", "categories")
 
 
 def scope_is_small(scope: QuerySet[Entry], known: int | None, narrowed: bool) -> bool:

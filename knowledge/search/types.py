@@ -4,7 +4,7 @@ hits a caller reads (their own module, so engine and hits need not import each o
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from knowledge.models import Entry
 
@@ -39,3 +39,7 @@ class SearchHit:
     score: float
     snippet: str
     matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"
+
+    def as_dict(self) -> dict:
+        """The hit as REST and MCP answer it: plain values, `updated` in ISO form."""
+        return asdict(self) | {"updated": self.updated.isoformat()}

@@ -256,11 +256,13 @@ def test_hidden_targets_show_only_the_link_text(actor, project):
 
 
 def test_search_filters_by_observation_category(actor, project):
-    from knowledge.search import search_entries
+    from knowledge.search import SearchFilters, search_entries
 
     write(actor, "Pricing decision", "- [decision] pricing goes up")
     write(actor, "Pricing note", "pricing talk, no decision item\n- [idea] pricing tiers")
-    hits = search_entries(actor, "pricing", mode="text", categories=["Decision"])
+    hits = search_entries(
+        actor, "pricing", mode="text", filters=SearchFilters.parse(categories=["Decision"])
+    )
     assert [h.title for h in hits] == ["Pricing decision"]
     assert len(search_entries(actor, "pricing", mode="text")) == 2
 

@@ -153,7 +153,7 @@ def test_a_database_outage_inside_a_tool_is_a_tool_error_that_says_retry(call, m
     def down(*args, **kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(mcp_api.handlers, "search_hits", down)
+    monkeypatch.setattr(mcp_api.handlers, "search_entries", down)
     result = call("search", query="anything at all")
     assert result.is_error
     assert "not answering right now" in result.content[0].text

@@ -4,22 +4,18 @@ statistics behind the idf are summed only over projects the reader may open."""
 import pytest
 
 from knowledge.models import Sensitivity
-from knowledge.search import search_entries
+from knowledge.search import SearchFilters, search_entries
 from knowledge.search.engine import rankings
 from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 
-FILTERS = dict.fromkeys(
-    ["project", "subtopic", "kinds", "tags", "status", "after", "before", "categories"]
-) | {"tags_all": False, "include_history": False, "include_transcripts": False}
-
-
 def ranked(actor, query, **filters):
     """The text-mode hits (title, score), and the raw full-text scores behind them."""
-    hits = [(h.title, h.score) for h in search_entries(actor, query, mode="text", **filters)]
-    found = rankings(actor, query, mode="text", **(FILTERS | filters))
+    filters = SearchFilters.parse(**filters)
+    hits = [(h.title, h.score) for h in search_entries(actor, query, mode="text", filters=filters)]
+    found = rankings(actor, query, mode="text", filters=filters)
     return hits, found.text, found.text_scores
 
 

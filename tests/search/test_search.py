@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
 from knowledge.models import EntryStatus
-from knowledge.search import search_entries
+from knowledge.search import SearchFilters, search_entries
 from knowledge.services import entry_update, entry_upsert
 from tests.factories import EntryFactory, ProjectFactory
 
@@ -127,14 +127,32 @@ def test_phrases_are_required_and_exclusions_respected(actor, corpus):
 def test_filters_apply_in_every_mode(actor, corpus, filters, expected, vector_path):
     query = "deployment checklist backups restore workers"
     for mode in ("text", "semantic", "hybrid"):
-        assert set(titles(search_entries(actor, query, mode=mode, **filters))) <= expected
-    assert set(titles(search_entries(actor, query, mode="hybrid", **filters))) == expected
+        assert (
+            set(
+                titles(
+                    search_entries(actor, query, mode=mode, filters=SearchFilters.parse(**filters))
+                )
+            )
+            <= expected
+        )
+    assert (
+        set(
+            titles(
+                search_entries(actor, query, mode="hybrid", filters=SearchFilters.parse(**filters))
+            )
+        )
+        == expected
+    )
 
 
 def test_date_filters_use_the_update_time(actor, corpus):
     today = dt.date.today()
-    assert search_entries(actor, "backups", after=today - dt.timedelta(days=1))
-    assert not search_entries(actor, "backups", after=today + dt.timedelta(days=2))
+    assert search_entries(
+        actor, "backups", filters=SearchFilters.parse(after=today - dt.timedelta(days=1))
+    )
+    assert not search_entries(
+        actor, "backups", filters=SearchFilters.parse(after=today + dt.timedelta(days=2))
+    )
 
 
 def test_superseded_and_transcripts_are_hidden_unless_asked(actor, project, index, vector_path):
@@ -151,14 +169,24 @@ def test_superseded_and_transcripts_are_hidden_unless_asked(actor, project, inde
     index(old, new, talk)
     for mode in ("text", "semantic", "hybrid"):
         assert titles(search_entries(actor, "pricing per seat", mode=mode)) == ["New pricing"]
-    assert set(titles(search_entries(actor, "pricing per seat", include_history=True))) == {
+    assert set(
+        titles(
+            search_entries(
+                actor, "pricing per seat", filters=SearchFilters.parse(include_history=True)
+            )
+        )
+    ) == {
         "Old pricing",
         "New pricing",
     }
     assert "Call transcript" in titles(
-        search_entries(actor, "pricing per seat", include_transcripts=True)
+        search_entries(
+            actor, "pricing per seat", filters=SearchFilters.parse(include_transcripts=True)
+        )
     )
-    assert titles(search_entries(actor, "pricing", status="superseded")) == ["Old pricing"]
+    assert titles(
+        search_entries(actor, "pricing", filters=SearchFilters.parse(status="superseded"))
+    ) == ["Old pricing"]
 
 
 def test_search_only_sees_what_the_actor_may_see(actor, user, project, index, vector_path):
@@ -172,8 +200,10 @@ def test_search_only_sees_what_the_actor_may_see(actor, user, project, index, ve
         assert search_entries(Actor(user=AnonymousUser()), "rocket launch", mode=mode) == []
     assert len(search_entries(actor, "rocket launch")) == 2
     with pytest.raises(NotFound):
-        search_entries(narrowed, "rocket", project="secret")
-    assert titles(search_entries(actor, "rocket", project="secret")) == ["Rocket budget"]
+        search_entries(narrowed, "rocket", filters=SearchFilters.parse(project="secret"))
+    assert titles(
+        search_entries(actor, "rocket", filters=SearchFilters.parse(project="secret"))
+    ) == ["Rocket budget"]
 
 
 def test_an_entry_is_found_by_text_before_it_is_embedded(actor, project, index):
@@ -201,8 +231,9 @@ def test_a_query_of_stop_words_still_answers_in_hybrid_mode(actor, corpus):
     ],
 )
 def test_bad_input_gets_a_clear_error(actor, kwargs, field):
+    query, mode, limit = kwargs.pop("query"), kwargs.pop("mode", "hybrid"), kwargs.pop("limit", 10)
     with pytest.raises(ValidationFailed) as err:
-        search_entries(actor, **kwargs)
+        search_entries(actor, query, filters=SearchFilters.parse(**kwargs), mode=mode, limit=limit)
     assert err.value.data["field"] == field
 
 

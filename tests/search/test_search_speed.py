@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from knowledge.search import query_vectors, search_entries, timing
+from knowledge.search import SearchFilters, query_vectors, search_entries, timing
 from knowledge.services import entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db
@@ -28,19 +28,21 @@ def queries_sent(server) -> list[str]:
 
 def test_a_repeated_query_is_embedded_once(http_provider_settings, fake_server, actor, project):
     query = f"kestrel nesting season {uuid.uuid4().hex[:6]}"
-    search_entries(actor, query, project=project.slug, mode="semantic")
-    search_entries(actor, query, project=project.slug, mode="hybrid")
-    search_entries(actor, f"  {query}  ", project=project.slug)  # same words, same vector
+    search_entries(actor, query, filters=SearchFilters.parse(project=project.slug), mode="semantic")
+    search_entries(actor, query, filters=SearchFilters.parse(project=project.slug), mode="hybrid")
+    search_entries(
+        actor, f"  {query}  ", filters=SearchFilters.parse(project=project.slug)
+    )  # same words, same vector
     assert queries_sent(fake_server).count(query) == 1
-    search_entries(actor, query + " chicks", project=project.slug)
+    search_entries(actor, query + " chicks", filters=SearchFilters.parse(project=project.slug))
     assert queries_sent(fake_server).count(query + " chicks") == 1
 
 
 def test_the_cache_can_be_switched_off(http_provider_settings, fake_server, actor, project):
     http_provider_settings.CAIRN_SEARCH_QUERY_CACHE = 0
     query = f"heron colony {uuid.uuid4().hex[:6]}"
-    search_entries(actor, query, project=project.slug)
-    search_entries(actor, query, project=project.slug)
+    search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
+    search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
     assert queries_sent(fake_server).count(query) == 2
 
 
@@ -50,7 +52,7 @@ def test_a_write_is_visible_to_the_next_search_with_the_same_query(
     query = "where do the kestrels nest"
     first = entry_upsert(actor=actor, project=project.slug, title="Kestrels", body="On the tower.")
     index(first.entry)
-    before = search_entries(actor, query, project=project.slug)
+    before = search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
     assert [h.title for h in before] == ["Kestrels"]
     assert "tower" in before[0].snippet
 
@@ -61,7 +63,7 @@ def test_a_write_is_visible_to_the_next_search_with_the_same_query(
         actor=actor, entry_id=first.entry.pk, body="They moved to the church spire.", reason="t"
     )
     index(first.entry, second.entry)
-    after = search_entries(actor, query, project=project.slug)
+    after = search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
     assert {h.title for h in after} == {"Kestrels", "Kestrel nests"}
     snippet = next(h.snippet for h in after if h.title == "Kestrels")
     assert "spire" in snippet and "tower" not in snippet
@@ -71,9 +73,9 @@ def test_a_model_change_does_not_reuse_the_other_models_vectors(
     http_provider_settings, fake_server, actor, project
 ):
     query = f"owl pellets {uuid.uuid4().hex[:6]}"
-    search_entries(actor, query, project=project.slug)
+    search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
     http_provider_settings.CAIRN_EMBEDDING_MODEL = "another-model"
-    search_entries(actor, query, project=project.slug)
+    search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
     assert [r["body"]["model"] for r in fake_server.requests if r["body"]["input"] == [query]] == [
         "fake-embed",
         "another-model",
@@ -90,7 +92,9 @@ def test_stages_are_timed_with_the_embedding_ahead_or_not(
     )
     index(entry.entry)
     with timing.collect() as stages:
-        hits = search_entries(actor, f"swifts sleep {ahead}", project=project.slug)
+        hits = search_entries(
+            actor, f"swifts sleep {ahead}", filters=SearchFilters.parse(project=project.slug)
+        )
     assert [h.title for h in hits] == ["Swifts"]
     for name in ("parse + scope", "idf lookup", "text SQL", "embed", "embed wait", "vector SQL"):
         assert stages[name] >= 0, name
@@ -98,7 +102,9 @@ def test_stages_are_timed_with_the_embedding_ahead_or_not(
     if not ahead:  # computed in the request's own thread: the request waited for all of it
         assert stages["embed wait"] >= stages["embed"]
     with timing.collect() as again:
-        search_entries(actor, f"swifts sleep {ahead}", project=project.slug)
+        search_entries(
+            actor, f"swifts sleep {ahead}", filters=SearchFilters.parse(project=project.slug)
+        )
     assert "embed" not in again and "embed (cached)" in again
 
 
@@ -109,9 +115,14 @@ def test_an_unreachable_embedding_server_still_falls_back_to_text(
     index(entry.entry)
     fake_server.fail_after = 0
     query = f"rooks nest {uuid.uuid4().hex[:6]}"
-    assert [h.title for h in search_entries(actor, query, project=project.slug)] == ["Rooks"]
+    assert [
+        h.title
+        for h in search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
+    ] == ["Rooks"]
     with pytest.raises(Exception, match="answered 503"):
-        search_entries(actor, query, project=project.slug, mode="semantic")
+        search_entries(
+            actor, query, filters=SearchFilters.parse(project=project.slug), mode="semantic"
+        )
 
 
 def test_snippets_show_the_window_with_the_query_words_in_bold():
@@ -142,7 +153,9 @@ def test_both_snippet_makers_mark_the_match(settings, actor, project, index, how
         body="Run migrations, then restart the workers and watch the error rate.",
     )
     index(entry.entry)
-    (hit,) = search_entries(actor, "restart workers", project=project.slug, mode="text")
+    (hit,) = search_entries(
+        actor, "restart workers", filters=SearchFilters.parse(project=project.slug), mode="text"
+    )
     assert "**restart**" in hit.snippet and "**workers**" in hit.snippet
 
 

@@ -7,7 +7,7 @@ from django.core.management.base import CommandError
 
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
-from knowledge.search import search_entries
+from knowledge.search import SearchFilters, search_entries
 from knowledge.services.tokens import user_by_name
 from ops.commands import TimedCommand
 
@@ -31,7 +31,8 @@ class Command(TimedCommand):
     def handle(self, *args, query, user, project, limit, mode, as_json, **options):
         try:
             actor = Actor.for_user(user_by_name(user), agent="cli:search")
-            hits = search_entries(actor, query, project=project, limit=limit, mode=mode)
+            filters = SearchFilters.parse(project=project)
+            hits = search_entries(actor, query, filters=filters, limit=limit, mode=mode)
         except KnowledgeError as exc:
             raise CommandError(exc.message) from exc
         if as_json:
