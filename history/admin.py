@@ -66,7 +66,7 @@ class RevisionAdminMixin:
 
     def history_view(self, request, object_id, extra_context=None):
         entry = self._entry(request, object_id)
-        rows = selectors.entry_revisions(_actor(request), entry.pk, limit=500)
+        rows = selectors.entry_revisions(_actor(request), entry, limit=500)
         extra = {
             "revisions": [
                 {
@@ -120,10 +120,7 @@ class RevisionAdminMixin:
             "revert_url": self._url("revision_revert", entry.pk, old_v),
             "can_revert": self.has_change_permission(request, entry) and old_v != entry.version,
             "versions": sorted(
-                {
-                    r.version
-                    for r in selectors.entry_revisions(_actor(request), entry.pk, limit=500)
-                },
+                {r.version for r in selectors.entry_revisions(_actor(request), entry, limit=500)},
                 reverse=True,
             ),
         }

@@ -89,7 +89,7 @@ def entry(request, ref: str):
     actor = actor_of(request)
     page = pages.entry_page(actor, ref)
     item = page["entry"]
-    revisions = history.entry_history(actor, item.pk, limit=100)
+    revisions = history.entry_history(actor, item, limit=100)
     latest = revisions[0] if revisions else {}
     storage = messages.get_messages(request)
     etag, cached = not_modified(

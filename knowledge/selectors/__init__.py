@@ -323,9 +323,8 @@ def project_summary(actor: Actor, ref: str | int) -> Project:
     return project_overview(actor).get(pk=project_get(actor, ref).pk)
 
 
-def entry_revisions(actor: Actor, ref: str | int, *, limit: int = 50):
-    """The revisions of an entry the actor can see, newest first."""
-    entry = entry_get(actor, ref)
+def entry_revisions(actor: Actor, entry: Entry, *, limit: int = 50):
+    """The revisions of an entry (found with entry_get) the actor can see, newest first."""
     # An entry moved out of a hidden project keeps its old revisions: they stay hidden.
     return (
         entry.history.filter(project_id__in=visible_projects(actor).values("pk"))

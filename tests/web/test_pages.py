@@ -460,3 +460,15 @@ def test_a_body_cannot_pose_as_the_page(alice, actor, plan):
     assert page.count('class="verified"') == 0 and page.count('class="copy"') == 1
     assert '<img src="https://tracker.example' not in page
     assert 'href="https://tracker.example/p.png"' in page
+
+
+def test_entry_page_looks_the_entry_up_once(alice, plan):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        assert alice.get(f"/e/{plan.short_id}/").status_code == 200
+    sql = [q["sql"] for q in captured]
+    lookups = [q for q in sql if q.startswith('SELECT "knowledge_entry"."id"') and "LIMIT 1" in q]
+    assert len(lookups) == 1, "\n".join(lookups)
+    assert len(sql) == 9, "\n".join(sql)  # was 10: the entry was looked up twice
