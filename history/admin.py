@@ -1,5 +1,5 @@
 """Admin views for revision history: who/when/why/commit, a diff between any two revisions and
-a revert that goes through history.services (a new revision, never a rewrite).
+a revert that goes through knowledge.services (a new revision, never a rewrite).
 
 Use it on a SimpleHistoryAdmin subclass:  class EntryAdmin(RevisionAdminMixin, SimpleHistoryAdmin)
 """
@@ -16,9 +16,9 @@ from django.utils.safestring import mark_safe
 
 from history import mirror, selectors
 from history.models import ParkedRevision
-from history.services import entry_revert
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
+from knowledge.services import entry_revert
 from knowledge.services.background import queue_drain
 from ops.timing import timed
 

@@ -11,10 +11,10 @@ from history.files import render_entry
 from history.mirror.render import Names, sources_by_entry, state_of
 from history.mirror.repo import HistoricalEntry, parked, pending
 from knowledge.actors import Actor
-from knowledge.errors import NotFound
 from knowledge.models import Entry
 from knowledge.rendering import too_large
-from knowledge.selectors import entry_get, entry_revisions, visible_projects
+from knowledge.selectors import entry_get, entry_revisions
+from knowledge.selectors import entry_revision as revision_for
 
 _ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 # HtmlDiff compares every line of a rewritten block with every other, character by character:
@@ -43,27 +43,6 @@ def entry_history(actor: Actor, entry: Entry, *, limit: int = 50) -> list[dict]:
     who/when/why/commit."""
     rows = entry_revisions(actor, entry, limit=max(1, min(limit, 500)))
     return [revision_summary(r) for r in rows]
-
-
-def revision_for(actor: Actor, entry, version: int):
-    """One version of an entry, as long as the actor may see the project it was in then."""
-    row = (
-        HistoricalEntry.objects.filter(
-            id=entry.pk, version=version, project_id__in=visible_projects(actor).values("pk")
-        )
-        .exclude(history_type="-")
-        .order_by("-history_id")
-        .first()
-    )
-    if row is None:
-        latest = entry.version
-        raise NotFound(
-            f"Entry {entry.short_id} has no version {version} that you can see; its versions "
-            f"run from 1 to {latest}; its history lists them.",
-            entry=entry.short_id,
-            version=version,
-        )
-    return row
 
 
 def revision_text(row) -> str:

@@ -7,8 +7,8 @@ from api.schemas.entries import EntryDetailOut
 from api.schemas.fields import Ref
 from api.schemas.history import DiffOut, RevertIn, RevisionOut
 from history.selectors import entry_diff, entry_history
-from history.services import entry_revert
 from knowledge.selectors import entry_get
+from knowledge.services import entry_revert
 
 router = Router()
 

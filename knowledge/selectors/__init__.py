@@ -333,6 +333,25 @@ def entry_revisions(actor: Actor, entry: Entry, *, limit: int = 50):
     )
 
 
+def entry_revision(actor: Actor, entry: Entry, version: int):
+    """One version of an entry (found with entry_get), as long as the actor may see the project
+    it was in then."""
+    row = (
+        entry.history.filter(version=version, project_id__in=visible_projects(actor).values("pk"))
+        .exclude(history_type="-")
+        .order_by("-history_id")
+        .first()
+    )
+    if row is None:
+        raise NotFound(
+            f"Entry {entry.short_id} has no version {version} that you can see; its versions "
+            f"run from 1 to {entry.version}; its history lists them.",
+            entry=entry.short_id,
+            version=version,
+        )
+    return row
+
+
 def sources_check(actor: Actor, project: str | int, items: list[dict]) -> list[dict]:
     """For each {kind, external_id}: whether it is already logged, and by which entries."""
     proj = project_get(actor, project)

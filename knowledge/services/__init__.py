@@ -14,7 +14,7 @@ from knowledge.services.embeddings import (
 from knowledge.services.entries import (
     entry_delete,
     entry_move,
-    entry_restore,
+    entry_revert,
     entry_set_status,
     entry_update,
     entry_upsert,
@@ -56,7 +56,7 @@ __all__ = [
     "entry_edit",
     "entry_embed",
     "entry_move",
-    "entry_restore",
+    "entry_revert",
     "entry_set_status",
     "entry_update",
     "entry_upsert",

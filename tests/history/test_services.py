@@ -4,12 +4,11 @@ import pytest
 
 from history import mirror
 from history.selectors import entry_diff, entry_history
-from history.services import entry_revert
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, Forbidden, NotFound, ValidationFailed
 from knowledge.models import Entry
 from knowledge.selectors import entry_get
-from knowledge.services import entry_move, entry_update, entry_upsert
+from knowledge.services import entry_move, entry_revert, entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +103,13 @@ def test_diff_is_a_compact_unified_diff(actor, entry):
     assert "-- q3" in lines and "+- q4" in lines
     assert "alpha" not in diff  # no context asked for
     assert entry_diff(actor, entry, from_version=2) == ""
+
+
+def test_revert_looks_the_entry_up_once_and_locks_it(actor, entry):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        entry_revert(actor=actor, entry_id=entry.short_id, to_version=1)
+    lookups = [q["sql"] for q in captured if q["sql"].startswith('SELECT "knowledge_entry"."id"')]
+    assert len(lookups) == 1 and lookups[0].endswith('FOR UPDATE OF "knowledge_entry"'), lookups
