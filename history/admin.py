@@ -1,5 +1,5 @@
 """Admin views for revision history: who/when/why/commit, a diff between any two revisions and
-a revert that goes through history.services (a new revision, never a rewrite).
+a revert that goes through knowledge.services (a new revision, never a rewrite).
 
 Use it on a SimpleHistoryAdmin subclass:  class EntryAdmin(RevisionAdminMixin, SimpleHistoryAdmin)
 """
@@ -16,9 +16,9 @@ from django.utils.safestring import mark_safe
 
 from history import mirror, selectors
 from history.models import ParkedRevision
-from history.services import entry_revert
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
+from knowledge.services import entry_revert
 from knowledge.services.background import queue_drain
 from ops.timing import timed
 
@@ -66,7 +66,7 @@ class RevisionAdminMixin:
 
     def history_view(self, request, object_id, extra_context=None):
         entry = self._entry(request, object_id)
-        rows = selectors.entry_revisions(_actor(request), entry.pk, limit=500)
+        rows = selectors.entry_revisions(_actor(request), entry, limit=500)
         extra = {
             "revisions": [
                 {
@@ -120,10 +120,7 @@ class RevisionAdminMixin:
             "revert_url": self._url("revision_revert", entry.pk, old_v),
             "can_revert": self.has_change_permission(request, entry) and old_v != entry.version,
             "versions": sorted(
-                {
-                    r.version
-                    for r in selectors.entry_revisions(_actor(request), entry.pk, limit=500)
-                },
+                {r.version for r in selectors.entry_revisions(_actor(request), entry, limit=500)},
                 reverse=True,
             ),
         }

@@ -11,9 +11,10 @@ from history.files import render_entry
 from history.mirror.render import Names, sources_by_entry, state_of
 from history.mirror.repo import HistoricalEntry, parked, pending
 from knowledge.actors import Actor
-from knowledge.errors import NotFound
+from knowledge.models import Entry
 from knowledge.rendering import too_large
-from knowledge.selectors import entry_get, entry_revisions, visible_projects
+from knowledge.selectors import entry_get, entry_revisions
+from knowledge.selectors import entry_revision as revision_for
 
 _ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 # HtmlDiff compares every line of a rewritten block with every other, character by character:
@@ -37,30 +38,11 @@ def revision_summary(row) -> dict:
     }
 
 
-def entry_history(actor: Actor, ref: str | int, *, limit: int = 50) -> list[dict]:
-    """The revisions of an entry the actor can see, newest first, with who/when/why/commit."""
-    return [revision_summary(r) for r in entry_revisions(actor, ref, limit=max(1, min(limit, 500)))]
-
-
-def revision_for(actor: Actor, entry, version: int):
-    """One version of an entry, as long as the actor may see the project it was in then."""
-    row = (
-        HistoricalEntry.objects.filter(
-            id=entry.pk, version=version, project_id__in=visible_projects(actor).values("pk")
-        )
-        .exclude(history_type="-")
-        .order_by("-history_id")
-        .first()
-    )
-    if row is None:
-        latest = entry.version
-        raise NotFound(
-            f"Entry {entry.short_id} has no version {version} that you can see; its versions "
-            f"run from 1 to {latest}; its history lists them.",
-            entry=entry.short_id,
-            version=version,
-        )
-    return row
+def entry_history(actor: Actor, entry: Entry, *, limit: int = 50) -> list[dict]:
+    """The revisions of an entry (found with entry_get) the actor can see, newest first, with
+    who/when/why/commit."""
+    rows = entry_revisions(actor, entry, limit=max(1, min(limit, 500)))
+    return [revision_summary(r) for r in rows]
 
 
 def revision_text(row) -> str:
@@ -103,7 +85,7 @@ def _rewrite_work(a: list[str], b: list[str]) -> int:
 
 def entry_diff(
     actor: Actor,
-    ref: str | int,
+    entry: Entry,
     *,
     from_version: int,
     to_version: int | None = None,
@@ -113,7 +95,6 @@ def entry_diff(
 
     Empty string when the two versions render the same.
     """
-    entry = entry_get(actor, ref)
     to_version = to_version or entry.version
     old = revision_text(revision_for(actor, entry, from_version))
     new = revision_text(revision_for(actor, entry, to_version))

@@ -117,12 +117,12 @@ def browse(actor: Actor, *, project, subtopic):
 
 def history(actor: Actor, *, id, limit):
     entry = entry_get(actor, id)
-    return render.revisions(entry, entry_history(actor, entry.pk, limit=_limit(limit, 200)))
+    return render.revisions(entry, entry_history(actor, entry, limit=_limit(limit, 200)))
 
 
 def diff(actor: Actor, *, id, from_version, to_version):
     entry = entry_get(actor, id)
-    text = entry_diff(actor, entry.pk, from_version=from_version, to_version=to_version)
+    text = entry_diff(actor, entry, from_version=from_version, to_version=to_version)
     return render.entry_diff(entry, from_version, to_version or entry.version, text)
 
 

@@ -164,7 +164,7 @@ CORE = _modules(
     "knowledge/services/**/*.py", "knowledge/selectors.py", "knowledge/selectors/**/*.py",
     "knowledge/search*.py", "knowledge/search/**/*.py", "knowledge/graph/**/*.py",
     "knowledge/models/**/*.py", "knowledge/errors.py", "knowledge/inputs.py", "knowledge/paths.py",
-    "history/services.py", "history/selectors.py",
+    "history/selectors.py",
 )  # fmt: skip
 _NOT_CORE = {"admin", "management"}
 KNOWLEDGE_CORE = [p for p in _modules("knowledge/**/*.py") if p.parts[len(ROOT.parts) + 1]

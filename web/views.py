@@ -89,7 +89,7 @@ def entry(request, ref: str):
     actor = actor_of(request)
     page = pages.entry_page(actor, ref)
     item = page["entry"]
-    revisions = history.entry_history(actor, item.pk, limit=100)
+    revisions = history.entry_history(actor, item, limit=100)
     latest = revisions[0] if revisions else {}
     storage = messages.get_messages(request)
     etag, cached = not_modified(
@@ -124,6 +124,13 @@ def _version(value: str | None, default: int) -> int:
     except ValueError as exc:
         raise NotFound(f"{value!r} is not a version number.") from exc
     return max(1, min(number, 2**31))
+
+
+def _expected_version(request) -> int | None:
+    """The version the page showed; the service locks the entry and compares (no check when a
+    form sends none)."""
+    value = request.POST.get("version")
+    return None if value in (None, "") else _version(value, 1)
 
 
 @require_GET
@@ -169,12 +176,11 @@ def _line_kind(line: str) -> str:
 @person
 def verify(request, ref: str):
     actor = actor_of(request)
-    item = selectors.entry_get(actor, ref)
     try:
         done = entry_verify(
             actor=actor,
-            entry_id=item.pk,
-            expected_version=_version(request.POST.get("version"), item.version),
+            entry_id=ref,
+            expected_version=_expected_version(request),
             reason="verified on its page",
         )
     except (NotFound, Forbidden):
@@ -183,21 +189,21 @@ def verify(request, ref: str):
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Verified version {done.version}: you checked it.")
-    return redirect("web:entry", ref=item.short_id)
+        ref = done.short_id
+    return redirect("web:entry", ref=ref)
 
 
 @require_POST
 @person
 def set_status(request, ref: str):
     actor = actor_of(request)
-    item = selectors.entry_get(actor, ref)
     status = request.POST.get("status", "")[:20]
     try:
         done = entry_set_status(
             actor=actor,
-            entry_id=item.pk,
+            entry_id=ref,
             status=status,
-            expected_version=_version(request.POST.get("version"), item.version),
+            expected_version=_expected_version(request),
             reason=(request.POST.get("reason") or "").strip()[:200],
         )
     except (NotFound, Forbidden):
@@ -206,7 +212,8 @@ def set_status(request, ref: str):
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Status is now {done.get_status_display().lower()}.")
-    return redirect("web:entry", ref=item.short_id)
+        ref = done.short_id
+    return redirect("web:entry", ref=ref)
 
 
 SEARCH_FIELDS = ("q", "project", "subtopic", "kind", "tag", "status", "after", "before")

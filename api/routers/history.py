@@ -7,8 +7,8 @@ from api.schemas.entries import EntryDetailOut
 from api.schemas.fields import Ref
 from api.schemas.history import DiffOut, RevertIn, RevisionOut
 from history.selectors import entry_diff, entry_history
-from history.services import entry_revert
 from knowledge.selectors import entry_get
+from knowledge.services import entry_revert
 
 router = Router()
 
@@ -16,7 +16,7 @@ router = Router()
 @router.get("/entries/{ref}/history", response=list[RevisionOut], tags=["history"])
 def history_list(request: HttpRequest, ref: Ref, limit: int = Query(50, ge=1, le=500)):
     """Revisions newest first: who, when, why, and the git commit once mirrored."""
-    return entry_history(request.auth, ref, limit=limit)
+    return entry_history(request.auth, entry_get(request.auth, ref), limit=limit)
 
 
 @router.get("/entries/{ref}/diff", response=DiffOut, tags=["history"])
@@ -29,7 +29,7 @@ def history_diff(
     """A unified diff between two versions (to_version defaults to the current one)."""
     entry = entry_get(request.auth, ref)
     to_version = to_version or entry.version
-    text = entry_diff(request.auth, entry.pk, from_version=from_version, to_version=to_version)
+    text = entry_diff(request.auth, entry, from_version=from_version, to_version=to_version)
     return {"entry": entry.short_id, "from_version": from_version, "to_version": to_version,
             "diff": text}  # fmt: skip
 

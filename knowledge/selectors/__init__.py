@@ -323,15 +323,33 @@ def project_summary(actor: Actor, ref: str | int) -> Project:
     return project_overview(actor).get(pk=project_get(actor, ref).pk)
 
 
-def entry_revisions(actor: Actor, ref: str | int, *, limit: int = 50):
-    """The revisions of an entry the actor can see, newest first."""
-    entry = entry_get(actor, ref)
+def entry_revisions(actor: Actor, entry: Entry, *, limit: int = 50):
+    """The revisions of an entry (found with entry_get) the actor can see, newest first."""
     # An entry moved out of a hidden project keeps its old revisions: they stay hidden.
     return (
         entry.history.filter(project_id__in=visible_projects(actor).values("pk"))
         .select_related("history_user")
         .order_by("-history_id")[:limit]
     )
+
+
+def entry_revision(actor: Actor, entry: Entry, version: int):
+    """One version of an entry (found with entry_get), as long as the actor may see the project
+    it was in then."""
+    row = (
+        entry.history.filter(version=version, project_id__in=visible_projects(actor).values("pk"))
+        .exclude(history_type="-")
+        .order_by("-history_id")
+        .first()
+    )
+    if row is None:
+        raise NotFound(
+            f"Entry {entry.short_id} has no version {version} that you can see; its versions "
+            f"run from 1 to {entry.version}; its history lists them.",
+            entry=entry.short_id,
+            version=version,
+        )
+    return row
 
 
 def sources_check(actor: Actor, project: str | int, items: list[dict]) -> list[dict]:

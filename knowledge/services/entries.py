@@ -1,5 +1,5 @@
 """Entry writes: create or upsert by identity, update with optimistic concurrency, move,
-status, delete, and restore (what a revert applies). Each composes the kernel's steps in one
+status, delete, and revert (back to a revision). Each composes the kernel's steps in one
 durable transaction.
 """
 
@@ -10,7 +10,7 @@ from django.db import transaction
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
-from knowledge.selectors import project_get
+from knowledge.selectors import entry_revision, project_get
 from knowledge.services import _kernel as k
 
 UpsertResult = k.UpsertResult
@@ -131,28 +131,39 @@ def entry_delete(*, actor: Actor, entry_id: int | str, reason: str) -> Entry:
     return entry
 
 
+# What a revert takes back from a revision; the rest (who, when, versions) is the new revision's.
+RESTORED_FIELDS = ("title", "body", "kind", "tags", "status", "searchable", "metadata")
+
+
 @transaction.atomic(durable=True)
-def entry_restore(
+def entry_revert(
     *,
     actor: Actor,
     entry_id: int | str,
-    values: dict,
-    project_id: int,
-    subtopic: str | None,
+    to_version: int,
     expected_version: int | None = None,
-    reason: str,
-) -> tuple[Entry, bool]:
-    """Make an entry read as `values` (title, body, kind, tags, status, searchable, metadata)
-    in `subtopic` of project `project_id` again, as one new revision. Returns (entry, changed).
-    """
+    reason: str = "",
+) -> Entry:
+    """Make the entry read as it did at `to_version` again (text, fields and place), as one new
+    revision, so a revert can itself be reverted. Raises EntryConflict on a stale
+    expected_version, ValidationFailed when the entry already reads like that version."""
     entry = k.lock_entry(actor, entry_id)
+    row = entry_revision(actor, entry, to_version)  # revisions never change: no lock needed
     k.check_version(entry, expected_version)
+    values = {field: getattr(row, field) for field in RESTORED_FIELDS}
+    values["tags"], values["metadata"] = list(row.tags or []), row.metadata or {}
     target = entry.project
-    if project_id != entry.project_id:
-        target = project_get(actor, project_id, for_write=True)
-    node = k.ensure_path(actor=actor, project=target, path=subtopic)
+    if row.project_id != entry.project_id:
+        target = project_get(actor, row.project_id, for_write=True)
+    node = k.ensure_path(
+        actor=actor, project=target, path=row.subtopic.path if row.subtopic_id else None
+    )
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
-    changed = k.apply_changes(entry, **values)
-    if moved or changed:
-        k.save_entry(entry, actor, reason)
-    return entry, bool(moved or changed)
+    if not (k.apply_changes(entry, **values) or moved):
+        # Rolls back a subtopic the revert would have recreated: nothing changes at all.
+        raise ValidationFailed(
+            f"Entry {entry.short_id} already reads as version {to_version}; nothing to revert.",
+            entry=entry.short_id,
+        )
+    k.save_entry(entry, actor, reason or f"revert to version {to_version}")
+    return entry

@@ -205,7 +205,10 @@ def _subtopic_tree(world: World) -> bool:
 @surface("entry_revisions", "read")
 def _entry_revisions(world: World) -> bool:
     try:
-        revisions = list(selectors.entry_revisions(world.actor(), world.entry.pk))
+        actor = world.actor()
+        revisions = list(
+            selectors.entry_revisions(actor, selectors.entry_get(actor, world.entry.pk))
+        )
     except NotFound as exc:
         assert_silent(world, exc)
         return False

@@ -25,10 +25,10 @@ def test_a_moved_entry_keeps_its_hidden_past_hidden():
     entry_move(actor=owner, entry_id=entry.pk, project="commons", subtopic="")
 
     reader = UserFactory(username="reader", is_staff=True, is_superuser=False)
-    seen = list(entry_revisions(Actor.for_user(reader), entry.pk))
+    seen = list(entry_revisions(Actor.for_user(reader), entry))
     assert [r.version for r in seen] == [2]
     assert "vault" not in (seen[0].history_change_reason or "")  # "move from another project"
-    assert [r.version for r in entry_revisions(owner, entry.pk)] == [2, 1]
+    assert [r.version for r in entry_revisions(owner, entry)] == [2, 1]
 
     # The admin's history list agrees (as superuser-less staff with view permission).
     from django.contrib.auth.models import Permission

@@ -4,11 +4,11 @@ import pytest
 
 from history import mirror
 from history.selectors import entry_diff, entry_history
-from history.services import entry_revert
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, Forbidden, NotFound, ValidationFailed
 from knowledge.models import Entry
-from knowledge.services import entry_move, entry_update, entry_upsert
+from knowledge.selectors import entry_get
+from knowledge.services import entry_move, entry_revert, entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db
 
@@ -73,31 +73,43 @@ def test_a_read_only_token_cannot_revert(read_only_actor, entry):
 
 
 def test_history_lists_who_when_why_and_commit(actor, entry):
-    items = entry_history(actor, entry.short_id)
+    items = entry_history(actor, entry)
     assert [i["version"] for i in items] == [2, 1]
     assert items[0]["reason"] == "new numbers"
     assert items[0]["user"] == "alice"
     assert items[0]["generated_by"] == "human:alice"
     assert items[0]["git_commit"] is None  # pending
     mirror.drain()
-    items = entry_history(actor, entry.short_id, limit=1)
+    items = entry_history(actor, entry, limit=1)
     assert len(items) == 1 and len(items[0]["git_commit"]) == 40
 
 
 def test_history_is_scoped_by_what_the_actor_can_see(entry, user):
     stranger = Actor(user=user, project_ids=frozenset())
     with pytest.raises(NotFound):
-        entry_history(stranger, entry.pk)
+        entry_get(stranger, entry.pk)
+    # Handed the entry anyway, the selectors still show none of its revisions.
+    assert entry_history(stranger, entry) == []
     with pytest.raises(NotFound):
-        entry_diff(stranger, entry.pk, from_version=1)
+        entry_diff(stranger, entry, from_version=1)
 
 
 def test_diff_is_a_compact_unified_diff(actor, entry):
-    diff = entry_diff(actor, entry.short_id, from_version=1, to_version=2, context=0)
+    diff = entry_diff(actor, entry, from_version=1, to_version=2, context=0)
     lines = diff.splitlines()
     assert lines[0] == f"--- {entry.short_id}@v1"
     assert lines[1] == f"+++ {entry.short_id}@v2"
     assert "-beta" in lines and "+BETA" in lines and "+delta" in lines
     assert "-- q3" in lines and "+- q4" in lines
     assert "alpha" not in diff  # no context asked for
-    assert entry_diff(actor, entry.pk, from_version=2) == ""
+    assert entry_diff(actor, entry, from_version=2) == ""
+
+
+def test_revert_looks_the_entry_up_once_and_locks_it(actor, entry):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        entry_revert(actor=actor, entry_id=entry.short_id, to_version=1)
+    lookups = [q["sql"] for q in captured if q["sql"].startswith('SELECT "knowledge_entry"."id"')]
+    assert len(lookups) == 1 and lookups[0].endswith('FOR UPDATE OF "knowledge_entry"'), lookups

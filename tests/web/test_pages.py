@@ -460,3 +460,30 @@ def test_a_body_cannot_pose_as_the_page(alice, actor, plan):
     assert page.count('class="verified"') == 0 and page.count('class="copy"') == 1
     assert '<img src="https://tracker.example' not in page
     assert 'href="https://tracker.example/p.png"' in page
+
+
+def test_entry_page_looks_the_entry_up_once(alice, plan):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        assert alice.get(f"/e/{plan.short_id}/").status_code == 200
+    sql = [q["sql"] for q in captured]
+    lookups = [q for q in sql if q.startswith('SELECT "knowledge_entry"."id"') and "LIMIT 1" in q]
+    assert len(lookups) == 1, "\n".join(lookups)
+    assert len(sql) == 9, "\n".join(sql)  # was 10: the entry was looked up twice
+
+
+@pytest.mark.parametrize(
+    ("action", "data"), [("verify", {}), ("status", {"status": "open"})], ids=["verify", "status"]
+)
+def test_an_entry_action_looks_the_entry_up_once(alice, plan, action, data):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        response = alice.post(f"/e/{plan.short_id}/{action}/", {"version": plan.version, **data})
+    assert response.status_code == 302 and response.url == f"/e/{plan.short_id}/"
+    sql = [q["sql"] for q in captured]
+    lookups = [q for q in sql if q.startswith('SELECT "knowledge_entry"."id"') and "LIMIT 1" in q]
+    assert len(lookups) == 1 and "FOR UPDATE" in lookups[0], "\n".join(lookups)
