@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from history.gitmirror import Mirror, Person
 from history.models import ParkedRevision
+from knowledge import locks
 from knowledge.models import Entry
 
 log = logging.getLogger("history.mirror")  # one logger for the mirror, as before the split
@@ -42,26 +43,10 @@ def parked() -> Iterable:
     return ParkedRevision.objects.order_by("revision_id")
 
 
-@contextlib.contextmanager
-def advisory_lock(*, wait: bool = False) -> Iterator[bool]:
-    """Hold the mirror lock for the block; yields False when another process holds it."""
-    with connection.cursor() as cur:
-        if wait:
-            # Maintenance (rebuild) may wait long for a drain and run long itself.
-            cur.execute("SET statement_timeout = 0")
-            cur.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
-            got = True
-        else:
-            cur.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])
-            got = cur.fetchone()[0]
-    try:
-        yield got
-    finally:
-        if got:
-            with connection.cursor() as cur:
-                cur.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
-                if wait:
-                    cur.execute("RESET statement_timeout")
+def advisory_lock(*, wait: bool = False) -> contextlib.AbstractContextManager[bool]:
+    """Hold the mirror lock for the block; yields False when another process holds it.
+    Maintenance (rebuild) waits (`wait`): it may wait long for a drain and run long itself."""
+    return locks.advisory_lock(LOCK_KEY, wait=wait)
 
 
 def describe(exc: BaseException) -> str:

@@ -6,16 +6,15 @@ user's write, so a slow or absent model never delays or fails a save.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Iterator
 from typing import Literal
 
 from django.conf import settings
 from django.db import connection, transaction
 
+from knowledge.locks import advisory_lock
 from knowledge.models import Entry, EntryChunk
 from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
@@ -145,19 +144,6 @@ def entry_embed(*, entry_id: int, force: bool = False) -> EmbedOutcome:
 SWEEP_LOCK_KEY = 0x636169726E_02
 
 
-@contextlib.contextmanager
-def _sweep_lock() -> Iterator[bool]:
-    with connection.cursor() as cur:
-        cur.execute("SELECT pg_try_advisory_lock(%s)", [SWEEP_LOCK_KEY])
-        got = cur.fetchone()[0]
-    try:
-        yield got
-    finally:
-        if got:
-            with connection.cursor() as cur:
-                cur.execute("SELECT pg_advisory_unlock(%s)", [SWEEP_LOCK_KEY])
-
-
 def entries_embed_stale(
     *,
     batch_size: int = 32,
@@ -177,7 +163,7 @@ def entries_embed_stale(
     if provider is None:
         return {}
     counts: Counter[str] = Counter()
-    with _sweep_lock() as got:
+    with advisory_lock(SWEEP_LOCK_KEY) as got:
         if not got:
             return {"busy": 1}
         stale = stale_embeddings(model_name=provider.name).order_by("pk")
