@@ -75,20 +75,23 @@ def stats(timings: list[float]) -> dict:
 
 
 def build_vault(actor, slug: str, n: int) -> float:
-    from knowledge.services import entry_upsert
+    from knowledge.services import EntryFields, entry_upsert
 
     started = time.perf_counter()
     for i in tqdm(range(n), desc="vault", unit="entry"):
         entry_upsert(
-            actor=actor, project=slug, subtopic=f"area-{i % SUBTOPICS}", title=f"Note {i}",
-            body=body_of(i, n), reason="bench",
-        )  # fmt: skip
+            actor=actor,
+            project=slug,
+            subtopic=f"area-{i % SUBTOPICS}",
+            fields=EntryFields(title=f"Note {i}", body=body_of(i, n)),
+            reason="bench",
+        )
     return time.perf_counter() - started
 
 
 def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
     """Updates that change one observation and one link, alternating graph indexing on and off."""
-    from knowledge.services import entry_upsert
+    from knowledge.services import EntryFields, entry_upsert
     from knowledge.services import graph as graph_switch
 
     rng = random.Random(7)
@@ -105,9 +108,12 @@ def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
         try:
             t0 = time.perf_counter()
             entry_upsert(
-                actor=actor, project=slug, subtopic=f"area-{i % SUBTOPICS}", title=f"Note {i}",
-                body=body, reason="bench",
-            )  # fmt: skip
+                actor=actor,
+                project=slug,
+                subtopic=f"area-{i % SUBTOPICS}",
+                fields=EntryFields(title=f"Note {i}", body=body),
+                reason="bench",
+            )
             timings[on].append((time.perf_counter() - t0) * 1000)
         finally:
             graph_switch.enabled = True

@@ -135,7 +135,7 @@ def turn_line(turn: dict) -> str:
 def ingest(samples, level: str, actor) -> tuple[dict[int, str], dict[str, str], float]:
     """Returns (entry id -> evidence unit, sample id -> project slug, seconds)."""
     from knowledge.errors import AlreadyExists
-    from knowledge.services import entry_upsert, project_create
+    from knowledge.services import EntryFields, entry_upsert, project_create
 
     units: dict[int, str] = {}
     projects: dict[str, str] = {}
@@ -153,9 +153,7 @@ def ingest(samples, level: str, actor) -> tuple[dict[int, str], dict[str, str], 
                 entry = entry_upsert(
                     actor=actor,
                     project=slug,
-                    title=f"Session {n} ({date})",
-                    body=body,
-                    kind="session",
+                    fields=EntryFields(title=f"Session {n} ({date})", body=body, kind="session"),
                 ).entry
                 units[entry.pk] = f"S{n}"
             else:
@@ -164,9 +162,11 @@ def ingest(samples, level: str, actor) -> tuple[dict[int, str], dict[str, str], 
                         actor=actor,
                         project=slug,
                         subtopic=f"session-{n}",
-                        title=f"{t['dia_id']} {t['speaker']} ({date})",
-                        body=turn_line(t),
-                        kind="turn",
+                        fields=EntryFields(
+                            title=f"{t['dia_id']} {t['speaker']} ({date})",
+                            body=turn_line(t),
+                            kind="turn",
+                        ),
                     ).entry
                     units[entry.pk] = t["dia_id"]
     return units, projects, time.perf_counter() - start

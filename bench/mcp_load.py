@@ -402,7 +402,7 @@ def direct(sessions, questions, searches: int) -> list[dict]:
 
     from knowledge.actors import Actor
     from knowledge.search import SearchFilters, search_entries, timing
-    from knowledge.services import entry_upsert, project_create
+    from knowledge.services import EntryFields, entry_upsert, project_create
 
     actor = Actor.for_user(get_user_model().objects.get(username="bench"), agent="agent:bench")
     for conv in sorted({s["conv"] for s in sessions}):
@@ -414,10 +414,8 @@ def direct(sessions, questions, searches: int) -> list[dict]:
         entry_upsert(
             actor=actor,
             project=f"d-{s['conv']}",
-            title=s["title"],
-            body=s["body"],
+            fields=EntryFields(title=s["title"], body=s["body"], kind="session"),
             subtopic="sessions",
-            kind="session",
         )
         lat.append(time.perf_counter() - t)
     rows = [summarize("upsert (services, no MCP)", 1, lat, time.perf_counter() - start)]

@@ -30,7 +30,7 @@ from _common import ROOT, percentile, print_table, setup_django, write_json
 
 def queue_revisions(actor, project: str, n: int, rng: random.Random) -> dict:
     from knowledge.models import Entry
-    from knowledge.services import entry_delete, entry_move, entry_update, entry_upsert
+    from knowledge.services import EntryFields, entry_delete, entry_move, entry_update, entry_upsert
 
     counts = {"create": 0, "update": 0, "move": 0, "delete": 0}
     live: list[int] = []
@@ -41,22 +41,29 @@ def queue_revisions(actor, project: str, n: int, rng: random.Random) -> dict:
         roll = rng.random()
         if len(live) < 50 or roll < 0.2:
             e = entry_upsert(
-                actor=actor, project=project, subtopic=f"area-{made % 12}/sub-{made % 4}",
-                title=f"Entry {made}", body=f"{body}\n{made}\n", tags=["bench"],
-            ).entry  # fmt: skip
+                actor=actor,
+                project=project,
+                subtopic=f"area-{made % 12}/sub-{made % 4}",
+                fields=EntryFields(title=f"Entry {made}", body=f"{body}\n{made}\n", tags=["bench"]),
+            ).entry
             live.append(e.pk)
             counts["create"] += 1
         elif roll < 0.9:
             pk = rng.choice(live)
-            entry_update(actor=actor, entry_id=pk, body=f"{body}\nedit {made}\n", reason="edit")
+            entry_update(
+                actor=actor,
+                ref=pk,
+                fields=EntryFields(body=f"{body}\nedit {made}\n"),
+                reason="edit",
+            )
             counts["update"] += 1
         elif roll < 0.96:
             pk = rng.choice(live)
-            entry_move(actor=actor, entry_id=pk, subtopic=f"moved/{made % 7}")
+            entry_move(actor=actor, ref=pk, subtopic=f"moved/{made % 7}")
             counts["move"] += 1
         else:
             pk = live.pop(rng.randrange(len(live)))
-            entry_delete(actor=actor, entry_id=pk, reason="bench delete")
+            entry_delete(actor=actor, ref=pk, reason="bench delete")
             counts["delete"] += 1
         made += 1
     return counts
@@ -86,7 +93,7 @@ def measure_lag(
 
     from history import mirror
     from knowledge.models import Entry
-    from knowledge.services import background, entry_upsert
+    from knowledge.services import EntryFields, background, entry_upsert
     from memory_site import embedded
 
     HistoricalEntry = Entry.history.model
@@ -113,7 +120,9 @@ def measure_lag(
 
     try:
         # Wait until the worker runs: one write, mirrored.
-        first = entry_upsert(actor=actor, project=project, title="warm-up", body="x").entry
+        first = entry_upsert(
+            actor=actor, project=project, fields=EntryFields(title="warm-up", body="x")
+        ).entry
         deadline = time.monotonic() + 60
         while mirror.pending().exists():
             if time.monotonic() > deadline or worker.poll() is not None:
@@ -136,8 +145,12 @@ def measure_lag(
                         time.sleep(delay)
                     elif delay < -0.05:
                         late[k] += 1
-                    entry_upsert(actor=actor, project=project, subtopic=f"load/{i % 10}",
-                                 title=f"Load {i % 400}", body=f"{body}{i}")  # fmt: skip
+                    entry_upsert(
+                        actor=actor,
+                        project=project,
+                        subtopic=f"load/{i % 10}",
+                        fields=EntryFields(title=f"Load {i % 400}", body=f"{body}{i}"),
+                    )
             finally:
                 connection.close()
 

@@ -120,7 +120,7 @@ def growth(sizes: list[int], calls: int) -> tuple[str, list[dict]]:
     from django.utils import timezone
 
     from knowledge.actors import Actor
-    from knowledge.services import background, entry_upsert, project_create
+    from knowledge.services import EntryFields, background, entry_upsert, project_create
     from knowledge.services.tokens import token_create
     from ops import report, timing
     from ops.models import OperationTiming
@@ -138,8 +138,12 @@ def growth(sizes: list[int], calls: int) -> tuple[str, list[dict]]:
     body = "A paragraph about the incident, the fix and what we learned from it. " * 10
     for size in sizes:
         while made < size:
-            result = entry_upsert(actor=actor, project=slug, subtopic=f"area-{made % 10}",
-                                  title=f"Note {made}", body=body + str(made))  # fmt: skip
+            result = entry_upsert(
+                actor=actor,
+                project=slug,
+                subtopic=f"area-{made % 10}",
+                fields=EntryFields(title=f"Note {made}", body=body + str(made)),
+            )
             ids.append(result.entry.pk)
             made += 1
         timing.flush()

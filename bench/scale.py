@@ -109,7 +109,7 @@ def main() -> None:
     from knowledge.search import SearchFilters, search_entries, timing
     from knowledge.search.chunking import chunk_text
     from knowledge.search.providers import get_provider
-    from knowledge.services import entry_upsert, project_create, subtopic_ensure
+    from knowledge.services import EntryFields, entry_upsert, project_create, subtopic_ensure
     from knowledge.services.embeddings import (
         embedding_key,
         entries_embed,
@@ -144,7 +144,13 @@ def main() -> None:
     if not args.reuse:
         start = time.perf_counter()
         for i in tqdm(range(args.ingest_sample), desc="ingest via services"):
-            entry_upsert(actor=actor, **corpus.entry(i))
+            data = corpus.entry(i)
+            entry_upsert(
+                actor=actor,
+                project=data["project"],
+                subtopic=data["subtopic"],
+                fields=EntryFields.pick(data),
+            )
         ingest_rate = args.ingest_sample / (time.perf_counter() - start)
         next_index = args.ingest_sample
 

@@ -38,7 +38,7 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Membership, Project, Role
-    from knowledge.services import entries_embed, entry_upsert, lexeme_stats_refresh
+    from knowledge.services import EntryFields, entries_embed, entry_upsert, lexeme_stats_refresh
     from tests.factories import UserFactory
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
@@ -58,13 +58,13 @@ def main() -> None:
             actor=actor,
             project="platform",
             subtopic=f"runbooks/bulk-{i % 5}",
-            title=f"Bulk note {i}",
-            body=(
-                f"Runbook step {i}: restart the workers after the database restore.\n\n"
+            fields=EntryFields(
+                title=f"Bulk note {i}",
+                body=f"Runbook step {i}: restart the workers after the database restore.\n\n"
                 f"- [step] restart worker {i} #ops\n- depends_on [[Bulk note {max(i - 1, 0)}]]\n"
-                "- see [[Bulk note 0]]\n"
+                "- see [[Bulk note 0]]\n",
+                tags=["bulk"],
             ),
-            tags=["bulk"],
         )
     entries_embed(entry_ids=list(Entry.objects.values_list("pk", flat=True)))
     lexeme_stats_refresh()

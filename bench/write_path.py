@@ -23,7 +23,7 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Project
-    from knowledge.services import background, entry_upsert, project_create
+    from knowledge.services import EntryFields, background, entry_upsert, project_create
 
     background.enabled = False  # measure the write, not the queueing
     user, _ = get_user_model().objects.get_or_create(username="bench")
@@ -40,9 +40,11 @@ def main() -> None:
             text = body + (" v2" if phase != "create" else "")
             t0 = time.perf_counter()
             entry_upsert(
-                actor=actor, project=slug, subtopic=f"area-{i % 10}/sub-{i % 3}",
-                title=f"Entry {i}", body=text, tags=["bench", f"t{i % 5}"],
-            )  # fmt: skip
+                actor=actor,
+                project=slug,
+                subtopic=f"area-{i % 10}/sub-{i % 3}",
+                fields=EntryFields(title=f"Entry {i}", body=text, tags=["bench", f"t{i % 5}"]),
+            )
             timings.append((time.perf_counter() - t0) * 1000)
         elapsed = time.perf_counter() - started
         phases[phase] = {

@@ -135,7 +135,7 @@ class RevisionAdminMixin:
                 with timed("admin", "entry.revert"):
                     entry = entry_revert(
                         actor=_actor(request),
-                        entry_id=entry.pk,
+                        ref=entry.pk,
                         to_version=version,
                         expected_version=int(request.POST.get("expected_version") or 0) or None,
                         reason=request.POST.get("reason", ""),

@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
@@ -18,7 +18,7 @@ from history.files import FrontmatterError, parse_markdown
 from knowledge.actors import Actor
 from knowledge.markdown import first_h1
 from knowledge.models import EntryStatus
-from knowledge.services import ImportItem, entries_import
+from knowledge.services import EntryFields, ImportItem, entries_import
 
 MARKDOWN = {".md", ".markdown"}
 SKIP_DIRS = {".git", ".obsidian", ".trash", ".cairn", "node_modules", "__pycache__"}
@@ -96,34 +96,33 @@ def is_cairn(front: dict) -> bool:
     return front.keys() >= CAIRN_KEYS and bool(_SHORT_ID.match(str(front.get("id", ""))))
 
 
-def record_from(front: dict, body: str, rel: Path) -> tuple[dict, dict | None]:
-    """Map any supported dialect's frontmatter to entry_upsert arguments (+ Cairn provenance)."""
+def record_from(front: dict, body: str, rel: Path) -> tuple[EntryFields, list[dict], dict | None]:
+    """Map any supported dialect's frontmatter to the entry's fields and its sources (+ Cairn
+    provenance)."""
     title = " ".join(str(front.get("title") or front.get("name") or "").split())
     if not title:
         title = first_h1(body) or rel.stem
     kind = slugify(str(front.get("kind") or front.get("type") or "note"))[:40] or "note"
-    fields: dict = {
-        "title": " ".join(str(title).split())[:300],
-        "body": body,
-        "kind": kind,
-        "tags": _tags(front.get("tags")),
-        "sources": _sources(front.get("sources")),
-    }
     status = str(front.get("status") or "").strip().lower()
-    if status in EntryStatus.values:
-        fields["status"] = status
+    fields = EntryFields(
+        title=" ".join(str(title).split())[:300],
+        body=body,
+        kind=kind,
+        tags=_tags(front.get("tags")),
+        status=status if status in EntryStatus.values else None,
+    )
+    sources = _sources(front.get("sources"))
     if is_cairn(front):
-        fields["metadata"] = _jsonable(front.get("metadata") or {})
-        fields["searchable"] = bool(front.get("searchable", True))
+        metadata = _jsonable(front.get("metadata") or {})
+        searchable = bool(front.get("searchable", True))
         provenance = {k: front.get(k) for k in KNOWN_KEYS if k in front}
-        return fields, provenance
+        return replace(fields, metadata=metadata, searchable=searchable), sources, provenance
     extra = {k: v for k, v in front.items() if k not in {"title", "kind", "type", "tags"}}
     if status and status in EntryStatus.values:
         extra.pop("status", None)
-    if isinstance(front.get("sources"), list) and fields["sources"]:
+    if isinstance(front.get("sources"), list) and sources:
         extra.pop("sources", None)
-    fields["metadata"] = _jsonable(extra)
-    return fields, None
+    return replace(fields, metadata=_jsonable(extra)), sources, None
 
 
 def _place(rel: Path, project: str | None) -> tuple[str | None, str]:
@@ -172,9 +171,16 @@ def read_file(root: Path, path: Path, *, project: str | None) -> ImportItem | Fi
         return FileResult(
             str(rel), "skipped", "not inside a project folder; pass --project to choose one"
         )
-    fields, provenance = record_from(front, body, rel)
-    fields.update(subtopic=subtopic or None, reason=f"import {rel}")
-    return ImportItem(str(rel), project_slug, fields, provenance)
+    fields, sources, provenance = record_from(front, body, rel)
+    return ImportItem(
+        name=str(rel),
+        project=project_slug,
+        subtopic=subtopic or None,
+        fields=fields,
+        sources=sources,
+        reason=f"import {rel}",
+        provenance=provenance,
+    )
 
 
 def _read_or_skip(root: Path, path: Path, *, project: str | None) -> ImportItem | FileResult:

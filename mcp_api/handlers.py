@@ -18,6 +18,7 @@ from knowledge.search import SearchFilters, search_entries, timing
 from knowledge.selectors import entry_get, project_overview, sources_check
 from knowledge.selectors.listings import entries_open, entries_recent, project_browse
 from knowledge.services import (
+    EntryFields,
     entry_correct,
     entry_delete,
     entry_edit,
@@ -76,22 +77,42 @@ def get(actor: Actor, *, id_or_path, offset, max_chars):
     )
 
 
-def upsert(actor: Actor, *, subtopic, kind, tags, status, **fields):
-    """fields: project, title, body, sources, expected_version, reason, passed on as given."""
-    result = entry_upsert(
-        actor=actor,
-        subtopic=subtopic or None,
+def upsert(
+    actor: Actor,
+    *,
+    project,
+    subtopic,
+    title,
+    body,
+    kind,
+    tags,
+    status,
+    sources,
+    expected_version,
+    reason,
+):
+    fields = EntryFields(
+        title=title,
+        body=body,
         kind=kind or None,
         tags=inputs.str_list(tags) if tags is not None else None,
         status=status or None,
-        **fields,
+    )
+    result = entry_upsert(
+        actor=actor,
+        project=project,
+        subtopic=subtopic or None,
+        fields=fields,
+        sources=sources,
+        expected_version=expected_version,
+        reason=reason,
     )
     return render.entry_saved(result.entry, result.outcome)
 
 
 def edit(actor: Actor, *, id, **change):
     """change: operation, content, find, section, expected_count, expected_version, reason."""
-    result = entry_edit(actor=actor, entry_id=id, **change)
+    result = entry_edit(actor=actor, ref=id, **change)
     return render.entry_saved(result.entry, result.outcome)
 
 
@@ -127,7 +148,7 @@ def diff(actor: Actor, *, id, from_version, to_version):
 
 
 def delete(actor: Actor, *, id, reason):
-    entry = entry_delete(actor=actor, entry_id=id, reason=reason)
+    entry = entry_delete(actor=actor, ref=id, reason=reason)
     return render.entry_deleted(entry.short_id, entry.title)
 
 
@@ -148,9 +169,7 @@ def create_project(actor: Actor, *, slug, name, description, sensitivity):
 
 
 def correct(actor: Actor, *, id, body, reason, title):
-    new, old = entry_correct(
-        actor=actor, entry_id=id, body=body, reason=reason, title=title or None
-    )
+    new, old = entry_correct(actor=actor, ref=id, body=body, reason=reason, title=title or None)
     return render.entry_corrected(new, old)
 
 

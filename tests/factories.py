@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
-from knowledge.services import entry_upsert, project_create
+from knowledge.services import EntryFields, entry_upsert, project_create
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -49,7 +49,8 @@ class EntryFactory(factory.django.DjangoModelFactory):
     tags = factory.LazyFunction(list)
 
     @classmethod
-    def _create(cls, model_class, *args, actor=None, **kwargs):
+    def _create(cls, model_class, *args, actor=None, project, subtopic, **kwargs):
         actor = actor or Actor.for_user(UserFactory(username="factory"))
-        kwargs["project"] = kwargs["project"].slug
-        return entry_upsert(actor=actor, **kwargs).entry
+        return entry_upsert(
+            actor=actor, project=project.slug, subtopic=subtopic, fields=EntryFields(**kwargs)
+        ).entry

@@ -179,7 +179,7 @@ def verify(request, ref: str):
     try:
         done = entry_verify(
             actor=actor,
-            entry_id=ref,
+            ref=ref,
             expected_version=_expected_version(request),
             reason="verified on its page",
         )
@@ -201,7 +201,7 @@ def set_status(request, ref: str):
     try:
         done = entry_set_status(
             actor=actor,
-            entry_id=ref,
+            ref=ref,
             status=status,
             expected_version=_expected_version(request),
             reason=(request.POST.get("reason") or "").strip()[:200],

@@ -27,6 +27,7 @@ from api.schemas.fields import ReasonText, Ref
 from knowledge.errors import AlreadyExists, EntryConflict
 from knowledge.selectors import entry_get, entry_list
 from knowledge.services import (
+    EntryFields,
     entry_correct,
     entry_delete,
     entry_edit,
@@ -62,18 +63,25 @@ def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
     )
 
 
-def _source_dicts(sources):
-    return [s.model_dump() for s in sources] if sources is not None else None
+def _upsert(request: HttpRequest, data: EntryCreateIn, *, expected_version: int | None):
+    sources = [s.model_dump() for s in data.sources] if data.sources is not None else None
+    return entry_upsert(
+        actor=request.auth,
+        project=data.project,
+        subtopic=data.subtopic,
+        fields=EntryFields.pick(data.model_dump()),
+        sources=sources,
+        expected_version=expected_version,
+        reason=data.reason,
+    )
 
 
 @router.post("/entries", response={201: EntryDetailOut}, tags=["entries"])
 def create_entry(request: HttpRequest, data: EntryCreateIn):
     """Create an entry; 409 when one with this title already exists in the subtopic."""
-    payload = data.model_dump()
-    payload["sources"] = _source_dicts(data.sources)
     try:
         # expected_version=0 means "must not exist yet": an existing entry is a conflict.
-        result = entry_upsert(actor=request.auth, expected_version=0, **payload)
+        result = _upsert(request, data, expected_version=0)
     except EntryConflict as exc:
         raise AlreadyExists(
             f"An entry titled {data.title!r} already exists there ({exc.data['entry']}). "
@@ -86,9 +94,7 @@ def create_entry(request: HttpRequest, data: EntryCreateIn):
 @router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
 def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
-    payload = data.model_dump()
-    payload["sources"] = _source_dicts(data.sources)
-    result = entry_upsert(actor=request.auth, **payload)
+    result = _upsert(request, data, expected_version=data.expected_version)
     status = 201 if result.outcome == "created" else 200
     return Status(status, {"outcome": result.outcome, "entry": result.entry})
 
@@ -107,41 +113,47 @@ def get_entry(request: HttpRequest, ref: Ref):
 
 @router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
 def update_entry(request: HttpRequest, ref: Ref, data: EntryPatch):
-    return entry_update(actor=request.auth, entry_id=ref, **data.model_dump(exclude_unset=True))
+    return entry_update(
+        actor=request.auth,
+        ref=ref,
+        fields=EntryFields.pick(data.model_dump()),
+        expected_version=data.expected_version,
+        reason=data.reason,
+    )
 
 
 # api_operation rather than the router's delete shortcut, which a plain-text write check reads
 # as an ORM delete.
 @router.api_operation(["DELETE"], "/entries/{ref}", response={204: None}, tags=["entries"])
 def delete_entry(request: HttpRequest, ref: Ref, reason: ReasonText):
-    entry_delete(actor=request.auth, entry_id=ref, reason=reason)
+    entry_delete(actor=request.auth, ref=ref, reason=reason)
     return Status(204, None)
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
 def edit_entry(request: HttpRequest, ref: Ref, data: EditIn):
     """Change part of the body: append, prepend, find_replace, replace_section."""
-    return entry_edit(actor=request.auth, entry_id=ref, **data.model_dump()).entry
+    return entry_edit(actor=request.auth, ref=ref, **data.model_dump()).entry
 
 
 @router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
 def move_entry(request: HttpRequest, ref: Ref, data: MoveIn):
-    return entry_move(actor=request.auth, entry_id=ref, **data.model_dump())
+    return entry_move(actor=request.auth, ref=ref, **data.model_dump())
 
 
 @router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
 def set_entry_status(request: HttpRequest, ref: Ref, data: StatusIn):
-    return entry_set_status(actor=request.auth, entry_id=ref, **data.model_dump())
+    return entry_set_status(actor=request.auth, ref=ref, **data.model_dump())
 
 
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
 def correct_entry(request: HttpRequest, ref: Ref, data: CorrectIn):
     """Record that the entry was wrong: a new entry supersedes it; both are kept."""
-    new, old = entry_correct(actor=request.auth, entry_id=ref, **data.model_dump())
+    new, old = entry_correct(actor=request.auth, ref=ref, **data.model_dump())
     return Status(201, {"entry": new, "superseded": old})
 
 
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
 def verify_entry(request: HttpRequest, ref: Ref, data: VerifyIn):
     """Record that you (a person) confirmed the entry."""
-    return entry_verify(actor=request.auth, entry_id=ref, **data.model_dump())
+    return entry_verify(actor=request.auth, ref=ref, **data.model_dump())

@@ -23,7 +23,7 @@ from knowledge.graph.selectors import entry_relations
 from knowledge.models import Entry
 from knowledge.paths import normalize_path
 from knowledge.rendering import render_markdown
-from knowledge.services import entry_create, entry_delete, entry_update
+from knowledge.services import EntryFields, entry_create, entry_delete, entry_update
 
 
 class EntryForm(forms.ModelForm):
@@ -209,31 +209,32 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
         data = form.cleaned_data
         actor = actor_for(request)
         reason = data.get("reason") or ("edited in the admin" if change else "created in the admin")
-        fields = {
-            "title": data["title"],
-            "body": data["body"],
-            "kind": data["kind"],
-            "tags": data["tags_text"],
-            "status": data["status"],
-            "searchable": data["searchable"],
-            "metadata": data["metadata"],
-            "reason": reason,
-        }
+        fields = EntryFields(
+            title=data["title"],
+            body=data["body"],
+            kind=data["kind"],
+            tags=data["tags_text"],
+            status=data["status"],
+            searchable=data["searchable"],
+            metadata=data["metadata"],
+        )
         if not change:
             entry = entry_create(
                 actor=actor,
                 project=data["project"].pk,
                 subtopic=data["subtopic_path"],
-                **fields,
+                fields=fields,
+                reason=reason,
             )
         else:
             entry = entry_update(
                 actor=actor,
-                entry_id=obj.pk,
-                expected_version=data.get("version"),
+                ref=obj.pk,
+                fields=fields,
                 project=data["project"].pk,
                 subtopic=data["subtopic_path"] or "",
-                **fields,
+                expected_version=data.get("version"),
+                reason=reason,
             )
         obj.pk = entry.pk
         obj.refresh_from_db()
@@ -241,7 +242,7 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
     def delete_model(self, request, obj):
         entry_delete(
             actor=actor_for(request),
-            entry_id=obj.pk,
+            ref=obj.pk,
             reason=f"deleted in the admin by {request.user.get_username()}",
         )
 

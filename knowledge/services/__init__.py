@@ -27,6 +27,7 @@ from knowledge.services.entries_edit import (
     entry_edit,
     entry_verify,
 )
+from knowledge.services.fields import EntryFields
 from knowledge.services.graph import entries_reindex_graph
 from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
 from knowledge.services.memberships import (
@@ -49,6 +50,7 @@ from knowledge.services.tokens import (
 __all__ = [
     "EDIT_OPERATIONS",
     "CreatedToken",
+    "EntryFields",
     "ImportItem",
     "ImportOutcome",
     "MembershipChange",

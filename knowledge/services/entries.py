@@ -12,63 +12,76 @@ from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
 from knowledge.selectors import entry_revision, project_get
 from knowledge.services import _kernel as k
+from knowledge.services.fields import EntryFields
 
 UpsertResult = k.UpsertResult
 
 
 @transaction.atomic(durable=True)
-def entry_upsert(*, actor: Actor, **fields) -> k.UpsertResult:
-    """Create or replace the entry identified by (project, subtopic, title).
-
-    Takes project, title, body and optionally subtopic, kind, tags, status, searchable,
-    metadata, sources, expected_version (0 = must not exist yet) and reason. Returns outcome
-    "unchanged" (and writes no revision) when nothing would change.
-    """
-    return k.upsert_entry(actor, **fields)
+def entry_upsert(
+    *,
+    actor: Actor,
+    project: str | int,
+    subtopic: str | None = None,
+    fields: EntryFields,
+    sources: list[dict] | None = None,
+    expected_version: int | None = None,
+    reason: str = "",
+) -> k.UpsertResult:
+    """Create or replace the entry identified by (project, subtopic, fields.title); the whole
+    body is replaced. expected_version 0 = must not exist yet. Returns outcome "unchanged"
+    (and writes no revision) when nothing would change."""
+    return k.upsert_entry(
+        actor,
+        project=project,
+        subtopic=subtopic,
+        fields=fields,
+        sources=sources,
+        expected_version=expected_version,
+        reason=reason,
+    )
 
 
 @transaction.atomic(durable=True)
-def entry_create(*, actor: Actor, **fields) -> Entry:
-    """Create the entry identified by (project, subtopic, title); raises AlreadyExists (with
-    field="title" and the existing entry's short id) instead of replacing one.
-
-    Takes the fields entry_upsert takes, less expected_version.
-    """
-    return k.upsert_entry(actor, create_only=True, **fields).entry
+def entry_create(
+    *,
+    actor: Actor,
+    project: str | int,
+    subtopic: str | None = None,
+    fields: EntryFields,
+    sources: list[dict] | None = None,
+    reason: str = "",
+) -> Entry:
+    """Create the entry identified by (project, subtopic, fields.title); raises AlreadyExists
+    (with field="title" and the existing entry's short id) instead of replacing one."""
+    return k.upsert_entry(
+        actor,
+        project=project,
+        subtopic=subtopic,
+        fields=fields,
+        sources=sources,
+        reason=reason,
+        create_only=True,
+    ).entry
 
 
 @transaction.atomic(durable=True)
 def entry_update(
     *,
     actor: Actor,
-    entry_id: int | str,
-    expected_version: int | None = None,
-    title: str | None = None,
-    body: str | None = None,
-    kind: str | None = None,
-    tags: list[str] | str | None = None,
-    status: str | None = None,
-    searchable: bool | None = None,
-    metadata: dict | None = None,
+    ref: int | str,
+    fields: EntryFields,
     project: str | int | None = None,
     subtopic: str | None = None,
+    expected_version: int | None = None,
     reason: str = "",
 ) -> Entry:
-    """Edit an entry (None = keep a field; subtopic "" = the project root; a new project or
-    subtopic moves it), as one revision. Raises EntryConflict when it changed since
+    """Edit an entry (a field not given is kept; subtopic "" = the project root; a new project
+    or subtopic moves it), as one revision. Raises EntryConflict when it changed since
     expected_version; writes no revision when nothing changes."""
-    entry = k.lock_entry(actor, entry_id)
+    entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
-    changed = k.apply_changes(
-        entry,
-        title=title,
-        body=body,
-        kind=kind,
-        tags=tags,
-        status=status,
-        searchable=searchable,
-        metadata=metadata,
-    )
+    changed = k.apply_changes(entry, fields)
     moved = None
     if project is not None or subtopic is not None:
         target = entry.project
@@ -86,14 +99,14 @@ def entry_update(
 def entry_move(
     *,
     actor: Actor,
-    entry_id: int | str,
+    ref: int | str,
     subtopic: str | None,
     project: str | int | None = None,
     expected_version: int | None = None,
     reason: str = "",
 ) -> Entry:
     """Move an entry to another subtopic (and optionally another project)."""
-    entry = k.lock_entry(actor, entry_id)
+    entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
     target = project_get(actor, project, for_write=True) if project is not None else entry.project
     node = k.ensure_path(actor=actor, project=target, path=subtopic)
@@ -107,39 +120,35 @@ def entry_move(
 def entry_set_status(
     *,
     actor: Actor,
-    entry_id: int | str,
+    ref: int | str,
     status: str,
     expected_version: int | None = None,
     reason: str = "",
 ) -> Entry:
     k.check_status(status)
-    entry = k.lock_entry(actor, entry_id)
+    entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
-    if k.apply_changes(entry, status=status):
+    if k.apply_changes(entry, EntryFields(status=status)):
         k.save_entry(entry, actor, reason or f"status {status}")
     return entry
 
 
 @transaction.atomic(durable=True)
-def entry_delete(*, actor: Actor, entry_id: int | str, reason: str) -> Entry:
+def entry_delete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
     """Delete an entry; its history stays (the last revision records who deleted it and why).
     Returns the deleted entry (its fields as they were, without a primary key)."""
     if not (reason or "").strip():
         raise ValidationFailed("Say why the entry is deleted (reason).", field="reason")
-    entry = k.lock_entry(actor, entry_id)
+    entry = k.lock_entry(actor, ref)
     k.delete_entry(entry, actor, reason)
     return entry
-
-
-# What a revert takes back from a revision; the rest (who, when, versions) is the new revision's.
-RESTORED_FIELDS = ("title", "body", "kind", "tags", "status", "searchable", "metadata")
 
 
 @transaction.atomic(durable=True)
 def entry_revert(
     *,
     actor: Actor,
-    entry_id: int | str,
+    ref: int | str,
     to_version: int,
     expected_version: int | None = None,
     reason: str = "",
@@ -147,11 +156,9 @@ def entry_revert(
     """Make the entry read as it did at `to_version` again (text, fields and place), as one new
     revision, so a revert can itself be reverted. Raises EntryConflict on a stale
     expected_version, ValidationFailed when the entry already reads like that version."""
-    entry = k.lock_entry(actor, entry_id)
+    entry = k.lock_entry(actor, ref)
     row = entry_revision(actor, entry, to_version)  # revisions never change: no lock needed
     k.check_version(entry, expected_version)
-    values = {field: getattr(row, field) for field in RESTORED_FIELDS}
-    values["tags"], values["metadata"] = list(row.tags or []), row.metadata or {}
     target = entry.project
     if row.project_id != entry.project_id:
         target = project_get(actor, row.project_id, for_write=True)
@@ -159,7 +166,7 @@ def entry_revert(
         actor=actor, project=target, path=row.subtopic.path if row.subtopic_id else None
     )
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
-    if not (k.apply_changes(entry, **values) or moved):
+    if not (k.apply_changes(entry, EntryFields.from_revision(row)) or moved):
         # Rolls back a subtopic the revert would have recreated: nothing changes at all.
         raise ValidationFailed(
             f"Entry {entry.short_id} already reads as version {to_version}; nothing to revert.",

@@ -6,6 +6,8 @@ and recorded the same way.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -15,6 +17,7 @@ from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
+from knowledge.services.fields import EntryFields
 
 EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
 
@@ -114,7 +117,7 @@ def apply_edit(
 def entry_edit(
     *,
     actor: Actor,
-    entry_id: int | str,
+    ref: int | str,
     operation: str,
     content: str,
     find: str | None = None,
@@ -125,7 +128,7 @@ def entry_edit(
 ) -> k.UpsertResult:
     """Change part of an entry's body (append, prepend, find_replace, replace_section).
     Outcome "unchanged" (no new revision) when the body would read the same."""
-    entry = k.lock_entry(actor, entry_id)
+    entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
     body = apply_edit(
         entry.body,
@@ -135,7 +138,7 @@ def entry_edit(
         section=section,
         expected_count=expected_count,
     )
-    if not k.apply_changes(entry, body=body):
+    if not k.apply_changes(entry, EntryFields(body=body)):
         return k.UpsertResult(entry, "unchanged")
     k.save_entry(entry, actor, reason or f"edit: {operation}")
     return k.UpsertResult(entry, "updated")
@@ -145,7 +148,7 @@ def entry_edit(
 def entry_correct(
     *,
     actor: Actor,
-    entry_id: int | str,
+    ref: int | str,
     body: str,
     reason: str,
     title: str | None = None,
@@ -160,7 +163,7 @@ def entry_correct(
         raise ValidationFailed("Say what was wrong (reason).", field="reason")
     if not (body or "").strip():
         raise ValidationFailed("A correction needs the corrected body.", field="body")
-    old = k.lock_entry(actor, entry_id)
+    old = k.lock_entry(actor, ref)
     k.check_version(old, expected_version)
     if old.status == EntryStatus.SUPERSEDED:
         raise ValidationFailed(
@@ -169,24 +172,16 @@ def entry_correct(
             + ". Correct the newer entry instead.",
             field="id",
         )
-    new_title = k.normalize_title(title or old.title)
-    old_status = old.status
+    # Taken before the old entry is marked superseded: the new one keeps its status.
+    fields = replace(
+        EntryFields.from_revision(old), title=k.normalize_title(title or old.title), body=body
+    )
     old.title = f"{old.title} (superseded {old.short_id})"[:300]
     old.status = EntryStatus.SUPERSEDED
     k.save_entry(old, actor, f"superseded: {reason}", authored=False)
 
     new = k.new_entry(
-        actor,
-        project=old.project,
-        subtopic=old.subtopic,
-        title=new_title,
-        body=body,
-        kind=old.kind,
-        tags=list(old.tags),
-        status=old_status,
-        searchable=old.searchable,
-        metadata=dict(old.metadata),
-        supersedes=old,
+        actor, project=old.project, subtopic=old.subtopic, fields=fields, supersedes=old
     )
     k.save_entry(new, actor, f"correction: {reason}")
     new.sources.set(old.sources.all())
@@ -198,7 +193,7 @@ def entry_correct(
 
 @transaction.atomic(durable=True)
 def entry_verify(
-    *, actor: Actor, entry_id: int | str, expected_version: int | None = None, reason: str = ""
+    *, actor: Actor, ref: int | str, expected_version: int | None = None, reason: str = ""
 ) -> Entry:
     """Record that a person confirmed the entry (verified_by = the acting user).
 
@@ -208,10 +203,10 @@ def entry_verify(
         raise Forbidden(
             "Only a person can verify an entry, not an API token: open the entry in the "
             "browser, signed in, and verify it there.",
-            entry=str(entry_id),
+            entry=str(ref),
             reason="person_only",
         )
-    entry = k.lock_entry(actor, entry_id)
+    entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
     entry.verified_by, entry.verified_at = actor.db_user, timezone.now()
     # A confirmation is a revision, not a new version of the text.

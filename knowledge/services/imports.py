@@ -18,15 +18,19 @@ from knowledge.errors import KnowledgeError, NotFound
 from knowledge.models import Entry
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
+from knowledge.services.fields import EntryFields
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImportItem:
-    """One entry to import: `fields` are entry_upsert's (subtopic, title, body, kind, …)."""
+    """One entry to import, where it goes and why, as entry_upsert takes them."""
 
     name: str  # where it came from, for the report (a file's path)
     project: str
-    fields: dict
+    subtopic: str | None = None
+    fields: EntryFields
+    sources: list[dict] | None = None
+    reason: str = ""
     provenance: dict | None = None  # what a Cairn export recorded: id, version, dates, links
 
 
@@ -77,7 +81,14 @@ def _import_one(actor: Actor, item: ImportItem, projects: dict[str, str]):
             projects[item.project] = k.create_project(
                 actor, slug=item.project, reason="import"
             ).slug
-    result = k.upsert_entry(actor, project=projects[item.project], **item.fields)
+    result = k.upsert_entry(
+        actor,
+        project=projects[item.project],
+        subtopic=item.subtopic,
+        fields=item.fields,
+        sources=item.sources,
+        reason=item.reason,
+    )
     entry, link = result.entry, None
     if result.outcome == "created" and item.provenance:
         _restore_provenance(entry, item.provenance)

@@ -30,6 +30,7 @@ from knowledge.errors import Forbidden, KnowledgeError, NotFound
 from knowledge.models import Entry, Membership, Project, Role
 from knowledge.search import search_entries
 from knowledge.services import (
+    EntryFields,
     entry_delete,
     entry_set_status,
     entry_update,
@@ -238,7 +239,9 @@ def _sources_check(world: World) -> bool:
 def _entry_upsert_new(world: World) -> bool:
     ok = refused(
         world,
-        lambda: entry_upsert(actor=world.actor(), project=SLUG, title="New note", body="hi"),
+        lambda: entry_upsert(
+            actor=world.actor(), project=SLUG, fields=EntryFields(title="New note", body="hi")
+        ),
     )
     assert Entry.objects.filter(title="New note").exists() == ok
     return ok
@@ -249,7 +252,10 @@ def _entry_upsert_existing(world: World) -> bool:
     ok = refused(
         world,
         lambda: entry_upsert(
-            actor=world.actor(), project=SLUG, subtopic="ops/2026", title=TITLE, body="replaced"
+            actor=world.actor(),
+            project=SLUG,
+            subtopic="ops/2026",
+            fields=EntryFields(title=TITLE, body="replaced"),
         ),
     )
     if not ok:
@@ -260,7 +266,10 @@ def _entry_upsert_existing(world: World) -> bool:
 @surface("entry_update", "write")
 def _entry_update(world: World) -> bool:
     ok = refused(
-        world, lambda: entry_update(actor=world.actor(), entry_id=world.entry.pk, body="edited")
+        world,
+        lambda: entry_update(
+            actor=world.actor(), ref=world.entry.pk, fields=EntryFields(body="edited")
+        ),
     )
     if ok:
         assert world.fresh_entry().body == "edited"
@@ -273,7 +282,7 @@ def _entry_update(world: World) -> bool:
 def _entry_set_status(world: World) -> bool:
     ok = refused(
         world,
-        lambda: entry_set_status(actor=world.actor(), entry_id=world.entry.pk, status="open"),
+        lambda: entry_set_status(actor=world.actor(), ref=world.entry.pk, status="open"),
     )
     assert (world.fresh_entry().status == "open") == ok
     return ok
@@ -283,7 +292,7 @@ def _entry_set_status(world: World) -> bool:
 def _entry_delete(world: World) -> bool:
     ok = refused(
         world,
-        lambda: entry_delete(actor=world.actor(), entry_id=world.entry.pk, reason="test"),
+        lambda: entry_delete(actor=world.actor(), ref=world.entry.pk, reason="test"),
     )
     assert Entry.objects.filter(pk=world.entry.pk).exists() != ok
     return ok

@@ -23,7 +23,7 @@ from knowledge.graph.selectors import (
 )
 from knowledge.models import Membership, Observation, Relation, Role
 from knowledge.selectors import entry_get
-from knowledge.services import entry_move, entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_move, entry_update, entry_upsert
 from mcp_api import handlers
 from tests.access.surfaces import surface
 from tests.access.surfaces_api import API, _mcp
@@ -165,7 +165,9 @@ def _write_link(world: World, target: str) -> Relation:
             project=source, user=world.user, defaults={"role": Role.EDITOR}
         )
     entry = entry_upsert(
-        actor=world.actor(), project=source.slug, title="Linker", body=f"- refers_to [[{target}]]"
+        actor=world.actor(),
+        project=source.slug,
+        fields=EntryFields(title="Linker", body=f"- refers_to [[{target}]]"),
     ).entry
     return Relation.objects.get(source=entry, valid_to__isnull=True)
 
@@ -190,9 +192,11 @@ def _graph_link_waits_for_target(world: World) -> bool:
     link = _write_link(world, f"{SLUG}/ops/2026/Zebracorn sequel")
     assert link.target_id is None
     created = entry_upsert(
-        actor=Actor.for_user(world.users["superuser"]), project=SLUG, subtopic="ops/2026",
-        title="Zebracorn sequel", body="later",
-    ).entry  # fmt: skip
+        actor=Actor.for_user(world.users["superuser"]),
+        project=SLUG,
+        subtopic="ops/2026",
+        fields=EntryFields(title="Zebracorn sequel", body="later"),
+    ).entry
     link.refresh_from_db()
     assert link.target_id in (None, created.pk)
     return link.target_id == created.pk
@@ -205,10 +209,12 @@ def _graph_context_moved_past(world: World) -> bool:
     history and as_of only to readers of the target."""
     root = Actor.for_user(world.users["superuser"])
     body = f"- [fact] The {SECRET_WORD} moved\n- uses [[commons/Commons note]]"
-    moved = entry_upsert(actor=root, project=SLUG, title="Moved note", body=body).entry
+    moved = entry_upsert(
+        actor=root, project=SLUG, fields=EntryFields(title="Moved note", body=body)
+    ).entry
     then = timezone.now()
-    entry_update(actor=root, entry_id=moved.pk, body="Nothing to see.")
-    entry_move(actor=root, entry_id=moved.pk, project="commons", subtopic="")
+    entry_update(actor=root, ref=moved.pk, fields=EntryFields(body="Nothing to see."))
+    entry_move(actor=root, ref=moved.pk, project="commons", subtopic="")
     actor = world.actor()
     past = build_context(actor, moved.short_id, include_history=True)
     at = build_context(actor, moved.short_id, as_of=then)

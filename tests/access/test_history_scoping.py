@@ -8,7 +8,7 @@ from django.test import Client
 from knowledge.actors import Actor
 from knowledge.models import Sensitivity
 from knowledge.selectors import entry_revisions
-from knowledge.services import entry_move, entry_upsert, project_create
+from knowledge.services import EntryFields, entry_move, entry_upsert, project_create
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -20,9 +20,9 @@ def test_a_moved_entry_keeps_its_hidden_past_hidden():
     project_create(actor=owner, slug="vault", sensitivity=Sensitivity.RESTRICTED)
     project_create(actor=owner, slug="commons", sensitivity=Sensitivity.PUBLIC)
     entry = entry_upsert(
-        actor=owner, project="vault", title="Launch", body="codename nightjar"
+        actor=owner, project="vault", fields=EntryFields(title="Launch", body="codename nightjar")
     ).entry
-    entry_move(actor=owner, entry_id=entry.pk, project="commons", subtopic="")
+    entry_move(actor=owner, ref=entry.pk, project="commons", subtopic="")
 
     reader = UserFactory(username="reader", is_staff=True, is_superuser=False)
     seen = list(entry_revisions(Actor.for_user(reader), entry))

@@ -36,7 +36,7 @@ from knowledge.models import (
     Sensitivity,
     TokenScope,
 )
-from knowledge.services import entry_update, entry_upsert, project_create
+from knowledge.services import EntryFields, entry_update, entry_upsert, project_create
 from knowledge.services.tokens import token_create
 from tests.factories import UserFactory
 
@@ -199,15 +199,16 @@ def build_world(sensitivity: str) -> World:
         actor=owner,
         project=SLUG,
         subtopic="ops/2026",
-        title=TITLE,
-        body=f"The {SECRET_WORD} budget is 42.",
+        fields=EntryFields(title=TITLE, body=f"The {SECRET_WORD} budget is 42."),
         sources=[SOURCE],
     ).entry
     world.entry = entry_update(
-        actor=owner, entry_id=entry.pk, body=f"The {SECRET_WORD} budget is 43."
+        actor=owner, ref=entry.pk, fields=EntryFields(body=f"The {SECRET_WORD} budget is 43.")
     )
     world.commons_entry = entry_upsert(
-        actor=owner, project="commons", title="Commons note", body="Nothing secret here."
+        actor=owner,
+        project="commons",
+        fields=EntryFields(title="Commons note", body="Nothing secret here."),
     ).entry
     _sign_in(world)
     return world

@@ -5,7 +5,14 @@ import pytest
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, Forbidden, ValidationFailed
 from knowledge.models import Entry, EntryStatus
-from knowledge.services import apply_edit, entry_correct, entry_edit, entry_upsert, entry_verify
+from knowledge.services import (
+    EntryFields,
+    apply_edit,
+    entry_correct,
+    entry_edit,
+    entry_upsert,
+    entry_verify,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -59,22 +66,24 @@ def test_find_replace_counts_and_append_prepend():
 
 
 def test_entry_edit_is_one_revision_and_checks_the_version(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="T", body="one").entry
-    result = entry_edit(actor=actor, entry_id=entry.short_id, operation="append", content="two")
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="T", body="one")
+    ).entry
+    result = entry_edit(actor=actor, ref=entry.short_id, operation="append", content="two")
     edited = result.entry
     assert result.outcome == "updated"
     assert edited.version == 2 and edited.body == "one\n\ntwo\n"
     assert edited.history.count() == 2
     with pytest.raises(EntryConflict):
-        entry_edit(
-            actor=actor, entry_id=entry.pk, operation="append", content="x", expected_version=1
-        )
+        entry_edit(actor=actor, ref=entry.pk, operation="append", content="x", expected_version=1)
 
 
 def test_an_edit_that_changes_nothing_writes_no_revision(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="T", body="one two").entry
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="T", body="one two")
+    ).entry
     result = entry_edit(
-        actor=actor, entry_id=entry.pk, operation="find_replace", find="two", content="two"
+        actor=actor, ref=entry.pk, operation="find_replace", find="two", content="two"
     )
     assert result.outcome == "unchanged"
     assert result.entry.version == 1 and entry.history.count() == 1
@@ -85,12 +94,9 @@ def test_entry_correct_keeps_both_and_links_them(actor, project):
         actor=actor,
         project="acme",
         subtopic="a",
-        title="Price",
-        body="10",
-        tags=["billing"],
-        status="open",
+        fields=EntryFields(title="Price", body="10", tags=["billing"], status="open"),
     ).entry
-    new, old = entry_correct(actor=actor, entry_id=old.pk, body="12", reason="typo")
+    new, old = entry_correct(actor=actor, ref=old.pk, body="12", reason="typo")
     old.refresh_from_db()
     assert (new.title, new.body, new.tags, new.status) == ("Price", "12", ["billing"], "open")
     assert new.supersedes_id == old.pk and old.superseded_by_id == new.pk
@@ -98,29 +104,29 @@ def test_entry_correct_keeps_both_and_links_them(actor, project):
         old.status == EntryStatus.SUPERSEDED and old.title == f"Price (superseded {old.short_id})"
     )
     assert old.body == "10" and old.history.first().history_change_reason == "superseded: typo"
-    again = entry_upsert(actor=actor, project="acme", subtopic="a", title="price", body="13")
+    again = entry_upsert(
+        actor=actor, project="acme", subtopic="a", fields=EntryFields(title="price", body="13")
+    )
     assert again.entry.pk == new.pk  # the identity now belongs to the correction
     with pytest.raises(ValidationFailed, match="reason"):
-        entry_correct(actor=actor, entry_id=new.pk, body="x", reason=" ")
+        entry_correct(actor=actor, ref=new.pk, body="x", reason=" ")
 
 
 def test_entry_verify_records_the_person_and_keeps_the_author(agent, actor, project):
-    entry = entry_upsert(actor=agent, project="acme", title="T", body="b").entry
-    verified = entry_verify(actor=actor, entry_id=entry.pk)
+    entry = entry_upsert(actor=agent, project="acme", fields=EntryFields(title="T", body="b")).entry
+    verified = entry_verify(actor=actor, ref=entry.pk)
     assert verified.verified_by == actor.user and verified.generated_by == "agent:test"
     assert verified.version == 1
-    entry_edit(actor=actor, entry_id=entry.pk, operation="append", content="more")
+    entry_edit(actor=actor, ref=entry.pk, operation="append", content="more")
     assert Entry.objects.get(pk=entry.pk).verified_at is None
 
 
 def test_read_only_actor_cannot_edit_correct_or_verify(actor, read_only_actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="T", body="b").entry
+    entry = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="T", body="b")).entry
     for call in (
-        lambda: entry_edit(
-            actor=read_only_actor, entry_id=entry.pk, operation="append", content="x"
-        ),
-        lambda: entry_correct(actor=read_only_actor, entry_id=entry.pk, body="x", reason="y"),
-        lambda: entry_verify(actor=read_only_actor, entry_id=entry.pk),
+        lambda: entry_edit(actor=read_only_actor, ref=entry.pk, operation="append", content="x"),
+        lambda: entry_correct(actor=read_only_actor, ref=entry.pk, body="x", reason="y"),
+        lambda: entry_verify(actor=read_only_actor, ref=entry.pk),
     ):
         with pytest.raises(Forbidden):
             call()
@@ -131,13 +137,15 @@ def test_anonymous_cannot_verify(project):
     from django.contrib.auth.models import AnonymousUser
 
     with pytest.raises(Forbidden, match="Sign in"):
-        entry_verify(actor=Actor(user=AnonymousUser()), entry_id=1)
+        entry_verify(actor=Actor(user=AnonymousUser()), ref=1)
 
 
 def test_an_api_token_cannot_verify_even_with_the_write_scope(user, project):
-    entry = entry_upsert(actor=Actor.for_user(user), project="acme", title="T", body="b").entry
+    entry = entry_upsert(
+        actor=Actor.for_user(user), project="acme", fields=EntryFields(title="T", body="b")
+    ).entry
     through_token = Actor(user=user, agent="agent:claude-code", token_id=7)
     with pytest.raises(Forbidden, match="Only a person can verify") as refused:
-        entry_verify(actor=through_token, entry_id=entry.pk)
+        entry_verify(actor=through_token, ref=entry.pk)
     assert "verify(" not in refused.value.message  # neutral: no tool name
     assert Entry.objects.get(pk=entry.pk).verified_at is None

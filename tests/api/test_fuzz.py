@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 
 from knowledge.actors import Actor
-from knowledge.services import entry_upsert
+from knowledge.services import EntryFields, entry_upsert
 
 EXAMPLES = int(os.environ.get("CAIRN_FUZZ_EXAMPLES", "10"))
 
@@ -32,7 +32,11 @@ def _keep_test_connection():
 
 @pytest.fixture
 def bearer(owner, acme, make_token, _keep_test_connection):
-    entry_upsert(actor=Actor.for_user(owner), project="acme", title="Seed", body="# A\n\ntext")
+    entry_upsert(
+        actor=Actor.for_user(owner),
+        project="acme",
+        fields=EntryFields(title="Seed", body="# A\n\ntext"),
+    )
     return make_token(name="fuzz")
 
 

@@ -6,7 +6,7 @@ import pytest
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
 from knowledge.selectors import entry_get, entry_list
-from knowledge.services import entry_edit, entry_upsert
+from knowledge.services import EntryFields, entry_edit, entry_upsert
 
 pytestmark = pytest.mark.django_db
 
@@ -20,36 +20,50 @@ def _nested(depth: int) -> dict:
 
 def test_body_over_the_limit_is_refused_and_the_entry_kept(actor, project, settings):
     settings.CAIRN_MAX_BODY_BYTES = 1000
-    saved = entry_upsert(actor=actor, project="acme", title="Doc", body="short").entry
+    saved = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Doc", body="short")
+    ).entry
     with pytest.raises(ValidationFailed, match="CAIRN_MAX_BODY_BYTES") as exc:
-        entry_upsert(actor=actor, project="acme", title="Doc", body="x" * 1001)
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Doc", body="x" * 1001))
     assert exc.value.data["field"] == "body"
     assert Entry.objects.get(pk=saved.pk).body == "short"
 
 
 def test_body_limit_counts_utf8_bytes(actor, project, settings):
     settings.CAIRN_MAX_BODY_BYTES = 1000
-    entry_upsert(actor=actor, project="acme", title="Ok", body="é" * 500)  # 1000 bytes
+    entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Ok", body="é" * 500)
+    )  # 1000 bytes
     with pytest.raises(ValidationFailed, match="1,000 bytes"):
-        entry_upsert(actor=actor, project="acme", title="Big", body="é" * 501)
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Big", body="é" * 501))
 
 
 def test_default_body_limit_is_one_megabyte(actor, project):
     with pytest.raises(ValidationFailed, match="1,000,000 bytes"):
-        entry_upsert(actor=actor, project="acme", title="Huge", body="word " * 700_000)
+        entry_upsert(
+            actor=actor, project="acme", fields=EntryFields(title="Huge", body="word " * 700_000)
+        )
 
 
 def test_overlong_line_is_refused(actor, project, settings):
     settings.CAIRN_MAX_LINE_CHARS = 100
-    entry_upsert(actor=actor, project="acme", title="Lines", body=("y" * 100 + "\n") * 5)
+    entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Lines", body=("y" * 100 + "\n") * 5)
+    )
     with pytest.raises(ValidationFailed, match="A line of the body"):
-        entry_upsert(actor=actor, project="acme", title="Line", body="y" * 101)
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Line", body="y" * 101))
 
 
 def test_deep_metadata_is_refused(actor, project):
-    entry_upsert(actor=actor, project="acme", title="Ten", body="b", metadata=_nested(10))
+    entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Ten", body="b", metadata=_nested(10))
+    )
     with pytest.raises(ValidationFailed, match="deeper than 10 levels"):
-        entry_upsert(actor=actor, project="acme", title="Eleven", body="b", metadata=_nested(11))
+        entry_upsert(
+            actor=actor,
+            project="acme",
+            fields=EntryFields(title="Eleven", body="b", metadata=_nested(11)),
+        )
 
 
 def test_very_deep_metadata_is_refused_without_recursion(actor, project):
@@ -57,24 +71,34 @@ def test_very_deep_metadata_is_refused_without_recursion(actor, project):
     for _ in range(100_000):
         deep = [deep]
     with pytest.raises(ValidationFailed, match="metadata nests deeper"):
-        entry_upsert(actor=actor, project="acme", title="Deep", body="b", metadata={"x": deep})
+        entry_upsert(
+            actor=actor,
+            project="acme",
+            fields=EntryFields(title="Deep", body="b", metadata={"x": deep}),
+        )
 
 
 def test_large_metadata_is_refused(actor, project):
     with pytest.raises(ValidationFailed, match="65,536 bytes"):
         entry_upsert(
-            actor=actor, project="acme", title="Meta", body="b", metadata={"x": "m" * 70_000}
+            actor=actor,
+            project="acme",
+            fields=EntryFields(title="Meta", body="b", metadata={"x": "m" * 70_000}),
         )
 
 
 def test_tag_and_source_counts_are_bounded(actor, project):
     with pytest.raises(ValidationFailed, match="at most 50 tags"):
         entry_upsert(
-            actor=actor, project="acme", title="T", body="b", tags=[f"t{i}" for i in range(51)]
+            actor=actor,
+            project="acme",
+            fields=EntryFields(title="T", body="b", tags=[f"t{i}" for i in range(51)]),
         )
     sources = [{"kind": "ref", "external_id": str(i)} for i in range(51)]
     with pytest.raises(ValidationFailed, match="At most 50 sources"):
-        entry_upsert(actor=actor, project="acme", title="S", body="b", sources=sources)
+        entry_upsert(
+            actor=actor, project="acme", fields=EntryFields(title="S", body="b"), sources=sources
+        )
     assert not Entry.objects.filter(title__in=["T", "S"]).exists()
 
 
@@ -82,31 +106,36 @@ def test_an_edit_that_would_grow_past_the_limit_is_refused_before_building_it(
     actor, project, settings
 ):
     settings.CAIRN_MAX_BODY_BYTES = 10_000
-    entry = entry_upsert(actor=actor, project="acme", title="E", body="a " * 1000).entry
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="E", body="a " * 1000)
+    ).entry
     with pytest.raises(ValidationFailed, match="Replacing 1000 occurrences"):
         entry_edit(
             actor=actor,
-            entry_id=entry.pk,
+            ref=entry.pk,
             operation="find_replace",
             find="a",
             content="b" * 100,
             expected_count=1000,
         )
     with pytest.raises(ValidationFailed, match="The content is over"):
-        entry_edit(actor=actor, entry_id=entry.pk, operation="append", content="c" * 10_001)
+        entry_edit(actor=actor, ref=entry.pk, operation="append", content="c" * 10_001)
     assert Entry.objects.get(pk=entry.pk).version == 1
 
 
 def test_replace_section_works_past_a_hostile_heading(actor, project):
     body = "# " + " " * 3000 + "x \x0b\n\ntext\n\n## Next\n\nold\n"
-    entry = entry_upsert(actor=actor, project="acme", title="H", body=body).entry
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="H", body=body)
+    ).entry
     result = entry_edit(
-        actor=actor, entry_id=entry.pk, operation="replace_section", section="Next", content="new"
+        actor=actor, ref=entry.pk, operation="replace_section", section="Next", content="new"
     )
     assert result.entry.body.endswith("## Next\n\nnew")
 
 
 LONG_PATH = "p/a" + " " * 200_000 + "b/x"
+TB = EntryFields(title="T", body="b")
 
 
 @pytest.mark.parametrize(
@@ -114,13 +143,13 @@ LONG_PATH = "p/a" + " " * 200_000 + "b/x"
     [
         (lambda a: entry_get(a, LONG_PATH), "entry reference", "1,000"),
         (lambda a: entry_list(a, project="p" * 201), "project", "200"),
-        (lambda a: entry_upsert(actor=a, project="acme", title="T", body="b", subtopic=LONG_PATH),
+        (lambda a: entry_upsert(actor=a, project="acme", subtopic=LONG_PATH, fields=TB),
          "subtopic", "500"),
-        (lambda a: entry_upsert(actor=a, project="acme", title="t" * 301, body="b"),
+        (lambda a: entry_upsert(actor=a, project="acme", fields=EntryFields(title="t" * 301)),
          "title", "300"),
-        (lambda a: entry_upsert(actor=a, project="acme", title="T", body="b", reason="r" * 1001),
+        (lambda a: entry_upsert(actor=a, project="acme", fields=TB, reason="r" * 1001),
          "reason", "1,000"),
-        (lambda a: entry_upsert(actor=a, project="acme", title="T", body="b",
+        (lambda a: entry_upsert(actor=a, project="acme", fields=TB,
                                 sources=[{"kind": "url", "external_id": "x", "url": "u" * 2001}]),
          "sources.url", "2,000"),
     ],

@@ -7,7 +7,7 @@ from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, Forbidden, ValidationFailed
 from knowledge.models import Entry, Membership, Project, Role, Sensitivity
 from knowledge.selectors import project_get
-from knowledge.services import entry_upsert, project_create, project_update
+from knowledge.services import EntryFields, entry_upsert, project_create, project_update
 from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -66,14 +66,14 @@ def test_slug_beats_a_legacy_name_that_equals_it(actor, project, mallory):
     Membership.objects.create(project=attacker, user=actor.user, role=Role.EDITOR)
     assert project_get(actor, "acme").pk == project.pk
     assert project_get(actor, "acme", for_write=True).pk == project.pk
-    saved = entry_upsert(actor=actor, project="acme", title="T", body="b").entry
+    saved = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="T", body="b")).entry
     assert saved.project_id == project.pk
 
 
 def test_a_superusers_write_by_slug_lands_in_that_project(project, mallory):
     _legacy("evil", "acme", mallory)
     root = Actor.for_user(UserFactory(username="root", is_superuser=True, is_staff=True))
-    entry = entry_upsert(actor=root, project="acme", title="T", body="b").entry
+    entry = entry_upsert(actor=root, project="acme", fields=EntryFields(title="T", body="b")).entry
     assert entry.project_id == project.pk
 
 
@@ -83,7 +83,7 @@ def test_a_readable_project_is_not_captured_by_a_writable_ones_name(project, mal
     attacker = _legacy("evil", "acme", mallory)
     Membership.objects.create(project=attacker, user=reader.user, role=Role.EDITOR)
     with pytest.raises(Forbidden, match="editor role"):
-        entry_upsert(actor=reader, project="acme", title="T", body="b")
+        entry_upsert(actor=reader, project="acme", fields=EntryFields(title="T", body="b"))
     assert not Entry.objects.exists()
 
 

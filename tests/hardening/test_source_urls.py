@@ -11,7 +11,7 @@ from django.apps import apps as django_apps
 
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, Source
-from knowledge.services import entry_upsert
+from knowledge.services import EntryFields, entry_upsert
 
 pytestmark = pytest.mark.django_db
 
@@ -34,8 +34,7 @@ def _write(actor, url: str, **source):
     return entry_upsert(
         actor=actor,
         project="acme",
-        title="Sourced",
-        body="b",
+        fields=EntryFields(title="Sourced", body="b"),
         sources=[{"kind": "url", "external_id": "x1", "url": url, **source}],
     )
 

@@ -5,7 +5,7 @@ import pytest
 from history import mirror
 from knowledge.actors import Actor
 from knowledge.models import Entry
-from knowledge.services import entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_update, entry_upsert
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.history.admin_urls")]
 
@@ -13,8 +13,15 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.history.admin_urls"
 @pytest.fixture
 def entry(staff, project):
     actor = Actor.for_user(staff)
-    e = entry_upsert(actor=actor, project="acme", title="Plan", body="one\ntwo\n").entry
-    entry_update(actor=actor, entry_id=e.pk, body="one\n<b>three</b>\n", reason="second thoughts")
+    e = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Plan", body="one\ntwo\n")
+    ).entry
+    entry_update(
+        actor=actor,
+        ref=e.pk,
+        fields=EntryFields(body="one\n<b>three</b>\n"),
+        reason="second thoughts",
+    )
     mirror.drain()
     return Entry.objects.get(pk=e.pk)
 
@@ -52,8 +59,8 @@ def test_a_large_rewrite_is_shown_as_a_unified_diff_in_time(browser, staff, entr
     actor = Actor.for_user(staff)
     old = "".join(f"line {i} of the old plan, with words\n" for i in range(800))
     new = "".join(f"row {i} in the new plan, other words\n" for i in range(800))
-    entry_update(actor=actor, entry_id=entry.pk, body=old)
-    entry_update(actor=actor, entry_id=entry.pk, body=new)
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body=old))
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body=new))
     url = f"/admin/knowledge/entry/{entry.pk}/history/diff/"
     start = time.perf_counter()
     page = browser.get(url, {"from": 3, "to": 4}).content.decode()

@@ -67,13 +67,13 @@ def test_obsidian_vault_links_by_title_alias_and_heading(tmp_path, actor, projec
 
 
 def test_reindex_graph_builds_the_graph_of_existing_entries(actor, project, settings):
-    from knowledge.services import entry_upsert
+    from knowledge.services import EntryFields, entry_upsert
     from knowledge.services import graph as graph_switch
 
     graph_switch.enabled = False
     try:
         for title, body in (("A", "- uses [[B]]\n- [fact] one"), ("B", "[[A]]")):
-            entry_upsert(actor=actor, project="acme", title=title, body=body)
+            entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body=body))
     finally:
         graph_switch.enabled = True
     assert not Relation.objects.exists()

@@ -13,7 +13,7 @@ from history import maintenance, mirror
 from history.files import parse_markdown
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role
-from knowledge.services import entry_delete, entry_move, entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_delete, entry_move, entry_update, entry_upsert
 from tests.factories import UserFactory
 
 HistoricalEntry = Entry.history.model
@@ -26,11 +26,18 @@ def log(m):
 
 def test_each_revision_becomes_one_commit_in_order(actor, project, git):
     e = entry_upsert(
-        actor=actor, project="acme", subtopic="decisions", title="Pricing", body="one\ntwo\nthree\n"
+        actor=actor,
+        project="acme",
+        subtopic="decisions",
+        fields=EntryFields(title="Pricing", body="one\ntwo\nthree\n"),
     ).entry
-    entry_update(actor=actor, entry_id=e.pk, body="one\n2\n3\nfour\n", reason="fix numbers")
-    other = entry_upsert(actor=actor, project="acme", title="Other", body="x").entry
-    entry_update(actor=actor, entry_id=e.pk, tags=["money"])
+    entry_update(
+        actor=actor, ref=e.pk, fields=EntryFields(body="one\n2\n3\nfour\n"), reason="fix numbers"
+    )
+    other = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Other", body="x")
+    ).entry
+    entry_update(actor=actor, ref=e.pk, fields=EntryFields(tags=["money"]))
     result = mirror.drain()
     assert result.committed == 4
     revs = list(HistoricalEntry.objects.order_by("history_id"))
@@ -50,9 +57,11 @@ def test_author_message_and_time_come_from_the_revision(project, git):
     for member in (bob, carol):
         Membership.objects.create(project=project, user=member, role=Role.EDITOR)
     agent = Actor(user=bob, agent="agent:claude-code")
-    entry_upsert(actor=agent, project="acme", title="Plan", body="a", reason="first plan")
+    entry_upsert(
+        actor=agent, project="acme", fields=EntryFields(title="Plan", body="a"), reason="first plan"
+    )
     person = Actor.for_user(carol)
-    entry_update(actor=person, entry_id=Entry.objects.get().pk, body="b")
+    entry_update(actor=person, ref=Entry.objects.get().pk, fields=EntryFields(body="b"))
     mirror.drain()
     revs = list(HistoricalEntry.objects.order_by("history_id"))
     repo = git().repo
@@ -71,9 +80,11 @@ def test_author_message_and_time_come_from_the_revision(project, git):
 
 
 def test_moves_and_deletes_remove_the_old_file_in_the_same_commit(actor, project, git):
-    e = entry_upsert(actor=actor, project="acme", subtopic="a/b", title="Note", body="x").entry
-    entry_move(actor=actor, entry_id=e.pk, subtopic="c")
-    entry_update(actor=actor, entry_id=e.pk, title="Renamed note")
+    e = entry_upsert(
+        actor=actor, project="acme", subtopic="a/b", fields=EntryFields(title="Note", body="x")
+    ).entry
+    entry_move(actor=actor, ref=e.pk, subtopic="c")
+    entry_update(actor=actor, ref=e.pk, fields=EntryFields(title="Renamed note"))
     mirror.drain()
     m = git()
     assert list(m.files()) == ["acme/c/renamed-note.md"]
@@ -84,7 +95,7 @@ def test_moves_and_deletes_remove_the_old_file_in_the_same_commit(actor, project
         ("acme/a/b/note.md", "D"),
         ("acme/c/note.md", "A"),
     ]
-    entry_delete(actor=actor, entry_id=e.pk, reason="obsolete")
+    entry_delete(actor=actor, ref=e.pk, reason="obsolete")
     mirror.drain()
     m = git()
     assert m.files() == {}
@@ -96,7 +107,9 @@ def test_moves_and_deletes_remove_the_old_file_in_the_same_commit(actor, project
     ["../../../etc/passwd", "a/b\\c", "Ünïcödé ÀÉ", "漢字" * 60, "x" * 300, "\x01bell\x07", "CON"],
 )
 def test_hostile_titles_stay_inside_their_folder(actor, project, git, title):
-    entry_upsert(actor=actor, project="acme", subtopic="t", title=title, body="b")
+    entry_upsert(
+        actor=actor, project="acme", subtopic="t", fields=EntryFields(title=title, body="b")
+    )
     mirror.drain()
     (path,) = git().files()
     assert path.startswith("acme/t/") and path.endswith(".md") and path.count("/") == 2
@@ -106,8 +119,10 @@ def test_hostile_titles_stay_inside_their_folder(actor, project, git, title):
 
 
 def test_case_only_rename_keeps_the_file(actor, project, git):
-    e = entry_upsert(actor=actor, project="acme", title="pricing", body="x").entry
-    entry_update(actor=actor, entry_id=e.pk, title="PRICING")
+    e = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="pricing", body="x")
+    ).entry
+    entry_update(actor=actor, ref=e.pk, fields=EntryFields(title="PRICING"))
     mirror.drain()
     files = git().files()
     assert list(files) == ["acme/pricing.md"]
@@ -115,16 +130,20 @@ def test_case_only_rename_keeps_the_file(actor, project, git):
 
 
 def test_titles_with_the_same_slug_get_their_own_files(actor, project, git):
-    entry_upsert(actor=actor, project="acme", title="Pricing", body="x")
-    second = entry_upsert(actor=actor, project="acme", title="Pricing!", body="y").entry
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Pricing", body="x"))
+    second = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Pricing!", body="y")
+    ).entry
     mirror.drain()
     assert sorted(git().files()) == ["acme/pricing-" + second.short_id + ".md", "acme/pricing.md"]
     assert maintenance.verify() == []
 
 
 def test_verify_detects_a_tampered_repository(actor, project, git, capsys):
-    e = entry_upsert(actor=actor, project="acme", title="Fact", body="Water is wet.").entry
-    entry_upsert(actor=actor, project="acme", title="Other", body="y")
+    e = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Fact", body="Water is wet.")
+    ).entry
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Other", body="y"))
     mirror.drain()
     call_command("mirror", "verify")
     assert "matches" in capsys.readouterr().out
@@ -148,9 +167,9 @@ def test_verify_detects_a_tampered_repository(actor, project, git, capsys):
 
 
 def test_rebuild_recreates_the_repository_from_history(actor, project, git, mirror_path, capsys):
-    e = entry_upsert(actor=actor, project="acme", title="A", body="1").entry
-    entry_update(actor=actor, entry_id=e.pk, body="2")
-    entry_upsert(actor=actor, project="acme", title="B", body="3")
+    e = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1")).entry
+    entry_update(actor=actor, ref=e.pk, fields=EntryFields(body="2"))
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="B", body="3"))
     mirror.drain()
     before = [c.sha for c in log(git())]
     import shutil
@@ -168,8 +187,8 @@ def test_rebuild_recreates_the_repository_from_history(actor, project, git, mirr
 
 
 def test_an_interruption_after_publishing_is_repaired_without_duplicates(actor, project, git):
-    entry_upsert(actor=actor, project="acme", title="A", body="1")
-    entry_upsert(actor=actor, project="acme", title="B", body="2")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1"))
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="B", body="2"))
     m = mirror.open_mirror()
     names = mirror.Names()
     for row in mirror.pending().order_by("history_id"):
@@ -186,7 +205,7 @@ def test_an_interruption_after_publishing_is_repaired_without_duplicates(actor, 
 
 
 def test_drain_waits_its_turn_when_another_holds_the_lock(actor, project):
-    entry_upsert(actor=actor, project="acme", title="A", body="1")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1"))
     import psycopg
 
     s = connection.settings_dict
@@ -204,7 +223,7 @@ def test_drain_waits_its_turn_when_another_holds_the_lock(actor, project):
 
 
 def test_status_reports_pending_and_lag(actor, project, capsys):
-    entry_upsert(actor=actor, project="acme", title="A", body="1")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1"))
     info = maintenance.status()
     assert info["pending"] == 1 and info["last_commit"] is None and info["lag_seconds"] >= 0
     mirror.drain()
@@ -219,12 +238,12 @@ def test_push_copies_the_branch_to_a_remote_and_failures_do_not_raise(
 ):
     remote = pygit2.init_repository(str(tmp_path / "remote.git"), bare=True)
     settings.CAIRN_MIRROR_PUSH_URL = str(tmp_path / "remote.git")
-    entry_upsert(actor=actor, project="acme", title="A", body="1")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1"))
     mirror.drain()
     assert str(remote.references["refs/heads/main"].target) == str(git().head().id)
     later = tmp_path / "later.git"
     settings.CAIRN_MIRROR_PUSH_URL = str(later)  # not there yet: the push fails
-    entry_upsert(actor=actor, project="acme", title="B", body="2")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="B", body="2"))
     assert mirror.drain().committed == 1  # the push failed, the drain did not
     assert not mirror.push()  # and still fails
     copy = pygit2.init_repository(str(later), bare=True)  # the remote comes back
@@ -256,11 +275,10 @@ def test_a_drain_running_while_writes_continue_commits_everything_once(broker, u
                 actor=actor,
                 project="acme",
                 subtopic=f"s{i % 3}",
-                title=f"T{i % 20}",
-                body=f"body {i}",
+                fields=EntryFields(title=f"T{i % 20}", body=f"body {i}"),
             ).entry
             if i % 7 == 0:
-                entry_move(actor=actor, entry_id=e.pk, subtopic="moved")
+                entry_move(actor=actor, ref=e.pk, subtopic="moved")
     finally:
         stop.set()
         thread.join()

@@ -8,7 +8,7 @@ from django.db import connection
 from history import maintenance, mirror
 from history.models import ParkedRevision
 from knowledge.models import Entry
-from knowledge.services import entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_update, entry_upsert
 
 HistoricalEntry = Entry.history.model
 pytestmark = pytest.mark.django_db
@@ -34,10 +34,12 @@ def _latest(entry) -> HistoricalEntry:
 
 @pytest.mark.parametrize("depth", [600, 5000], ids=["unrenderable", "undecodable"])
 def test_a_bad_revision_is_parked_and_the_drain_goes_on(actor, project, git, depth):
-    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
     bad_rev = _latest(bad)
     _poison(bad_rev.history_id, depth)
-    good = entry_upsert(actor=actor, project="acme", title="Good", body="g").entry
+    good = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Good", body="g")
+    ).entry
 
     result = mirror.drain()
 
@@ -54,13 +56,13 @@ def test_a_bad_revision_is_parked_and_the_drain_goes_on(actor, project, git, dep
 
 
 def test_the_entrys_next_revision_commits_the_parked_one_first(actor, project, git):
-    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
     bad_rev = _latest(bad)
     _poison(bad_rev.history_id, 600)
     mirror.drain()
     assert ParkedRevision.objects.count() == 1
 
-    entry_update(actor=actor, entry_id=bad.pk, body="fixed", metadata={"ok": True})
+    entry_update(actor=actor, ref=bad.pk, fields=EntryFields(body="fixed", metadata={"ok": True}))
     result = mirror.drain()
 
     assert result.committed == 2 and result.parked == 0
@@ -74,9 +76,9 @@ def test_the_entrys_next_revision_commits_the_parked_one_first(actor, project, g
 
 
 def test_two_bad_revisions_in_one_batch_keep_their_order(actor, project, git):
-    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="1").entry
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="1")).entry
     first = _latest(bad)
-    entry_update(actor=actor, entry_id=bad.pk, body="2")
+    entry_update(actor=actor, ref=bad.pk, fields=EntryFields(body="2"))
     _poison(first.history_id, 600)
     result = mirror.drain()
     assert result.committed == 2  # the second revision flushed the first as a note
@@ -85,7 +87,7 @@ def test_two_bad_revisions_in_one_batch_keep_their_order(actor, project, git):
 
 
 def test_retry_commits_a_repaired_revision(actor, project, git, capsys):
-    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
     bad_rev = _latest(bad)
     _poison(bad_rev.history_id, 600)
     mirror.drain()
@@ -107,7 +109,7 @@ def test_retry_commits_a_repaired_revision(actor, project, git, capsys):
 
 
 def test_verify_names_a_current_entry_that_cannot_be_rendered(actor, project, git):
-    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
     with connection.cursor() as cur:
         cur.execute(
             f"UPDATE {Entry._meta.db_table} SET metadata = %s::jsonb WHERE id = %s",
@@ -118,9 +120,9 @@ def test_verify_names_a_current_entry_that_cannot_be_rendered(actor, project, gi
 
 
 def test_rebuild_writes_a_note_for_a_bad_revision_and_clears_parking(actor, project, git):
-    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
     _poison(_latest(bad).history_id, 600)
-    entry_upsert(actor=actor, project="acme", title="Good", body="g")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Good", body="g"))
     mirror.drain()
     assert maintenance.rebuild() == 2
     assert not ParkedRevision.objects.exists()
@@ -132,7 +134,7 @@ def test_the_admin_lists_parked_revisions_and_retries_them(client, actor, projec
 
     from tests.factories import UserFactory
 
-    bad = entry_upsert(actor=actor, project="acme", title="Bad", body="b").entry
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
     bad_rev = _latest(bad)
     _poison(bad_rev.history_id, 600)
     mirror.drain()

@@ -8,7 +8,7 @@ from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, Forbidden, NotFound, ValidationFailed
 from knowledge.models import Entry
 from knowledge.selectors import entry_get
-from knowledge.services import entry_move, entry_revert, entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_move, entry_revert, entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db
 
@@ -19,22 +19,19 @@ def entry(actor, project):
         actor=actor,
         project="acme",
         subtopic="plans",
-        title="Plan",
-        body="alpha\nbeta\ngamma\n",
-        tags=["q3"],
+        fields=EntryFields(title="Plan", body="alpha\nbeta\ngamma\n", tags=["q3"]),
     ).entry
     entry_update(
         actor=actor,
-        entry_id=e.pk,
-        body="alpha\nBETA\ngamma\ndelta\n",
-        tags=["q4"],
+        ref=e.pk,
+        fields=EntryFields(body="alpha\nBETA\ngamma\ndelta\n", tags=["q4"]),
         reason="new numbers",
     )
     return Entry.objects.get(pk=e.pk)
 
 
 def test_revert_is_a_new_revision_through_the_services(actor, entry):
-    reverted = entry_revert(actor=actor, entry_id=entry.short_id, to_version=1, reason="undo")
+    reverted = entry_revert(actor=actor, ref=entry.short_id, to_version=1, reason="undo")
     assert reverted.version == 3
     assert reverted.body == "alpha\nbeta\ngamma\n"
     assert reverted.tags == ["q3"]
@@ -46,30 +43,30 @@ def test_revert_is_a_new_revision_through_the_services(actor, entry):
 
 
 def test_revert_moves_the_entry_back(actor, entry):
-    entry_move(actor=actor, entry_id=entry.pk, subtopic="archive")
-    reverted = entry_revert(actor=actor, entry_id=entry.pk, to_version=2)
+    entry_move(actor=actor, ref=entry.pk, subtopic="archive")
+    reverted = entry_revert(actor=actor, ref=entry.pk, to_version=2)
     assert reverted.subtopic.path == "plans"
     assert reverted.version == 4
 
 
 def test_revert_checks_the_version_the_caller_saw(actor, entry):
     with pytest.raises(EntryConflict):
-        entry_revert(actor=actor, entry_id=entry.pk, to_version=1, expected_version=1)
+        entry_revert(actor=actor, ref=entry.pk, to_version=1, expected_version=1)
 
 
 def test_revert_to_the_current_text_says_so(actor, entry):
     with pytest.raises(ValidationFailed, match="already reads as version 2"):
-        entry_revert(actor=actor, entry_id=entry.pk, to_version=2)
+        entry_revert(actor=actor, ref=entry.pk, to_version=2)
 
 
 def test_revert_to_an_unknown_version_names_the_range(actor, entry):
     with pytest.raises(NotFound, match="versions run from 1 to 2"):
-        entry_revert(actor=actor, entry_id=entry.pk, to_version=9)
+        entry_revert(actor=actor, ref=entry.pk, to_version=9)
 
 
 def test_a_read_only_token_cannot_revert(read_only_actor, entry):
     with pytest.raises(Forbidden):
-        entry_revert(actor=read_only_actor, entry_id=entry.pk, to_version=1)
+        entry_revert(actor=read_only_actor, ref=entry.pk, to_version=1)
 
 
 def test_history_lists_who_when_why_and_commit(actor, entry):
@@ -110,6 +107,6 @@ def test_revert_looks_the_entry_up_once_and_locks_it(actor, entry):
     from django.test.utils import CaptureQueriesContext
 
     with CaptureQueriesContext(connection) as captured:
-        entry_revert(actor=actor, entry_id=entry.short_id, to_version=1)
+        entry_revert(actor=actor, ref=entry.short_id, to_version=1)
     lookups = [q["sql"] for q in captured if q["sql"].startswith('SELECT "knowledge_entry"."id"')]
     assert len(lookups) == 1 and lookups[0].endswith('FOR UPDATE OF "knowledge_entry"'), lookups

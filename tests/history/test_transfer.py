@@ -11,7 +11,7 @@ from django.core.management import call_command
 from history import exporting, mirror
 from history.importing import import_folder
 from knowledge.models import Entry, Project, Source, Subtopic
-from knowledge.services import entry_move, entry_update, entry_upsert, project_create
+from knowledge.services import EntryFields, entry_move, entry_update, entry_upsert, project_create
 
 pytestmark = pytest.mark.django_db
 
@@ -29,23 +29,35 @@ def memory(actor, project):
         actor=actor,
         project="acme",
         subtopic="customer-x/2026-08",
-        title="Incident",
-        body="# Outage\n\nDB failover took 4 min.\n",
-        kind="decision",
-        tags=["ops", "db"],
-        status="resolved",
-        metadata={"severity": 2, "a": [1]},
+        fields=EntryFields(
+            title="Incident",
+            body="# Outage\n\nDB failover took 4 min.\n",
+            kind="decision",
+            tags=["ops", "db"],
+            status="resolved",
+            metadata={"severity": 2, "a": [1]},
+        ),
         sources=[{"kind": "email", "external_id": "<m1@x>", "title": "Report"}],
     ).entry
-    entry_update(actor=actor, entry_id=e.pk, body="# Outage\n\nDB failover took 5 min.\n")
-    entry_upsert(actor=actor, project="acme", title="../../etc/passwd", body="no escape")
-    entry_upsert(actor=actor, project="acme", title="Pricing", body="per seat")
-    entry_upsert(actor=actor, project="acme", title="Pricing!", body="clash", kind="transcript")
-    moved = entry_upsert(actor=actor, project="acme", title="Moved", body="x\r\ny  ").entry
-    entry_move(actor=actor, entry_id=moved.pk, subtopic="later")
-    entry_upsert(actor=actor, project="acme", title="Ünïcode 漢字", body="")
+    entry_update(
+        actor=actor, ref=e.pk, fields=EntryFields(body="# Outage\n\nDB failover took 5 min.\n")
+    )
+    entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="../../etc/passwd", body="no escape")
+    )
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Pricing", body="per seat"))
+    entry_upsert(
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Pricing!", body="clash", kind="transcript"),
+    )
+    moved = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Moved", body="x\r\ny  ")
+    ).entry
+    entry_move(actor=actor, ref=moved.pk, subtopic="later")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Ünïcode 漢字", body=""))
     project_create(actor=actor, slug="other")
-    entry_upsert(actor=actor, project="other", title="Elsewhere", body="z")
+    entry_upsert(actor=actor, project="other", fields=EntryFields(title="Elsewhere", body="z"))
     return e
 
 

@@ -13,7 +13,7 @@ from django.db import connection
 from history import maintenance, mirror
 from knowledge.actors import Actor
 from knowledge.models import Entry
-from knowledge.services import entry_upsert
+from knowledge.services import EntryFields, entry_upsert
 from memory_site import embedded
 
 HistoricalEntry = Entry.history.model
@@ -117,8 +117,7 @@ def test_a_worker_killed_mid_drain_loses_and_repeats_nothing(broker, worker, use
             actor=actor,
             project="acme",
             subtopic=f"s{i % 5}",
-            title=f"Note {i % 40}",
-            body=f"revision {i}\n" * 3,
+            fields=EntryFields(title=f"Note {i % 40}", body=f"revision {i}\n" * 3),
         )
     total = HistoricalEntry.objects.count()
     assert committed() == 0  # no worker yet: everything is pending, the writes did not wait
@@ -139,12 +138,14 @@ def test_writes_made_while_the_broker_is_down_are_mirrored_when_it_returns(
 ):
     actor = Actor.for_user(user)
     worker.start()
-    entry_upsert(actor=actor, project="acme", title="Before", body="x")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Before", body="x"))
     wait_until(lambda: committed() == 1, 60, worker, "the first commit")
     embedded.stop_broker()
     assert not embedded.broker_running()
     for i in range(3):
-        result = entry_upsert(actor=actor, project="acme", title=f"During {i}", body="y")
+        result = entry_upsert(
+            actor=actor, project="acme", fields=EntryFields(title=f"During {i}", body="y")
+        )
         assert result.outcome == "created"  # the write succeeds without a broker
     time.sleep(1.5)
     assert mirror.pending().count() == 3  # nothing can reach the worker

@@ -16,6 +16,7 @@ from knowledge.graph.selectors import (
 from knowledge.models import Membership, Observation, Relation, Role, Sensitivity
 from knowledge.selectors import entry_get
 from knowledge.services import (
+    EntryFields,
     entry_correct,
     entry_delete,
     entry_move,
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.django_db
 
 def write(actor, title, body="", subtopic=None, project="acme"):
     return entry_upsert(
-        actor=actor, project=project, title=title, body=body, subtopic=subtopic
+        actor=actor, project=project, fields=EntryFields(title=title, body=body), subtopic=subtopic
     ).entry
 
 
@@ -72,7 +73,7 @@ def test_a_forward_reference_resolves_when_the_target_is_created(actor, project)
 def test_a_rename_resolves_waiting_links_and_resolved_ones_follow_the_entry(actor, project):
     api = write(actor, "API", "- uses [[Cache]]\n- uses [[Old Name]]")
     other = write(actor, "Old Name")
-    entry_update(actor=actor, entry_id=other.pk, title="Cache")
+    entry_update(actor=actor, ref=other.pk, fields=EntryFields(title="Cache"))
     # the resolved link follows the entry by id; the waiting one resolved to its new name
     assert current_relations(api) == {("uses", "Cache", other.pk), ("uses", "Old Name", other.pk)}
 
@@ -81,14 +82,14 @@ def test_a_move_resolves_a_path_link(actor, project):
     api = write(actor, "API", "- uses [[ops/Runbook]]")
     runbook = write(actor, "Runbook", subtopic="drafts")
     assert current_relations(api) == {("uses", "ops/Runbook", None)}
-    entry_move(actor=actor, entry_id=runbook.pk, subtopic="ops")
+    entry_move(actor=actor, ref=runbook.pk, subtopic="ops")
     assert current_relations(api) == {("uses", "ops/Runbook", runbook.pk)}
 
 
 def test_a_delete_unresolves_and_a_new_entry_resolves_again(actor, project):
     api = write(actor, "API", "[[Target]]")
     target = write(actor, "Target")
-    entry_delete(actor=actor, entry_id=target.pk, reason="gone")
+    entry_delete(actor=actor, ref=target.pk, reason="gone")
     assert current_relations(api) == {("links_to", "Target", None)}
     again = write(actor, "Target")
     assert current_relations(api) == {("links_to", "Target", again.pk)}
@@ -103,7 +104,7 @@ def test_the_same_subtopic_wins_among_equal_titles(actor, project):
 
 def test_an_edit_closes_dropped_facts_and_keeps_the_rest(actor, project):
     api = write(actor, "API", "- [fact] one\n- [fact] two\n- uses [[X]]")
-    entry_update(actor=actor, entry_id=api.pk, body="- [fact] one\n- [fact] three\n")
+    entry_update(actor=actor, ref=api.pk, fields=EntryFields(body="- [fact] one\n- [fact] three\n"))
     rows = {(o.content, o.valid_from_version, o.valid_to_version) for o in api.observations.all()}
     assert rows == {("one", 1, None), ("two", 1, 2), ("three", 2, None)}
     (rel,) = Relation.objects.filter(source=api)
@@ -114,7 +115,7 @@ def test_a_correction_keeps_the_old_facts_superseded_and_links_follow(actor, pro
     old = write(actor, "Plan", "- [decision] ship in May")
     api = write(actor, "API", "[[Plan]]")
     new, old = entry_correct(
-        actor=actor, entry_id=old.pk, body="- [decision] ship in June", reason="slipped"
+        actor=actor, ref=old.pk, body="- [decision] ship in June", reason="slipped"
     )
     (was,) = Observation.objects.filter(entry=old)
     assert was.content == "ship in May" and was.valid_to is not None
@@ -181,7 +182,7 @@ def test_as_of_shows_what_was_current_then(actor, project):
     write(actor, "Gone")
     Observation.objects.filter(entry=api).update(valid_from=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
     Relation.objects.filter(source=api).update(valid_from=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
-    entry_update(actor=actor, entry_id=api.pk, body="- [fact] v2 fact")
+    entry_update(actor=actor, ref=api.pk, fields=EntryFields(body="- [fact] v2 fact"))
     march = build_context(actor, api.short_id, as_of="2026-03-15")
     assert [o["content"] for o in march["primary"][0]["observations"]] == ["v1 fact"]
     assert [r["title"] for r in march["related"]] == ["Gone"]

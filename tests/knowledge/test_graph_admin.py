@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from knowledge.actors import Actor
-from knowledge.services import entry_upsert
+from knowledge.services import EntryFields, entry_upsert
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -13,9 +13,13 @@ pytestmark = pytest.mark.django_db
 def test_entry_page_lists_links_and_backlinks(client, project):
     root = UserFactory(username="root", is_superuser=True, is_staff=True)
     actor = Actor.for_user(root)
-    target = entry_upsert(actor=actor, project="acme", title="Target", body="").entry
+    target = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Target", body="")
+    ).entry
     source = entry_upsert(
-        actor=actor, project="acme", title="Source", body="- uses [[Target]]\n- uses [[<b>x]]"
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Source", body="- uses [[Target]]\n- uses [[<b>x]]"),
     ).entry
     client.force_login(root)
     page = client.get(reverse("admin:knowledge_entry_change", args=[source.pk])).content.decode()

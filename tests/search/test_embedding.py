@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from knowledge.models import Entry, EntryChunk
-from knowledge.services import entry_update
+from knowledge.services import EntryFields, entry_update
 from knowledge.services.embeddings import entries_embed, entry_embed
 from knowledge.tasks import embed_entry
 from memory_site import embedded
@@ -28,11 +28,13 @@ def test_the_task_embeds_then_skips_unchanged_content(actor, project):
     assert embed_entry(entry.pk) == "unchanged"
     assert list(EntryChunk.objects.filter(entry=entry)) == chunks  # same rows, not rewritten
 
-    entry_update(actor=actor, entry_id=entry.pk, body="Descale the kettle weekly.")
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="Descale the kettle weekly."))
     assert embed_entry(entry.pk) == "embedded"
     assert EntryChunk.objects.get(entry=entry).text == "Descale the kettle weekly."
 
-    entry_update(actor=actor, entry_id=entry.pk, title="Electric kettle")  # title is context
+    entry_update(
+        actor=actor, ref=entry.pk, fields=EntryFields(title="Electric kettle")
+    )  # title is context
     assert embed_entry(entry.pk) == "embedded"
 
 

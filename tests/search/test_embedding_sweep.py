@@ -7,7 +7,7 @@ from django.db import connections
 from knowledge.actors import Actor
 from knowledge.search.providers import get_provider
 from knowledge.selectors.embeddings import stale_embeddings
-from knowledge.services import background, entry_update, entry_upsert
+from knowledge.services import EntryFields, background, entry_update, entry_upsert
 from knowledge.services.embeddings import SWEEP_LOCK_KEY, embedding_key, entries_embed_stale
 from memory_site import health
 from tests.factories import EntryFactory
@@ -33,7 +33,7 @@ def test_the_sweep_embeds_every_stale_entry_in_batches(
     entries[0].refresh_from_db()
     assert entries[0].embedded_hash == embedding_key(entries[0])  # the SQL key is the Python one
 
-    entry_update(actor=actor, entry_id=entries[3].pk, title="Renamed")
+    entry_update(actor=actor, ref=entries[3].pk, fields=EntryFields(title="Renamed"))
     assert backlog() == 1
     assert entries_embed_stale(batch_size=2) == {"embedded": 1}
     assert entries_embed_stale(batch_size=2) == {}  # nothing left: no model call
@@ -84,7 +84,11 @@ def test_entries_written_while_no_worker_ran_are_embedded_by_the_sweep(
     actor = Actor.for_user(user)
     monkeypatch.setattr(background, "enabled", False)  # every embed task is lost
     for i in range(3):
-        entry_upsert(actor=actor, project="acme", title=f"Seeded {i}", body="written offline")
+        entry_upsert(
+            actor=actor,
+            project="acme",
+            fields=EntryFields(title=f"Seeded {i}", body="written offline"),
+        )
     assert backlog() == 3
     worker = Worker(tmp_path, tmp_path / "mirror.git")
     worker.env["CAIRN_EMBED_SWEEP_SECONDS"] = "1"
@@ -92,7 +96,9 @@ def test_entries_written_while_no_worker_ran_are_embedded_by_the_sweep(
     try:
         wait_until(lambda: backlog() == 0, 120, worker, "the sweep at worker start")
         # worker_ready fires once: what is written (and lost) now is the beat sweep's.
-        entry_upsert(actor=actor, project="acme", title="Later", body="also lost")
+        entry_upsert(
+            actor=actor, project="acme", fields=EntryFields(title="Later", body="also lost")
+        )
         assert backlog() == 1
         wait_until(lambda: backlog() == 0, 60, worker, "the periodic sweep")
     finally:

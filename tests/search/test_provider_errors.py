@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from knowledge.actors import Actor
-from knowledge.services import entry_upsert
+from knowledge.services import EntryFields, entry_upsert
 from mcp_api import handlers
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,11 @@ def failing(settings, fake_server, owner, acme):
     settings.CAIRN_EMBEDDING_PROVIDER = "http"
     settings.CAIRN_EMBEDDING_URL = fake_server.url.replace("127.0.0.1", "localhost")
     settings.CAIRN_EMBEDDING_MODEL = "fake-embed"
-    entry_upsert(actor=Actor.for_user(owner), project="acme", title="Apples", body="red apples")
+    entry_upsert(
+        actor=Actor.for_user(owner),
+        project="acme",
+        fields=EntryFields(title="Apples", body="red apples"),
+    )
     return settings.CAIRN_EMBEDDING_URL
 
 

@@ -9,7 +9,7 @@ from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
 from knowledge.models import EntryStatus
 from knowledge.search import SearchFilters, search_entries
-from knowledge.services import entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_update, entry_upsert
 from tests.factories import EntryFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -161,11 +161,13 @@ def test_superseded_and_transcripts_are_hidden_unless_asked(actor, project, inde
     talk = entry_upsert(
         actor=actor,
         project="acme",
-        title="Call transcript",
-        kind="transcript",
-        body="Customer asked about pricing per seat.",
+        fields=EntryFields(
+            title="Call transcript",
+            kind="transcript",
+            body="Customer asked about pricing per seat.",
+        ),
     ).entry
-    entry_update(actor=actor, entry_id=old.pk, status=EntryStatus.SUPERSEDED)
+    entry_update(actor=actor, ref=old.pk, fields=EntryFields(status=EntryStatus.SUPERSEDED))
     index(old, new, talk)
     for mode in ("text", "semantic", "hybrid"):
         assert titles(search_entries(actor, "pricing per seat", mode=mode)) == ["New pricing"]

@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 from knowledge.search import SearchFilters, query_vectors, search_entries, timing
-from knowledge.services import entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db
 
@@ -50,17 +50,26 @@ def test_a_write_is_visible_to_the_next_search_with_the_same_query(
     http_provider_settings, actor, project, index
 ):
     query = "where do the kestrels nest"
-    first = entry_upsert(actor=actor, project=project.slug, title="Kestrels", body="On the tower.")
+    first = entry_upsert(
+        actor=actor,
+        project=project.slug,
+        fields=EntryFields(title="Kestrels", body="On the tower."),
+    )
     index(first.entry)
     before = search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
     assert [h.title for h in before] == ["Kestrels"]
     assert "tower" in before[0].snippet
 
     second = entry_upsert(
-        actor=actor, project=project.slug, title="Kestrel nests", body="Kestrels nest in the barn."
+        actor=actor,
+        project=project.slug,
+        fields=EntryFields(title="Kestrel nests", body="Kestrels nest in the barn."),
     )
     entry_update(
-        actor=actor, entry_id=first.entry.pk, body="They moved to the church spire.", reason="t"
+        actor=actor,
+        ref=first.entry.pk,
+        fields=EntryFields(body="They moved to the church spire."),
+        reason="t",
     )
     index(first.entry, second.entry)
     after = search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
@@ -88,7 +97,9 @@ def test_stages_are_timed_with_the_embedding_ahead_or_not(
 ):
     http_provider_settings.CAIRN_SEARCH_EMBED_AHEAD = ahead
     entry = entry_upsert(
-        actor=actor, project=project.slug, title="Swifts", body="Swifts sleep aloft."
+        actor=actor,
+        project=project.slug,
+        fields=EntryFields(title="Swifts", body="Swifts sleep aloft."),
     )
     index(entry.entry)
     with timing.collect() as stages:
@@ -111,7 +122,11 @@ def test_stages_are_timed_with_the_embedding_ahead_or_not(
 def test_an_unreachable_embedding_server_still_falls_back_to_text(
     http_provider_settings, fake_server, actor, project, index
 ):
-    entry = entry_upsert(actor=actor, project=project.slug, title="Rooks", body="Rooks nest early.")
+    entry = entry_upsert(
+        actor=actor,
+        project=project.slug,
+        fields=EntryFields(title="Rooks", body="Rooks nest early."),
+    )
     index(entry.entry)
     fake_server.fail_after = 0
     query = f"rooks nest {uuid.uuid4().hex[:6]}"
@@ -149,8 +164,9 @@ def test_both_snippet_makers_mark_the_match(settings, actor, project, index, how
     entry = entry_upsert(
         actor=actor,
         project=project.slug,
-        title="Ops",
-        body="Run migrations, then restart the workers and watch the error rate.",
+        fields=EntryFields(
+            title="Ops", body="Run migrations, then restart the workers and watch the error rate."
+        ),
     )
     index(entry.entry)
     (hit,) = search_entries(

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role
-from knowledge.services import entry_update, entry_upsert, project_create
+from knowledge.services import EntryFields, entry_update, entry_upsert, project_create
 from tests.access.conftest import oidc_server, sso  # noqa: F401 (fixtures)
 from tests.factories import UserFactory
 
@@ -67,31 +67,37 @@ def site(live_server):
         actor=agent,
         project="launch",
         subtopic="checkout/rollout",
-        title="Checkout v2 rollout plan",
-        body=BODY.replace("three steps", "two steps"),
-        kind="decision",
-        tags=["checkout", "rollout"],
+        fields=EntryFields(
+            title="Checkout v2 rollout plan",
+            body=BODY.replace("three steps", "two steps"),
+            kind="decision",
+            tags=["checkout", "rollout"],
+        ),
         sources=[{"kind": "url", "external_id": "t1", "url": "https://tickets.example/T-1"}],
     ).entry
-    entry_update(actor=agent, entry_id=plan.pk, body=BODY, reason="three steps, not two")
+    entry_update(
+        actor=agent, ref=plan.pk, fields=EntryFields(body=BODY), reason="three steps, not two"
+    )
     entry_upsert(
         actor=agent,
         project="launch",
         subtopic="checkout",
-        title="Rollout risks",
-        body=(
-            "The rollout may slow the checkout; watch p95 latency.\n\n"
-            "- relates_to [[platform/runbooks/Feature flags]]\n"
+        fields=EntryFields(
+            title="Rollout risks",
+            body="The rollout may slow the checkout; watch p95 latency.\n\n"
+            "- relates_to [[platform/runbooks/Feature flags]]\n",
+            status="open",
         ),
-        status="open",
     )
     entry_upsert(
         actor=agent,
         project="platform",
         subtopic="runbooks",
-        title="Feature flags",
-        body="Flags are set with `flags.set(name, percent)`.",
-        kind="fact",
+        fields=EntryFields(
+            title="Feature flags",
+            body="Flags are set with `flags.set(name, percent)`.",
+            kind="fact",
+        ),
     )
     return {"url": live_server.url, "plan": Entry.objects.get(pk=plan.pk), "person": person}
 

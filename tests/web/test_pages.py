@@ -8,7 +8,13 @@ from django.test import Client
 from history import mirror
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role, Sensitivity
-from knowledge.services import entry_correct, entry_update, entry_upsert, project_create
+from knowledge.services import (
+    EntryFields,
+    entry_correct,
+    entry_update,
+    entry_upsert,
+    project_create,
+)
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -45,13 +51,12 @@ def plan(actor, project):
         actor=actor,
         project="acme",
         subtopic="ops/2026",
-        title="Launch plan",
-        body=BODY,
-        kind="decision",
-        tags=["launch", "q3"],
+        fields=EntryFields(title="Launch plan", body=BODY, kind="decision", tags=["launch", "q3"]),
         sources=[{"kind": "url", "external_id": "s1", "url": "https://example.org/s1"}],
     ).entry
-    return entry_update(actor=actor, entry_id=entry.pk, body=BODY + "\nOne more line.\n")
+    return entry_update(
+        actor=actor, ref=entry.pk, fields=EntryFields(body=BODY + "\nOne more line.\n")
+    )
 
 
 @pytest.fixture
@@ -59,7 +64,9 @@ def hidden(db):
     root = UserFactory(username="root", is_superuser=True)
     owner = Actor.for_user(root)
     project_create(actor=owner, slug="vault", name="Vault", sensitivity=Sensitivity.RESTRICTED)
-    return entry_upsert(actor=owner, project="vault", title="Hidden zebracorn", body="secret").entry
+    return entry_upsert(
+        actor=owner, project="vault", fields=EntryFields(title="Hidden zebracorn", body="secret")
+    ).entry
 
 
 def html(response) -> str:
@@ -82,7 +89,11 @@ def test_sign_in_lands_on_the_home_page(client, user, project):
 
 
 def test_home_lists_visible_projects_recent_changes_and_open_items(alice, actor, plan, hidden):
-    entry_upsert(actor=actor, project="acme", title="Call the vendor", body="x", status="open")
+    entry_upsert(
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Call the vendor", body="x", status="open"),
+    )
     page = html(alice.get("/"))
     assert "<title>Home · Cairn</title>" in page
     assert 'href="/p/acme/"' in page and "sens-internal" in page
@@ -92,7 +103,7 @@ def test_home_lists_visible_projects_recent_changes_and_open_items(alice, actor,
 
 
 def test_project_page_shows_the_tree_counts_and_the_entries_here(alice, actor, plan):
-    entry_upsert(actor=actor, project="acme", title="Top note", body="x")
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Top note", body="x"))
     page = html(alice.get("/p/acme/"))
     assert 'data-path="ops"' in page and 'data-path="ops/2026"' in page
     assert "Top note" in page and "Launch plan" not in page  # only entries directly here
@@ -129,7 +140,7 @@ def test_entry_page_has_an_etag_and_answers_304_when_unchanged(alice, actor, pla
     assert "private" in first["Cache-Control"] and "no-cache" in first["Cache-Control"]
     again = alice.get(f"/e/{plan.short_id}/", headers={"if-none-match": first["ETag"]})
     assert again.status_code == 304
-    entry_update(actor=actor, entry_id=plan.pk, body="changed")
+    entry_update(actor=actor, ref=plan.pk, fields=EntryFields(body="changed"))
     after = alice.get(f"/e/{plan.short_id}/", headers={"if-none-match": first["ETag"]})
     assert after.status_code == 200 and "changed" in html(after)
 
@@ -141,7 +152,7 @@ def test_history_shows_the_commit_once_the_mirror_ran(alice, plan):
 
 
 def test_diff_between_two_versions_escapes_the_text(alice, actor, plan):
-    entry_update(actor=actor, entry_id=plan.pk, body="<b>bold</b> new\n")
+    entry_update(actor=actor, ref=plan.pk, fields=EntryFields(body="<b>bold</b> new\n"))
     page = html(alice.get(f"/e/{plan.short_id}/diff/?from=1&to=3"))
     assert '<span class="add">+&lt;b&gt;bold&lt;/b&gt; new</span>' in page
     assert '<span class="del">-' in page and "<b>bold</b>" not in page
@@ -159,7 +170,7 @@ def test_a_person_verifies_from_the_page(alice, user, plan):
 
 
 def test_a_stale_page_does_not_verify(alice, actor, plan):
-    entry_update(actor=actor, entry_id=plan.pk, body="newer")
+    entry_update(actor=actor, ref=plan.pk, fields=EntryFields(body="newer"))
     response = alice.post(f"/e/{plan.short_id}/verify/", {"version": 2}, follow=True)
     assert "changed since version 2" in html(response)
     assert Entry.objects.get(pk=plan.pk).verified_at is None
@@ -199,14 +210,18 @@ def test_hidden_entries_answer_like_missing_ones(alice, hidden):
 
 
 def test_superseded_links_both_ways(alice, actor, plan):
-    new, old = entry_correct(actor=actor, entry_id=plan.pk, body="right", reason="was wrong")
+    new, old = entry_correct(actor=actor, ref=plan.pk, body="right", reason="was wrong")
     old_page = html(alice.get(f"/e/{old.short_id}/"))
     assert f'href="/e/{new.short_id}/"' in old_page and "Superseded by" in old_page
     assert f'href="/e/{old.short_id}/"' in html(alice.get(f"/e/{new.short_id}/"))
 
 
 def test_search_page_finds_filters_and_highlights(alice, actor, plan, hidden):
-    entry_upsert(actor=actor, project="acme", title="Budget", body="The launch budget is 5k.")
+    entry_upsert(
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Budget", body="The launch budget is 5k."),
+    )
     page = html(alice.get("/search/?q=launch"))
     assert "<title>launch · Search · Cairn</title>" in page
     assert "2 results" in page and "<mark>" in page
@@ -266,13 +281,17 @@ def _fill(actor, start: int, stop: int) -> None:
             actor=actor,
             project="acme",
             subtopic=f"area-{i % 3}/deep",
-            title=f"Note {i}",
-            body=f"launch step {i}",
-            tags=["t"],
-            status="open" if i % 2 else "active",
+            fields=EntryFields(
+                title=f"Note {i}",
+                body=f"launch step {i}",
+                tags=["t"],
+                status="open" if i % 2 else "active",
+            ),
             sources=[{"kind": "url", "external_id": f"u{i}", "url": f"https://example.org/{i}"}],
         )
-        entry_upsert(actor=actor, project="acme", title=f"Top {i}", body="launch")
+        entry_upsert(
+            actor=actor, project="acme", fields=EntryFields(title=f"Top {i}", body="launch")
+        )
 
 
 def _queries(client, url: str) -> int:
@@ -308,7 +327,7 @@ def test_entry_page_costs_a_constant_number_of_queries(alice, actor, plan):
     with CaptureQueriesContext(connection) as before:
         alice.get(f"/e/{plan.short_id}/")
     for i in range(6):
-        entry_update(actor=actor, entry_id=plan.pk, body=f"v{i}")
+        entry_update(actor=actor, ref=plan.pk, fields=EntryFields(body=f"v{i}"))
     with CaptureQueriesContext(connection) as after:
         alice.get(f"/e/{plan.short_id}/")
     assert len(after) == len(before) <= 12
@@ -338,19 +357,23 @@ def test_graph_data_passes_bounded_arguments_to_the_selector(alice, plan, monkey
 @pytest.fixture
 def linked(actor, project):
     """Storage ← Payments (depends_on) → a waiting link; Runbook links to Payments."""
-    storage = entry_upsert(actor=actor, project="acme", title="Storage Layer", body="Disks.").entry
+    storage = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Storage Layer", body="Disks.")
+    ).entry
     payments = entry_upsert(
         actor=actor,
         project="acme",
-        title="Payment service",
-        body=(
-            "Billing.\n\n- [decision] Use Postgres for the ledger #db (after the load test)\n"
+        fields=EntryFields(
+            title="Payment service",
+            body="Billing.\n\n- [decision] Use Postgres for the ledger #db (after the load test)\n"
             "- [risk] Vendor lock-in\n- [decision] Keep cards out of scope\n"
-            "- depends_on [[Storage Layer]]\n- [[Not Written Yet]]\n"
+            "- depends_on [[Storage Layer]]\n- [[Not Written Yet]]\n",
         ),
     ).entry
     runbook = entry_upsert(
-        actor=actor, project="acme", title="Runbook", body="See [[Payment service]]."
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Runbook", body="See [[Payment service]]."),
     ).entry
     return {"storage": storage, "payments": payments, "runbook": runbook}
 
@@ -402,7 +425,9 @@ def test_entry_page_shows_observations_relations_and_backlinks(alice, linked):
 
 
 def test_entry_page_shows_only_current_facts(alice, actor, linked):
-    entry_update(actor=actor, entry_id=linked["payments"].pk, body="- [risk] Outages\n")
+    entry_update(
+        actor=actor, ref=linked["payments"].pk, fields=EntryFields(body="- [risk] Outages\n")
+    )
     page = html(alice.get(f"/e/{linked['payments'].short_id}/"))
     assert "Outages" in page and "Use Postgres" not in page and 'id="relations"' not in page
     assert 'id="backlinks"' in page  # Runbook still links here
@@ -413,7 +438,11 @@ def test_entry_page_shows_only_current_facts(alice, actor, linked):
 def test_a_new_backlink_changes_the_etag(alice, actor, linked):
     url = f"/e/{linked['storage'].short_id}/"
     etag = alice.get(url)["ETag"]
-    entry_upsert(actor=actor, project="acme", title="Disk notes", body="[[Storage Layer]]")
+    entry_upsert(
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Disk notes", body="[[Storage Layer]]"),
+    )
     answer = alice.get(url, HTTP_IF_NONE_MATCH=etag)
     assert answer.status_code == 200 and "Disk notes" in html(answer)
 
@@ -423,8 +452,12 @@ def test_entry_page_relations_cost_a_constant_number_of_queries(alice, actor, li
     few = _queries(alice, url)
     body = "".join(f"- [note] fact {i}\n- relates_to [[Link {i}]]\n" for i in range(12))
     for i in range(12):
-        entry_upsert(actor=actor, project="acme", title=f"Link {i}", body="[[Payment service]]")
-    entry_update(actor=actor, entry_id=linked["payments"].pk, body=body)
+        entry_upsert(
+            actor=actor,
+            project="acme",
+            fields=EntryFields(title=f"Link {i}", body="[[Payment service]]"),
+        )
+    entry_update(actor=actor, ref=linked["payments"].pk, fields=EntryFields(body=body))
     page = html(alice.get(url))
     assert page.count('class="rel-type"') >= 24  # 12 links out, 13 back
     assert _queries(alice, url) == few <= 14
@@ -443,7 +476,7 @@ def test_the_entry_body_is_rendered_once_per_version(alice, actor, plan, monkeyp
     for _ in range(2):
         assert '<span class="k">def</span>' in html(alice.get(f"/e/{plan.short_id}/"))
     assert len(calls) == 1
-    entry_update(actor=actor, entry_id=plan.pk, body="# Changed\n")
+    entry_update(actor=actor, ref=plan.pk, fields=EntryFields(body="# Changed\n"))
     assert 'id="md-changed"' in html(alice.get(f"/e/{plan.short_id}/"))
     assert len(calls) == 2
 
@@ -454,7 +487,7 @@ def test_a_body_cannot_pose_as_the_page(alice, actor, plan):
         '<button type="button" class="copy" data-copy="#memory-url">Copy</button>\n\n'
         "![pixel](https://tracker.example/p.png)\n"
     )
-    entry_update(actor=actor, entry_id=plan.pk, body=body)
+    entry_update(actor=actor, ref=plan.pk, fields=EntryFields(body=body))
     page = html(alice.get(f"/e/{plan.short_id}/"))
     assert page.count('id="history"') == 1 and 'id="md-history"' in page
     assert page.count('class="verified"') == 0 and page.count('class="copy"') == 1

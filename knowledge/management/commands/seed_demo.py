@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand
 
 from knowledge.actors import Actor
 from knowledge.models import Project
-from knowledge.services import entry_upsert, project_create
+from knowledge.services import EntryFields, entry_upsert, project_create
 
 PROJECTS = [
     ("customer-x", "Customer X", "internal", "Everything we know about Customer X."),
@@ -97,10 +97,10 @@ class Command(BaseCommand):
                 )  # fmt: skip
         counts: dict[str, int] = {}
         for project, subtopic, title, kind, tags, body in ENTRIES:
+            fields = EntryFields(title=title, body=body, kind=kind, tags=tags)
             result = entry_upsert(
-                actor=actor, project=project, subtopic=subtopic, title=title, body=body,
-                kind=kind, tags=tags, reason="demo data",
-            )  # fmt: skip
+                actor=actor, project=project, subtopic=subtopic, fields=fields, reason="demo data"
+            )
             counts[result.outcome] = counts.get(result.outcome, 0) + 1
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
         self.stdout.write(self.style.SUCCESS(f"Demo data: {len(PROJECTS)} projects; {summary}."))

@@ -3,7 +3,7 @@ the revision with its derived data, and the composite upsert."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from django.conf import settings
@@ -45,6 +45,7 @@ from knowledge.services._kernel.checks import (
     require_write,
 )
 from knowledge.services.background import entry_written
+from knowledge.services.fields import EntryFields
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
@@ -139,23 +140,14 @@ def ensure_path(*, actor: Actor, project: Project, path: str | None) -> Subtopic
 # --- changing ----------------------------------------------------------------------------------
 
 
-def apply_changes(
-    entry: Entry,
-    *,
-    title: str | None = None,
-    body: str | None = None,
-    kind: str | None = None,
-    tags: list[str] | str | None = None,
-    status: str | None = None,
-    searchable: bool | None = None,
-    metadata: dict | None = None,
-) -> set[str]:
+def apply_changes(entry: Entry, fields: EntryFields) -> set[str]:
     """Set the given fields (None = keep) on an existing entry; return the names that changed.
 
     A body that differs only in whitespace or line endings is no change; new text clears the
     verification (a person confirmed other text).
     """
-    check_status(status)
+    check_status(fields.status)
+    title = fields.title
     if title is not None:
         title = normalize_title(title)
         renamed = title.lower() != entry.title.lower()  # a change of case keeps the identity
@@ -163,17 +155,11 @@ def apply_changes(
             raise AlreadyExists(
                 f"Another entry in {entry.path} is already titled {title!r}.", title=title
             )
-    updates = {
-        "title": title,
-        "body": body,
-        "kind": normalize_kind(kind),
-        "tags": normalize_tags(tags),
-        "status": status,
-        "searchable": searchable,
-        "metadata": metadata,
-    }
-    changed = {k for k, v in updates.items() if v is not None and getattr(entry, k) != v}
-    if "body" in changed and content_hash(updates["kind"] or entry.kind, body) == (
+    updates = replace(
+        fields, title=title, kind=normalize_kind(fields.kind), tags=normalize_tags(fields.tags)
+    ).given()
+    changed = {k for k, v in updates.items() if getattr(entry, k) != v}
+    if "body" in changed and content_hash(updates.get("kind") or entry.kind, fields.body) == (
         entry.content_hash
     ):
         changed.discard("body")
@@ -291,18 +277,29 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
     entry_written(entry_id)
 
 
-def new_entry(actor: Actor, **fields: object) -> Entry:
-    """An unsaved entry with Cairn's defaults for what the caller left out."""
-    kind = normalize_kind(fields.pop("kind", None)) or "note"
-    searchable = fields.pop("searchable", None)
+def new_entry(
+    actor: Actor,
+    *,
+    project: Project,
+    subtopic: Subtopic | None,
+    fields: EntryFields,
+    supersedes: Entry | None = None,
+) -> Entry:
+    """An unsaved entry with Cairn's defaults for the fields the caller left out."""
+    kind = normalize_kind(fields.kind) or "note"
+    searchable = fields.searchable
     return Entry(
+        project=project,
+        subtopic=subtopic,
+        title=fields.title,
+        body=fields.body or "",
         kind=kind,
         searchable=searchable if searchable is not None else kind not in NOT_SEARCHABLE_KINDS,
-        status=fields.pop("status", None) or EntryStatus.ACTIVE,
-        tags=normalize_tags(fields.pop("tags", None)) or [],
-        metadata=fields.pop("metadata", None) or {},
+        status=fields.status or EntryStatus.ACTIVE,
+        tags=normalize_tags(fields.tags) or [],
+        metadata=fields.metadata or {},
+        supersedes=supersedes,
         created_by=actor.db_user,
-        **fields,
     )
 
 
@@ -322,45 +319,31 @@ def upsert_entry(
     actor: Actor,
     *,
     project: str | int,
-    title: str,
-    body: str,
     subtopic: str | None = None,
-    kind: str | None = None,
-    tags: list[str] | str | None = None,
-    status: str | None = None,
-    searchable: bool | None = None,
-    metadata: dict | None = None,
+    fields: EntryFields,
     sources: list[dict] | None = None,
     expected_version: int | None = None,
     reason: str = "",
     create_only: bool = False,
 ) -> UpsertResult:
     """Create or replace the entry identified by (project, subtopic, title); with
-    `create_only`, an entry that already has this identity is refused, not replaced."""
+    `create_only`, an entry that already has this identity is refused, not replaced.
+
+    The whole body is replaced: no body is an empty one. The other fields not given keep
+    their value (or take Cairn's default on create)."""
     require_write(actor)
-    title = normalize_title(title)
-    check_status(status)
+    fields = replace(fields, title=normalize_title(fields.title), body=fields.body or "")
+    check_status(fields.status)
     proj = project_get(actor, project, for_write=True)
     node = ensure_path(actor=actor, project=proj, path=subtopic)
-    entry = lock_by_identity(proj, node, title)  # the project is writable: lock directly
+    entry = lock_by_identity(proj, node, fields.title)  # the project is writable: lock directly
     if entry is None:
         if expected_version not in (None, 0):
             raise NotFound(
-                f"No entry {title!r} in {proj.slug}/{node.path if node else ''} to update at "
-                f"version {expected_version}. Leave out expected_version to create it.",
+                f"No entry {fields.title!r} in {proj.slug}/{node.path if node else ''} to "
+                f"update at version {expected_version}. Leave out expected_version to create it.",
             )
-        entry = new_entry(
-            actor,
-            project=proj,
-            subtopic=node,
-            title=title,
-            body=body or "",
-            kind=kind,
-            tags=tags,
-            status=status,
-            searchable=searchable,
-            metadata=metadata,
-        )
+        entry = new_entry(actor, project=proj, subtopic=node, fields=fields)
         save_entry(entry, actor, reason or f"create {entry.title}")
         link_sources(entry, sources)
         return UpsertResult(entry, "created")
@@ -372,16 +355,8 @@ def upsert_entry(
         )
 
     check_version(entry, expected_version)
-    changed = apply_changes(
-        entry,
-        title=entry.title,
-        body=body or "",
-        kind=kind,
-        tags=tags,
-        status=status,
-        searchable=searchable,
-        metadata=metadata,
-    )
+    # The identity matched case-insensitively: the title as stored stays.
+    changed = apply_changes(entry, replace(fields, title=entry.title))
     new_links = link_sources(entry, sources)
     if not changed and not new_links:
         return UpsertResult(entry, "unchanged")

@@ -1,0 +1,52 @@
+"""What a writer sends about an entry itself: one value object for every write surface.
+
+Where the entry goes (project, subtopic), its sources, the version a writer expects and why
+it writes are not entry fields; the services take those as arguments of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class EntryFields:
+    """The entry's own fields; None = not given: an update keeps the field, a create takes
+    Cairn's default. The kernel normalizes and checks them when it writes."""
+
+    title: str | None = None
+    body: str | None = None
+    kind: str | None = None
+    tags: list[str] | str | None = None  # a list, or a comma-separated string
+    status: str | None = None
+    searchable: bool | None = None
+    metadata: dict | None = None
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def pick(cls, values: Mapping[str, Any]) -> EntryFields:
+        """The entry fields among `values` (a parsed request); the rest is not ours."""
+        return cls(**{name: values[name] for name in cls.names() if name in values})
+
+    @classmethod
+    def from_revision(cls, row: Any) -> EntryFields:
+        """Every field as an entry, or one of its revisions, has it: what a revert restores
+        (who, when and the version are the new revision's)."""
+        return cls(
+            title=row.title,
+            body=row.body,
+            kind=row.kind,
+            tags=list(row.tags or []),
+            status=row.status,
+            searchable=row.searchable,
+            metadata=dict(row.metadata or {}),
+        )
+
+    def given(self) -> dict[str, Any]:
+        """The fields the writer gave (not None), by name."""
+        return {name: value for name in self.names() if (value := getattr(self, name)) is not None}
