@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from knowledge.management.base import DataCommand
 from knowledge.models import Entry, Project
-from knowledge.search.providers import EmbeddingUnavailable, get_provider
+from knowledge.search import EmbeddingUnavailable, get_provider
 from knowledge.services import entries_reindex_graph
 from knowledge.services.embeddings import (
     entries_embed,
