@@ -262,6 +262,29 @@ def test_removing_every_maintainer_is_refused_and_changes_nothing(client, projec
     assert _roles(project) == {"alice": "editor", "boss": "maintainer"}
 
 
+def test_a_page_save_that_renames_and_removes_the_last_maintainer_saves_neither(client, project):
+    maintainer = _maintainer_client(client, project)
+    url = reverse("admin:knowledge_project_change", args=[project.pk])
+    data = _members_post(project, {"boss": "viewer"}) | {"name": "Acme Renamed"}
+    response = maintainer.post(url, data, follow=True)
+    assert b"oss is the last maintainer of acme." in response.content
+    project.refresh_from_db()
+    assert project.name == "Acme"
+    assert _roles(project) == {"alice": "editor", "boss": "maintainer"}
+
+
+def test_a_page_save_renames_and_changes_members_at_once(client, project):
+    maintainer = _maintainer_client(client, project)
+    url = reverse("admin:knowledge_project_change", args=[project.pk])
+    data = _members_post(project, {"alice": "maintainer"}) | {"name": "Acme Renamed"}
+    response = maintainer.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    project.refresh_from_db()
+    assert project.name == "Acme Renamed"
+    assert _roles(project) == {"alice": "maintainer", "boss": "maintainer"}
+    assert project.history.first().history_change_reason == "edited in the admin"
+
+
 def test_a_viewer_cannot_change_project_settings(client, project, user):
     user.is_staff = True
     user.save()

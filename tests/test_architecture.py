@@ -16,7 +16,11 @@ Each rule names itself in its failure, with the file and line that broke it:
 8. no module outside migrations, tests and bench is over 400 lines, and no two of our modules
    import each other (any import, also inside a function: one put there to dodge a circle is
    still a circle);
-9. ops imports no other Cairn app (the site hands it what it needs of the memory at startup).
+9. ops imports no other Cairn app (the site hands it what it needs of the memory at startup);
+10. admin and commands (`*/admin.py`, `*/admin/`, `*/management/` of every app) import Cairn code
+    only from services and selectors, models, value modules and ops, besides their own package
+    and the data command base: no admin imports another app's admin, no command reaches into
+    the core's insides (MAY_IMPORT below is the exact list).
 """
 
 from __future__ import annotations
@@ -181,7 +185,7 @@ SERVICE_MODULES = [
 ]
 # Public functions of the service modules that are not write services: pure helpers, the token
 # check every request makes, and embedding runs that keep the model outside any transaction.
-NOT_SERVICES = {"apply_edit", "token_authenticate", "user_by_name", "embedding_key",
+NOT_SERVICES = {"apply_edit", "token_authenticate", "embedding_key",
                 "needs_embedding", "entries_embed", "entry_embed", "entries_embed_stale",
                 "entries_reindex_text", "lexeme_stats_refresh"}  # fmt: skip
 MCP_TOOL_CALL = re.compile(
@@ -210,6 +214,10 @@ def test_the_checks_see_the_code():
     assert ROOT / "knowledge" / "admin" / "entries.py" not in KNOWLEDGE_CORE
     assert READ_SIDE and CORE and SURFACE_FILES["commands"]
     assert ROOT / "ops" / "timing.py" in OPS
+    for part in ("knowledge/admin/entries.py", "history/admin.py", "ops/admin.py",
+                 "history/management/commands/import.py",
+                 "memory_site/management/commands/serve.py"):  # fmt: skip
+        assert ROOT / part in ADMIN_AND_COMMANDS
 
 
 @pytest.mark.parametrize("path", SURFACES, ids=_ids)
@@ -511,6 +519,77 @@ def test_ops_imports_no_other_cairn_app(path):
     )
 
 
+# --- rule 10: admin and commands go through services and selectors -------------------------------
+
+# What an admin or a command may import of Cairn. `.*`: the package and everything in it.
+MAY_IMPORT = (
+    # the writes and the scoped reads
+    "knowledge.services.*", "knowledge.selectors.*", "knowledge.graph.selectors",
+    "knowledge.search",  # search's public face (search_entries, SearchFilters, the provider)
+    "history.selectors",
+    # history's services: the mirror's drain and retry, its upkeep, export and import
+    "history.mirror", "history.maintenance", "history.exporting", "history.importing",
+    # the model classes: the admin registers them and builds its querysets on them
+    "knowledge.models.*", "history.models", "ops.*",
+    # value modules: types, errors and pure functions that read and write no data
+    "knowledge.actors", "knowledge.errors", "knowledge.inputs", "knowledge.limits",
+    "knowledge.markdown", "knowledge.paths", "knowledge.rendering",
+    "knowledge.management.base",  # the data command base: who acts, the run's timing
+)  # fmt: skip
+RULE_10 = (
+    "rule 10: admin and commands import Cairn code only from services, selectors, models, "
+    "value modules and ops (MAY_IMPORT), and their own package"
+)
+
+
+def _admin_or_command(path: Path, root: Path = ROOT) -> bool:
+    parts = path.relative_to(root).parts
+    return len(parts) > 1 and parts[1] in {"admin.py", "admin", "management"}
+
+
+def _own_package(path: Path, root: Path = ROOT) -> str:
+    """`knowledge.admin`, `history.management`, …; the site's commands are the site's own."""
+    app, part = path.relative_to(root).parts[:2]
+    return app if app == "memory_site" else f"{app}.{part.removesuffix('.py')}"
+
+
+def _targets(imp: Import, root: Path = ROOT) -> list[str]:
+    """The modules an import takes: `from history import mirror` takes history.mirror."""
+    where = root / Path(*imp.module.split("."))
+    modules = [
+        f"{imp.module}.{name}"
+        for name in imp.names
+        if (where / f"{name}.py").exists() or (where / name / "__init__.py").exists()
+    ]
+    return modules or [imp.module]
+
+
+def _may_import(module: str, own: str) -> bool:
+    for allowed in (*MAY_IMPORT, f"{own}.*"):
+        package = allowed.removesuffix(".*")
+        if module == package or (allowed.endswith(".*") and module.startswith(f"{package}.")):
+            return True
+    return False
+
+
+def _admin_and_command_imports(path: Path, root: Path = ROOT) -> list[str]:
+    own = _own_package(path, root)
+    return [
+        f"{_rel(path, root)}:{imp.line} imports {module}"
+        for imp in _imports_of(path, root)
+        for module in _targets(imp, root)
+        if module.split(".")[0] in OURS - OURS_ASIDE and not _may_import(module, own)
+    ]
+
+
+ADMIN_AND_COMMANDS = [p for p in APP_CODE if _admin_or_command(p)]
+
+
+@pytest.mark.parametrize("path", ADMIN_AND_COMMANDS, ids=_ids)
+def test_admin_and_commands_import_only_services_selectors_models_and_ops(path):
+    assert _admin_and_command_imports(path) == [], RULE_10
+
+
 # --- the checks can fail --------------------------------------------------------------------------
 
 
@@ -611,3 +690,35 @@ def test_the_ops_check_catches_a_cairn_import(tmp_path):
         "def size():\n    from knowledge.models import Entry\n",
     )
     assert _cairn_imports(timing, root=tmp_path) == ["ops/timing.py:4 imports knowledge.models"]
+
+
+def test_the_admin_and_commands_check_fails_with_the_file_line_and_rule(tmp_path):
+    for module in ("knowledge/search/engine.py", "knowledge/services/tokens.py", "history/admin.py",
+                   "history/mirror/render.py", "knowledge/management/base.py"):  # fmt: skip
+        _sample(tmp_path, module, "")
+    command = _sample(
+        tmp_path,
+        "knowledge/management/commands/things.py",
+        "from knowledge.management.base import DataCommand\n"
+        "from knowledge.services.tokens import token_create\n"
+        "from knowledge.search.engine import search_entries\n"
+        "from history.mirror import render\n",
+    )
+    admin = _sample(
+        tmp_path,
+        "knowledge/admin/things.py",
+        "from knowledge.admin import common\nfrom history.admin import RevisionAdminMixin\n",
+    )
+    site_command = _sample(
+        tmp_path, "memory_site/management/commands/go.py", "from memory_site import embedded\n"
+    )
+    assert _admin_and_command_imports(command, root=tmp_path) == [
+        "knowledge/management/commands/things.py:3 imports knowledge.search.engine",
+        "knowledge/management/commands/things.py:4 imports history.mirror.render",
+    ]
+    assert _admin_and_command_imports(site_command, root=tmp_path) == []
+    problems = _admin_and_command_imports(admin, root=tmp_path)
+    with pytest.raises(AssertionError) as failure:
+        assert problems == [], RULE_10
+    assert "knowledge/admin/things.py:2 imports history.admin" in str(failure.value)
+    assert str(failure.value).startswith("rule 10: admin and commands import Cairn code only")

@@ -11,13 +11,13 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
-from history.admin import RevisionAdminMixin
 from knowledge.admin.common import (
     MarkdownEditor,
     ScopedAdminMixin,
     ServiceWritesMixin,
     actor_for,
 )
+from knowledge.admin.revisions import RevisionAdminMixin
 from knowledge.errors import AlreadyExists, ValidationFailed
 from knowledge.graph.selectors import entry_relations
 from knowledge.models import Entry

@@ -12,7 +12,6 @@ from knowledge.selectors import maintained_projects
 from knowledge.services import (
     MembershipChange,
     project_create,
-    project_memberships_set,
     project_update,
 )
 
@@ -29,7 +28,7 @@ class MembershipForm(forms.ModelForm):
         fields = ("user", "group", "role")
 
     def validate_constraints(self, exclude=None):
-        """project_memberships_set replaces an existing role instead of failing on uniqueness."""
+        """The membership service replaces an existing role instead of failing on uniqueness."""
 
     def validate_unique(self):
         pass
@@ -47,7 +46,8 @@ class ProjectForm(forms.ModelForm):
 
 
 class MembershipInline(admin.TabularInline):
-    """Who may read, edit and maintain this project. Saved in one service call."""
+    """Who may read, edit and maintain this project. Saved with the project's settings in
+    one service call."""
 
     model = Membership
     form = MembershipForm
@@ -91,47 +91,54 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        data = form.cleaned_data
         if change:
-            project_update(
-                actor=actor_for(request),
-                project=obj.pk,
-                name=data["name"],
-                description=data["description"],
-                sensitivity=data["sensitivity"],
-                archived=data["archived"],
-                reason="edited in the admin",
-            )
-        else:
-            created = project_create(
-                actor=actor_for(request),
-                slug=data["slug"],
-                name=data["name"],
-                description=data["description"],
-                sensitivity=data["sensitivity"],
-                reason="created in the admin",
-            )
-            obj.pk = created.pk
+            return  # saved with its members in save_related: one service call for the page
+        data = form.cleaned_data
+        created = project_create(
+            actor=actor_for(request),
+            slug=data["slug"],
+            name=data["name"],
+            description=data["description"],
+            sensitivity=data["sensitivity"],
+            reason="created in the admin",
+        )
+        obj.pk = created.pk
         obj.refresh_from_db()
 
-    def save_formset(self, request, form, formset, change):
-        if formset.model is not Membership:
-            return super().save_formset(request, form, formset, change)
-        # Every row in one call: swapping the last maintainer is one change, not two.
-        deleted = set(formset.deleted_forms)
-        changes = []
-        for member_form in formset.forms:
-            data = getattr(member_form, "cleaned_data", None) or {}
-            old = data.get("id")  # the stored membership (the form's instance may be emptied)
-            who = {"user": data.get("user"), "group": data.get("group")}
-            if old is not None and (member_form in deleted or (old.user, old.group) != (
-                who["user"], who["group"]
-            )):  # fmt: skip
-                changes.append(MembershipChange(user=old.user, group=old.group))
-            if data and member_form not in deleted and member_form.has_changed():
-                changes.append(MembershipChange(**who, role=data["role"]))
-        if changes:
-            project_memberships_set(
-                actor=actor_for(request), project=form.instance.pk, changes=changes
-            )
-        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+    def save_related(self, request, form, formsets, change):
+        if not change:  # a new project has no member rows on the page yet
+            return super().save_related(request, form, formsets, change)
+        # The settings and every member row in one call: a refusal of either saves neither, and
+        # swapping the last maintainer is one change, not two.
+        data = form.cleaned_data
+        project_update(
+            actor=actor_for(request),
+            project=form.instance.pk,
+            name=data["name"],
+            description=data["description"],
+            sensitivity=data["sensitivity"],
+            archived=data["archived"],
+            reason="edited in the admin",
+            memberships=[c for fs in formsets if fs.model is Membership for c in _changes(fs)],
+        )
+        form.instance.refresh_from_db()
+        for formset in formsets:
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+
+
+def _changes(formset) -> list[MembershipChange]:
+    """The member rows of the page as changes: a removed or re-pointed row revokes the stored
+    membership, a new or edited one grants its role."""
+    deleted = set(formset.deleted_forms)
+    changes = []
+    for member_form in formset.forms:
+        data = getattr(member_form, "cleaned_data", None) or {}
+        old = data.get("id")  # the stored membership (the form's instance may be emptied)
+        who = {"user": data.get("user"), "group": data.get("group")}
+        if old is not None and (member_form in deleted or (old.user, old.group) != (
+            who["user"], who["group"]
+        )):  # fmt: skip
+            changes.append(MembershipChange(user=old.user, group=old.group))
+        if data and member_form not in deleted and member_form.has_changed():
+            changes.append(MembershipChange(**who, role=data["role"]))
+    return changes

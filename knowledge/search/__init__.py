@@ -2,6 +2,14 @@
 
 from knowledge.search.engine import MODES, search_entries
 from knowledge.search.filters import SearchFilters
+from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.types import SearchHit
 
-__all__ = ["MODES", "SearchFilters", "SearchHit", "search_entries"]
+__all__ = [
+    "MODES",
+    "EmbeddingUnavailable",
+    "SearchFilters",
+    "SearchHit",
+    "get_provider",
+    "search_entries",
+]

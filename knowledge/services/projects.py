@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+from collections.abc import Sequence
+
+from django.db import transaction
 
 from knowledge.actors import Actor
 from knowledge.models import Project
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
+from knowledge.services._kernel import MembershipChange
 
 
 @transaction.atomic(durable=True)
@@ -28,26 +31,19 @@ def project_update(
     sensitivity: str | None = None,
     archived: bool | None = None,
     reason: str = "",
+    memberships: Sequence[MembershipChange] = (),
 ) -> Project:
-    """Change a project's settings; needs the maintainer role (or a superuser)."""
+    """Change a project's settings; needs the maintainer role (or a superuser).
+
+    `memberships` changes its members in the same transaction, as project_memberships_set does
+    ("a maintainer remains" checked once, at the end): a page that saves both saves both or,
+    on any refusal, neither."""
     k.require_write(actor)
     proj = project_get(actor, project, for_maintain=True)
-    proj = Project.objects.select_for_update().get(pk=proj.pk)
-    for field, value in (
-        ("name", name),
-        ("description", description),
-        ("sensitivity", sensitivity),
-        ("archived", archived),
-    ):
-        if value is not None:
-            setattr(proj, field, value.strip() if field == "name" else value)
-    if name is not None:
-        k.check_project_names(proj.slug, proj.name, exclude=proj.pk)
-    k.clean(proj)
-    k.record(proj, actor, reason or "update project")
-    try:
-        with transaction.atomic():
-            proj.save()
-    except IntegrityError as exc:  # a concurrent rename took the name first
-        raise k.project_taken(proj.slug, proj.name) from exc
+    proj = k.update_project(
+        actor, proj, name=name, description=description, sensitivity=sensitivity,
+        archived=archived, reason=reason,
+    )  # fmt: skip
+    if memberships:
+        k.set_memberships(actor, proj, memberships)
     return proj

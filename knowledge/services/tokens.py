@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.contrib.sessions.models import Session
 from django.db import transaction
@@ -270,10 +269,3 @@ def token_authenticate(secret: str) -> Actor | None:
     )
     _remember_actor(digest, actor)
     return actor
-
-
-def user_by_name(username: str):
-    user = get_user_model().objects.filter(username=username).first()
-    if user is None:
-        raise NotFound(f"No user {username!r}. Create one with manage.py createsuperuser.")
-    return user

@@ -6,10 +6,10 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history import exporting
-from ops.commands import TimedCommand
+from knowledge.management.base import DataCommand
 
 
-class Command(TimedCommand):
+class Command(DataCommand):
     help = (
         "Export the current entries as Markdown with YAML frontmatter, one file per entry at "
         "<project>/<subtopic>/<slug>.md, into a folder, a .zip or a .tar.gz. "

@@ -2,16 +2,14 @@
 
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history.importing import import_folder
-from knowledge.actors import Actor
-from ops.commands import TimedCommand
+from knowledge.management.base import DataCommand
 
 
-class Command(TimedCommand):
+class Command(DataCommand):
     help = (
         "Import a folder of Markdown files with YAML frontmatter: a Cairn export, a Basic "
         "Memory project, an Obsidian vault or a brain-engine memory/ folder. Folders become "
@@ -26,30 +24,23 @@ class Command(TimedCommand):
             help="put everything into this project (its folders become subtopics); without it "
             "the first folder level names the project, as in a Cairn export",
         )
-        parser.add_argument("--user", help="who imports (username; default: the first superuser)")
+        self.add_acting_argument(
+            parser, "--user", help="who imports (username; default: the first superuser)"
+        )
         parser.add_argument("--agent", default="", help="label recorded as generated_by")
         parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
         parser.add_argument("--verbose-skips", action="store_true", help="list every file")
 
-    def handle(self, *args, folder, project, user, agent, dry_run, **options):
+    def agent_label(self, user, options):
+        return options["agent"]
+
+    def handle(self, *args, folder, project, dry_run, **options):
         root = Path(folder).expanduser()
         if not root.is_dir():
             raise CommandError(f"{root} is not a folder. Unpack an archive first.")
-        users = get_user_model().objects.filter(is_active=True)
-        person = (
-            users.filter(username=user).first()
-            if user
-            else users.filter(is_superuser=True).order_by("pk").first()
-        )
-        if person is None:
-            raise CommandError(
-                f"No active user {user!r}." if user else
-                "No superuser to import as. Create one (manage.py createadmin) or pass --user."
-            )  # fmt: skip
-        actor = Actor.for_user(person, agent=agent)
         with tqdm(desc="import", unit="file", disable=None) as bar:
             report = import_folder(
-                root, actor=actor, project=project, dry_run=dry_run, progress=bar
+                root, actor=self.actor, project=project, dry_run=dry_run, progress=bar
             )
         verbose = options["verbose_skips"] or options["verbosity"] > 1
         for result in report.results:

@@ -5,10 +5,10 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history import maintenance, mirror
-from ops.commands import TimedCommand
+from knowledge.management.base import DataCommand
 
 
-class Command(TimedCommand):
+class Command(DataCommand):
     help = (
         "The git mirror of entry history. status: pending revisions, lag, last commit. "
         "verify: compare the tree at HEAD with the database (exit 1 on any difference). "

@@ -2,16 +2,17 @@
 
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 
-from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
+from knowledge.management.base import DataCommand
 from knowledge.models import ApiToken, TokenScope
-from knowledge.services.tokens import token_create, token_revoke, user_by_name
+from knowledge.selectors.users import user_by_name
+from knowledge.services import token_create, token_revoke
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Create a personal API token for a user and print its secret once "
         "(or revoke one with --revoke ID, or list them with --list)."
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--list", action="store_true", help="list the user's tokens")
 
     def handle(self, *args, user, name, scope, projects, agent, days, revoke, list, **options):
-        actor = Actor.system()
+        actor = self.actor  # the system: the token is the owner's, made by the operator
         try:
             owner = user_by_name(user)
             if list:

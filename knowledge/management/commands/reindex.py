@@ -8,9 +8,9 @@ import time
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from knowledge.actors import Actor
+from knowledge.management.base import DataCommand
 from knowledge.models import Entry, Project
-from knowledge.search.providers import EmbeddingUnavailable, get_provider
+from knowledge.search import EmbeddingUnavailable, get_provider
 from knowledge.services import entries_reindex_graph
 from knowledge.services.embeddings import (
     entries_embed,
@@ -18,10 +18,9 @@ from knowledge.services.embeddings import (
     lexeme_stats_refresh,
     needs_embedding,
 )
-from ops.commands import TimedCommand
 
 
-class Command(TimedCommand):
+class Command(DataCommand):
     help = (
         "Rebuild full-text vectors and embeddings. Resumable: an interrupted run restarted "
         "with --missing continues where it stopped, since finished entries are skipped."
@@ -132,7 +131,7 @@ class Command(TimedCommand):
         with tqdm(total=len(ids), desc="graph", unit="entry") as bar:
             for i in range(0, len(ids), size):
                 part = ids[i : i + size]
-                entries_reindex_graph(actor=Actor.system(), entry_ids=part)
+                entries_reindex_graph(actor=self.actor, entry_ids=part)
                 bar.update(len(part))
         self._rate("graph", len(ids), time.perf_counter() - start, "entries")
 

@@ -1,15 +1,15 @@
 """`manage.py revoke_access <username>`: revoke all of a user's tokens, end their sessions and
 disable their password sign-in."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
+from knowledge.management.base import DataCommand
+from knowledge.selectors.users import user_by_name
 from knowledge.services import user_access_revoke
-from knowledge.services.tokens import user_by_name
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Revoke every API token of a user, end all their signed-in sessions and disable their "
         "password sign-in (for someone who left, or lost a group in the identity provider)."
@@ -21,7 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args, user, **options):
         try:
             account = user_by_name(user)
-            done = user_access_revoke(actor=Actor.system(), user=account)
+            done = user_access_revoke(actor=self.actor, user=account)
         except KnowledgeError as exc:
             raise CommandError(exc.message) from exc
         password = (

@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
 
 from knowledge.actors import Actor
+from knowledge.management.base import DataCommand
 from knowledge.models import Project
 from knowledge.services import EntryFields, entry_upsert, project_create
 
@@ -74,7 +74,7 @@ ENTRIES = [
 ]
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Load demo projects, nested subtopics and entries (safe to run again)."
 
     def add_arguments(self, parser):
@@ -88,7 +88,7 @@ class Command(BaseCommand):
         user, _ = get_user_model().objects.get_or_create(
             username="demo", defaults={"email": "demo@example.com", "is_active": True}
         )
-        actor = Actor.for_user(user, agent="human:demo")
+        actor = Actor.for_user(user, agent="human:demo")  # the demo user it made, not self.actor
         for slug, name, sensitivity, description in PROJECTS:
             if not Project.objects.filter(slug=slug).exists():
                 project_create(

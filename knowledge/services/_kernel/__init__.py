@@ -38,23 +38,33 @@ from knowledge.services._kernel.entries import (
     save_entry,
     upsert_entry,
 )
+from knowledge.services._kernel.memberships import (
+    MembershipChange,
+    check_role,
+    keep_a_maintainer,
+    principal,
+    set_memberships,
+)
 from knowledge.services._kernel.projects import (
     check_project_names,
     create_project,
     project_taken,
     require_create_project,
+    update_project,
 )
 
 __all__ = [
     "HIDDEN_SENSITIVITIES",
     "NOT_SEARCHABLE_KINDS",
     "TEXT_FIELDS",
+    "MembershipChange",
     "Outcome",
     "UpsertResult",
     "apply_changes",
     "check_body_size",
     "check_limits",
     "check_project_names",
+    "check_role",
     "check_status",
     "check_version",
     "clean",
@@ -63,6 +73,7 @@ __all__ = [
     "ensure_path",
     "identity_taken",
     "index_text",
+    "keep_a_maintainer",
     "link_sources",
     "lock_by_identity",
     "lock_entry",
@@ -71,10 +82,13 @@ __all__ = [
     "normalize_tags",
     "normalize_title",
     "place_entry",
+    "principal",
     "project_taken",
     "record",
     "require_create_project",
     "require_write",
     "save_entry",
+    "set_memberships",
+    "update_project",
     "upsert_entry",
 ]

@@ -103,3 +103,36 @@ def create_project(
         # The creator maintains it: otherwise a confidential project would vanish on creation.
         Membership.objects.create(project=project, user=actor.db_user, role=Role.MAINTAINER)
     return project
+
+
+def update_project(
+    actor: Actor,
+    project: Project,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    sensitivity: str | None = None,
+    archived: bool | None = None,
+    reason: str = "",
+) -> Project:
+    """Change the settings given (None: left as is) of a project the actor maintains (the caller
+    found it with `project_get(..., for_maintain=True)`); the row is locked first."""
+    proj = Project.objects.select_for_update().get(pk=project.pk)
+    for field, value in (
+        ("name", name),
+        ("description", description),
+        ("sensitivity", sensitivity),
+        ("archived", archived),
+    ):
+        if value is not None:
+            setattr(proj, field, value.strip() if field == "name" else value)
+    if name is not None:
+        check_project_names(proj.slug, proj.name, exclude=proj.pk)
+    clean(proj)
+    record(proj, actor, reason or "update project")
+    try:
+        with transaction.atomic():
+            proj.save()
+    except IntegrityError as exc:  # a concurrent rename took the name first
+        raise project_taken(proj.slug, proj.name) from exc
+    return proj

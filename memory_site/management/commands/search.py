@@ -5,14 +5,12 @@ import json
 
 from django.core.management.base import CommandError
 
-from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
+from knowledge.management.base import DataCommand
 from knowledge.search import SearchFilters, search_entries
-from knowledge.services.tokens import user_by_name
-from ops.commands import TimedCommand
 
 
-class Command(TimedCommand):
+class Command(DataCommand):
     help = (
         "Search the memory as a user sees it (a superuser sees every project) and print one "
         "line per hit: id, score, project/path, title, snippet. --json for scripts."
@@ -20,7 +18,9 @@ class Command(TimedCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("query", help="words to look for; quotes for phrases")
-        parser.add_argument("--user", required=True, help="whose view of the memory to search")
+        self.add_acting_argument(
+            parser, "--user", required=True, help="whose view of the memory to search"
+        )
         parser.add_argument("--project", default=None, help="project slug or name")
         parser.add_argument("--limit", type=int, default=10, help="hits (1-50, default 10)")
         parser.add_argument("--mode", default="hybrid", choices=["hybrid", "text", "semantic"])
@@ -28,11 +28,13 @@ class Command(TimedCommand):
             "--json", action="store_true", dest="as_json", help="one JSON object per line"
         )
 
+    def agent_label(self, user, options):
+        return "cli:search"
+
     def handle(self, *args, query, user, project, limit, mode, as_json, **options):
         try:
-            actor = Actor.for_user(user_by_name(user), agent="cli:search")
             filters = SearchFilters.parse(project=project)
-            hits = search_entries(actor, query, filters=filters, limit=limit, mode=mode)
+            hits = search_entries(self.actor, query, filters=filters, limit=limit, mode=mode)
         except KnowledgeError as exc:
             raise CommandError(exc.message) from exc
         if as_json:

@@ -1,0 +1,169 @@
+"""Revision history in the admin: who/when/why/commit, a diff between any two revisions and a
+revert that goes through knowledge.services (a new revision, never a rewrite).
+
+Use it on a SimpleHistoryAdmin subclass:  class EntryAdmin(RevisionAdminMixin, SimpleHistoryAdmin)
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.safestring import mark_safe
+
+from history import selectors
+from knowledge.admin.common import actor_for
+from knowledge.errors import KnowledgeError, NotFound
+from knowledge.services import entry_revert
+from ops.timing import timed
+
+
+def _line_class(line: str) -> str:
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "")
+
+
+class RevisionAdminMixin:
+    object_history_template = "knowledge/admin/revisions/object_history.html"
+    history_list_per_page = 50
+
+    def get_urls(self):
+        info = self.model._meta.app_label, self.model._meta.model_name
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<path:object_id>/history/diff/",
+                view(self.revision_diff_view),
+                name="{}_{}_revision_diff".format(*info),
+            ),
+            path(
+                "<path:object_id>/history/revert/<int:version>/",
+                view(self.revision_revert_view),
+                name="{}_{}_revision_revert".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    def _url(self, name: str, *args) -> str:
+        info = self.model._meta.app_label, self.model._meta.model_name
+        return reverse(f"admin:{info[0]}_{info[1]}_{name}", args=args)
+
+    def _entry(self, request, object_id):
+        try:
+            return selectors.entry_get(actor_for(request), unquote(object_id))
+        except NotFound as exc:
+            raise Http404(exc.message) from exc
+
+    def history_view(self, request, object_id, extra_context=None):
+        entry = self._entry(request, object_id)
+        rows = selectors.entry_revisions(actor_for(request), entry, limit=500)
+        extra = {
+            "revisions": [
+                {
+                    **selectors.revision_summary(r),
+                    "diff_url": self._url("revision_diff", entry.pk)
+                    + f"?from={max(r.version - 1, 1)}&to={r.version}",
+                    "revert_url": self._url("revision_revert", entry.pk, r.version),
+                    "current": r.version == entry.version,
+                    "deleted": r.history_type == "-",
+                }
+                for r in rows
+            ],
+            "diff_url": self._url("revision_diff", entry.pk),
+            "can_revert": self.has_change_permission(request, entry),
+        }
+        return super().history_view(request, object_id, {**extra, **(extra_context or {})})
+
+    def revision_diff_view(self, request, object_id):
+        entry = self._entry(request, object_id)
+        if not self.has_view_or_change_permission(request, entry):
+            raise PermissionDenied
+        try:
+            old_v = int(request.GET.get("from") or max(entry.version - 1, 1))
+            new_v = int(request.GET.get("to") or entry.version)
+            old_row = selectors.revision_for(actor_for(request), entry, old_v)
+            new_row = selectors.revision_for(actor_for(request), entry, new_v)
+        except (ValueError, NotFound) as exc:
+            messages.error(request, getattr(exc, "message", "Pick two versions to compare."))
+            return HttpResponseRedirect(self._url("history", entry.pk))
+        old, new = selectors.revision_text(old_row), selectors.revision_text(new_row)
+        labels = {"old_label": f"version {old_v}", "new_label": f"version {new_v}"}
+        mode = "unified" if request.GET.get("mode") == "unified" else "side"
+        side = selectors.side_by_side_html(old, new, **labels) if mode == "side" else None
+        if mode == "side" and side is None:
+            mode = "unified"
+            messages.info(request, "This change is too large to show side by side; unified diff.")
+        lines = selectors.unified_diff(old, new, **labels).splitlines()
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "object": entry,
+            "title": f"{entry.title}: version {old_v} → {new_v}",
+            "old": selectors.revision_summary(old_row),
+            "new": selectors.revision_summary(new_row),
+            "mode": mode,
+            "unified": [(_line_class(ln), ln) for ln in lines[2:]],
+            # HtmlDiff escapes the text itself.
+            "side": mark_safe(side or ""),
+            "same": old == new,
+            "history_url": self._url("history", entry.pk),
+            "revert_url": self._url("revision_revert", entry.pk, old_v),
+            "can_revert": self.has_change_permission(request, entry) and old_v != entry.version,
+            "versions": sorted(
+                {
+                    r.version
+                    for r in selectors.entry_revisions(actor_for(request), entry, limit=500)
+                },
+                reverse=True,
+            ),
+        }
+        return TemplateResponse(request, "knowledge/admin/revisions/revision_diff.html", context)
+
+    def revision_revert_view(self, request, object_id, version):
+        entry = self._entry(request, object_id)
+        if not self.has_change_permission(request, entry):
+            raise PermissionDenied
+        if request.method == "POST":
+            try:
+                with timed("admin", "entry.revert"):
+                    entry = entry_revert(
+                        actor=actor_for(request),
+                        ref=entry.pk,
+                        to_version=version,
+                        expected_version=int(request.POST.get("expected_version") or 0) or None,
+                        reason=request.POST.get("reason", ""),
+                    )
+            except KnowledgeError as exc:
+                messages.error(request, exc.message)
+            else:
+                messages.success(
+                    request, f"Reverted to version {version}: this is now version {entry.version}."
+                )
+            return HttpResponseRedirect(self._url("history", entry.pk))
+        try:
+            row = selectors.revision_for(actor_for(request), entry, version)
+        except NotFound as exc:
+            messages.error(request, exc.message)
+            return HttpResponseRedirect(self._url("history", entry.pk))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "object": entry,
+            "title": f"Revert {entry.title} to version {version}?",
+            "version": version,
+            "revision": selectors.revision_summary(row),
+            "diff": selectors.unified_diff(
+                selectors.revision_text(
+                    selectors.revision_for(actor_for(request), entry, entry.version)
+                ),
+                selectors.revision_text(row),
+                old_label=f"now (version {entry.version})",
+                new_label=f"after revert (as version {version})",
+            ),
+            "history_url": self._url("history", entry.pk),
+        }
+        return TemplateResponse(request, "knowledge/admin/revisions/revision_revert.html", context)
