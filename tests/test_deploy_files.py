@@ -28,7 +28,9 @@ def test_compose_keeps_team_modes_secure_defaults():
 
 
 def test_env_example_lists_every_variable_the_settings_read():
-    settings_source = (ROOT / "memory_site" / "settings.py").read_text()
+    settings_source = "\n".join(
+        p.read_text() for p in sorted((ROOT / "memory_site" / "settings").glob("*.py"))
+    )
     example = (ROOT / ".env.example").read_text()
     import re
 

@@ -1,0 +1,42 @@
+"""Where the data and the queue live: a team's own servers (DATABASE_URL, CELERY_BROKER_URL)
+or, with neither set, the embedded PostgreSQL and Valkey under var/ (memory_site/embedded.py)."""
+
+from urllib.parse import unquote
+
+from memory_site import embedded
+from memory_site.settings.base import env
+
+# --- Database: DATABASE_URL (team mode) or the embedded PostgreSQL ---------------------------
+if env("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db("DATABASE_URL")}
+    # A unix socket directory may be given percent-encoded: postgres://user@%2Frun%2Fpg/db
+    DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST", ""))
+else:
+    DATABASES = {"default": embedded.database_settings()}  # started on the first connection
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Bounded work per request: every SQL statement (0 = no limit).
+CAIRN_STATEMENT_TIMEOUT_MS = env.int("CAIRN_STATEMENT_TIMEOUT_MS", default=30_000)
+if CAIRN_STATEMENT_TIMEOUT_MS:
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (
+        f"{_options.get('options', '')} -c statement_timeout={CAIRN_STATEMENT_TIMEOUT_MS}"
+    ).strip()
+
+# --- Celery: CELERY_BROKER_URL (team mode) or the embedded Valkey on a unix socket -----------
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="") or embedded.broker_url()
+CELERY_EMBEDDED_BROKER = not env("CELERY_BROKER_URL", default="")
+# The embedded broker's socket ('' with a team broker): a write skips queueing while it is absent.
+CAIRN_BROKER_SOCKET = str(embedded.BROKER_SOCKET) if CELERY_EMBEDDED_BROKER else ""
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A write must never hang on a missing broker: publishing gives up fast, sweeps catch up.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "max_retries": 1}
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_TASK_IGNORE_RESULT = True
+# A task past the soft limit raises inside (logged, retried later); the hard limit kills.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CAIRN_TASK_SOFT_TIME_LIMIT", default=300)
+CELERY_TASK_TIME_LIMIT = env.int("CAIRN_TASK_TIME_LIMIT", default=360)

