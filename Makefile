@@ -62,12 +62,14 @@ chromium:
 	  exit 1; \
 	fi
 
-## test: lint, migration check and the whole test suite (browser tests included)
+## test: lint, migration check and the whole test suite (browser tests included), in
+## TEST_WORKERS processes (pytest-xdist; 0: one process), each with its own test database
+TEST_WORKERS ?= 2
 test: $(STAMP) chromium
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	$(VPY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VPY) -m ruff check .
