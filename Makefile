@@ -63,13 +63,14 @@ chromium:
 	fi
 
 ## test: lint, migration check and the whole test suite (browser tests included), in
-## TEST_WORKERS processes (pytest-xdist; 0: one process), each with its own test database
+## TEST_WORKERS processes (pytest-xdist; 0: one process), each with its own test database.
+## Tests go out ten at a time, so no worker is left holding a queue of slow ones at the end.
 TEST_WORKERS ?= 2
 test: $(STAMP) chromium
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run
-	$(VPY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(VPY) -m pytest -n $(TEST_WORKERS) --maxschedchunk=10 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VPY) -m ruff check .
