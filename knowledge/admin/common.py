@@ -24,7 +24,10 @@ def actor_for(request: HttpRequest) -> Actor:
 
 
 class MarkdownEditor(forms.Textarea):
-    """A textarea that EasyMDE (vendored, no CDN) turns into an editor with a sanitized preview."""
+    """A textarea that EasyMDE (vendored, no CDN) turns into an editor, beside a live preview
+    rendered and sanitized by the server (knowledge/admin/editor.py)."""
+
+    template_name = "knowledge/admin/widgets/markdown_editor.html"
 
     class Media:
         css = {

@@ -1,86 +1,25 @@
-"""Entries in the admin: a Markdown editor, saves through the services, a sanitized preview."""
+"""Entries in the admin: Cairn's search in the changelist, the subtopic tree as a filter, bulk
+actions with a reason, a Markdown editor with a live preview; every save through the services."""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import admin
-from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
-from knowledge.admin.common import (
-    MarkdownEditor,
-    ScopedAdminMixin,
-    ServiceWritesMixin,
-    actor_for,
-)
+from knowledge.admin.actions import BulkActionsMixin
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
+from knowledge.admin.editor import live_preview, markdown_preview
+from knowledge.admin.entry_form import EntryForm
 from knowledge.admin.revisions import RevisionAdminMixin
-from knowledge.errors import AlreadyExists, ValidationFailed
+from knowledge.admin.search import CairnSearchMixin
+from knowledge.admin.tree import SubtopicTreeFilter
+from knowledge.errors import AlreadyExists
 from knowledge.graph.selectors import entry_relations
 from knowledge.models import Entry
-from knowledge.paths import normalize_path
-from knowledge.rendering import render_markdown
 from knowledge.services import EntryFields, entry_create, entry_delete, entry_update
-
-
-class EntryForm(forms.ModelForm):
-    subtopic_path = forms.CharField(
-        required=False,
-        label="Subtopic",
-        help_text="Path such as customer-x/2026-08/incident; created if missing. "
-        "Empty = project root.",
-    )
-    tags_text = forms.CharField(required=False, label="Tags", help_text="Comma-separated.")
-    reason = forms.CharField(
-        required=False, help_text="Why this change? Recorded in the history and the git mirror."
-    )
-
-    # The service's refusal of the last save, shown on its field (see EntryAdmin.add_refused).
-    refusal: tuple[str, str] | None = None
-
-    class Meta:
-        model = Entry
-        fields = ("project", "title", "kind", "status", "searchable", "body", "metadata")
-        widgets = {"body": MarkdownEditor()}
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if self.instance.pk:
-            self.fields["subtopic_path"].initial = (
-                self.instance.subtopic.path if self.instance.subtopic_id else ""
-            )
-            self.fields["tags_text"].initial = ", ".join(self.instance.tags)
-            # The current version, not the instance's: a revert form shows an old revision.
-            current = Entry.objects.filter(pk=self.instance.pk).values_list("version", flat=True)
-            self.fields["version"] = forms.IntegerField(
-                widget=forms.HiddenInput, initial=current.first() or self.instance.version
-            )
-
-    def validate_constraints(self, exclude=None):
-        """Identity is checked by the service against the subtopic the path resolves to."""
-
-    def clean(self):
-        data = super().clean()
-        if self.refusal:
-            self.add_error(*self.refusal)
-        try:
-            data["subtopic_path"] = normalize_path(data.get("subtopic_path"))
-        except ValidationFailed as exc:
-            self.add_error("subtopic_path", exc.message)
-        if self.instance.pk and data.get("version") is not None:
-            current = Entry.objects.filter(pk=self.instance.pk).values_list("version", flat=True)
-            if current and current[0] != data["version"]:
-                # Re-show the form with the person's text intact rather than overwrite silently.
-                raise forms.ValidationError(
-                    f"Someone changed this entry since you opened it (now version {current[0]},"
-                    f" you edited version {data['version']}). Copy your changes, reload the"
-                    " page, and apply them again."
-                )
-        return data
-
 
 # Who wrote, changed and verified an entry: shown, never edited by hand.
 PROVENANCE = (
@@ -90,8 +29,17 @@ PROVENANCE = (
 
 
 @admin.register(Entry)
-class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
+class EntryAdmin(
+    CairnSearchMixin,
+    BulkActionsMixin,
+    RevisionAdminMixin,
+    ServiceWritesMixin,
+    ScopedAdminMixin,
+    SimpleHistoryAdmin,
+):
     form = EntryForm
+    change_form_template = "knowledge/admin/entries/change_form.html"
+    autocomplete_fields = ("project",)
     list_display = (
         "title",
         "short_id",
@@ -104,6 +52,7 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
         "updated_at",
     )
     list_filter = (
+        SubtopicTreeFilter,
         ("project", admin.RelatedOnlyFieldListFilter),
         "kind",
         "status",
@@ -112,13 +61,12 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
     )
     search_fields = ("title", "body", "short_id", "tags", "subtopic__path")
     list_select_related = ("project", "subtopic")
-    readonly_fields = ("rendered", "links", "backlinks", *PROVENANCE)
+    readonly_fields = ("links", "backlinks", *PROVENANCE)
     fieldsets = (
         (None, {"fields": ("project", "subtopic_path", "title", "body", "reason")}),
         ("Metadata", {"fields": ("kind", "tags_text", "status", "searchable", "metadata")}),
         ("Links", {"fields": ("links", "backlinks")}),
         ("Provenance", {"classes": ("collapse",), "fields": PROVENANCE}),
-        ("Rendered", {"classes": ("collapse",), "fields": ("rendered",)}),
     )
     history_list_display = ("version", "status", "generated_by")
     date_hierarchy = "updated_at"
@@ -130,11 +78,6 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
     @admin.display(boolean=True, ordering="verified_at")
     def verified(self, obj: Entry) -> bool:
         return obj.is_verified
-
-    @admin.display(description="rendered body")
-    def rendered(self, obj: Entry):
-        # Safe: render_markdown sanitizes with nh3 (bodies are written by agents, too).
-        return mark_safe(f'<div class="cairn-rendered">{render_markdown(obj.body)}</div>')
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.pk:
@@ -177,12 +120,12 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
         return ", ".join(str(s) for s in obj.sources.all()) or "—"
 
     def get_urls(self):
-        preview = path(
-            "preview/",
-            self.admin_site.admin_view(markdown_preview),
-            name="knowledge_entry_preview",
-        )
-        return [preview, *super().get_urls()]
+        view = self.admin_site.admin_view
+        return [
+            path("preview/", view(markdown_preview), name="knowledge_entry_preview"),
+            path("preview/live/", view(live_preview), name="knowledge_entry_live_preview"),
+            *super().get_urls(),
+        ]
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
@@ -249,11 +192,3 @@ class EntryAdmin(RevisionAdminMixin, ServiceWritesMixin, ScopedAdminMixin, Simpl
     def delete_queryset(self, request, queryset):
         for entry in queryset:
             self.delete_model(request, entry)
-
-
-@staff_member_required
-def markdown_preview(request: HttpRequest) -> HttpResponse:
-    """The editor's preview: rendered and sanitized on the server, like every other rendering."""
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    return HttpResponse(render_markdown(request.POST.get("text", "")))

@@ -7,8 +7,10 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
+from knowledge.admin.tree import mark_open, tree_links
 from knowledge.models import Membership, Project
 from knowledge.selectors import maintained_projects
+from knowledge.selectors.trees import entry_forest
 from knowledge.services import (
     MembershipChange,
     project_create,
@@ -78,6 +80,15 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     search_fields = ("slug", "name", "description")
     readonly_fields = ("created_at", "updated_at")
     inlines = [MembershipInline]
+    change_form_template = "knowledge/admin/projects/change_form.html"
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            forest = entry_forest(actor_for(request), project=obj.pk)
+            mark_open(forest, obj.slug)
+            tree_links(forest)
+            context["cairn_tree"] = forest
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def get_readonly_fields(self, request, obj=None):
         # The slug names files in the git mirror and paths agents quote: fixed once created.

@@ -3,13 +3,39 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.http import urlencode
 from simple_history.admin import SimpleHistoryAdmin
 
+from knowledge import limits
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
+from knowledge.errors import KnowledgeError
 from knowledge.models import Source, Subtopic
-from knowledge.services import subtopic_ensure
+from knowledge.paths import normalize_path
+from knowledge.selectors import writable_projects
+from knowledge.services import subtopic_ensure, subtopic_move
+from ops.timing import timed
+
+
+class SubtopicMoveForm(forms.Form):
+    project = forms.ModelChoiceField(queryset=None)
+    path = forms.CharField(max_length=limits.PATH, label="Subtopic")
+    to = forms.CharField(
+        max_length=limits.PATH,
+        label="New path",
+        help_text="e.g. archive/2026/incident; the subtopics below it keep their place under it.",
+    )
+    reason = forms.CharField(
+        max_length=limits.REASON, help_text="Recorded in each moved entry's history."
+    )
+
+    def __init__(self, *args, actor, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = writable_projects(actor).order_by("slug")
 
 
 class SubtopicForm(forms.ModelForm):
@@ -44,6 +70,47 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     @admin.display(description="entries")
     def entry_count(self, obj: Subtopic) -> int:
         return obj.entries.count()
+
+    def get_urls(self):
+        move = path(
+            "move/", self.admin_site.admin_view(self.move_view), name="knowledge_subtopic_move"
+        )
+        return [move, *super().get_urls()]
+
+    def move_view(self, request):
+        """Move a subtopic with its entries (one revision each, with the reason)."""
+        actor = actor_for(request)
+        form = SubtopicMoveForm(
+            request.POST if request.method == "POST" else None, actor=actor, initial=request.GET
+        )
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                with timed("admin", "subtopic.move"):
+                    moved = subtopic_move(
+                        actor=actor,
+                        project=data["project"].pk,
+                        path=data["path"],
+                        to=data["to"],
+                        reason=data["reason"],
+                    )
+            except KnowledgeError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.success(
+                    request,
+                    f"Moved {data['path']} to {data['to']}: {moved} entries, one revision each.",
+                )
+                tree = f"{data['project'].slug}/{normalize_path(data['to'])}"
+                url = reverse("admin:knowledge_entry_changelist")
+                return HttpResponseRedirect(f"{url}?{urlencode({'tree': tree})}")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Move a subtopic with its entries",
+            "form": form,
+        }
+        return TemplateResponse(request, "knowledge/admin/subtopics/move.html", context)
 
     def has_change_permission(self, request, obj=None):
         # Subtopics are paths: entries move between them, the nodes themselves are not edited.

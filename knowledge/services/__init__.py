@@ -27,6 +27,7 @@ from knowledge.services.entries_edit import (
     entry_edit,
     entry_verify,
 )
+from knowledge.services.entries_tags import entry_retag
 from knowledge.services.fields import EntryFields
 from knowledge.services.graph import entries_reindex_graph
 from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
@@ -38,6 +39,7 @@ from knowledge.services.memberships import (
 )
 from knowledge.services.projects import project_create, project_update
 from knowledge.services.subtopics import subtopic_ensure
+from knowledge.services.subtopics_move import subtopic_move
 from knowledge.services.tokens import (
     CreatedToken,
     token_authenticate,
@@ -66,6 +68,7 @@ __all__ = [
     "entry_edit",
     "entry_embed",
     "entry_move",
+    "entry_retag",
     "entry_revert",
     "entry_set_status",
     "entry_update",
@@ -78,6 +81,7 @@ __all__ = [
     "project_memberships_set",
     "project_update",
     "subtopic_ensure",
+    "subtopic_move",
     "token_authenticate",
     "token_create",
     "token_revoke",

@@ -12,57 +12,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector, TrigramSimilarity
+from django.contrib.postgres.search import SearchVector
 from django.db import connection
-from django.db.models import Q, Value
+from django.db.models import Value
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.graph.parsing import Graph, parse
+from knowledge.graph.resolve import may_reference, resolve_targets, split_target, target_key
 from knowledge.models import (
     Entry,
     EntryStatus,
     Observation,
     Project,
     Relation,
-    Sensitivity,
     content_hash,
 )
 from knowledge.paths import entry_slug, normalize_path
 from knowledge.selectors import visible_projects
 
-# A project may resolve links into projects at most as closed as itself: a public entry's link
-# never points into a restricted project (readers are filtered again when it is shown).
-_RANK = {
-    Sensitivity.PUBLIC: 0,
-    Sensitivity.INTERNAL: 1,
-    Sensitivity.CONFIDENTIAL: 2,
-    Sensitivity.RESTRICTED: 3,
-}
-_CANDIDATE = ("pk", "slug", "project_id", "project__slug", "project__sensitivity",
-              "subtopic__path", "status")  # fmt: skip
 MAX_WAITING = 1000  # waiting links resolved per write
-
-
-def may_reference(source_sensitivity: str, target_sensitivity: str) -> bool:
-    return _RANK.get(target_sensitivity, 3) <= _RANK.get(source_sensitivity, 0)
-
-
-def target_key(text: str) -> str:
-    """The slug a link's last segment names: what an entry's slug is matched on."""
-    return entry_slug(text.rsplit("/", 1)[-1].strip())
-
-
-def _split_target(text: str) -> tuple[str | None, str | None, str]:
-    """`proj/a/b/Title` → ("proj", "a/b", key); `a/Title` → ("a", "", key) as well as the
-    same-project reading ("a" as the subtopic) — the resolver tries both."""
-    parts = [p.strip() for p in text.split("/") if p.strip()]
-    if len(parts) <= 1:
-        return None, None, target_key(text)
-    try:
-        return parts[0].lower(), normalize_path("/".join(parts[1:-1])), target_key(parts[-1])
-    except ValidationFailed:  # a link that is no valid path just does not resolve
-        return None, None, target_key(text)
 
 
 def writer_of(entry: Entry) -> Actor | None:
@@ -70,90 +39,6 @@ def writer_of(entry: Entry) -> Actor | None:
     link waiting for its entry): its last author. None when unknown: its links then stay in
     its own project."""
     return Actor.for_user(entry.updated_by) if entry.updated_by_id else None
-
-
-def _readable(writer: Actor | None):
-    return visible_projects(writer) if writer is not None else Project.objects.none()
-
-
-def resolve_targets(source: Entry, texts: list[str], writer: Actor | None) -> dict[str, int | None]:
-    """For each link text of `source`: the id of the entry it names, or None (waiting).
-
-    Same project first: the exact path, then the title (same subtopic preferred, then the one
-    entry with it, then the oldest); a `project/…/Title` link names another project only when
-    that project exists, `source`'s project may reference it and the `writer` may read it.
-    A project the writer cannot read is treated as one that does not exist, so a link never
-    tells its writer whether a hidden entry is there.
-    """
-    if not texts:
-        return {}
-    project = source.project
-    keys = {target_key(t) for t in texts}
-    firsts = {p for p, _, _ in map(_split_target, texts) if p}
-    readable = _readable(writer).filter(slug__in=firsts).values("pk")
-    rows = list(
-        Entry.objects.filter(slug__in=keys)
-        .filter(Q(project_id=project.pk) | Q(project__in=readable))
-        .exclude(pk=source.pk)
-        .values_list(*_CANDIDATE)
-        .order_by("pk")
-    )
-    answer: dict[str, int | None] = {}
-    for text in texts:
-        first, sub, key = _split_target(text)
-        found = None
-        if first and first != project.slug:
-            found = _pick(
-                [r for r in rows if r[3] == first and may_reference(project.sensitivity, r[4])],
-                key,
-                sub,
-                None,
-            )
-        if found is None:
-            if first == project.slug:
-                local_sub = sub
-            elif first:
-                local_sub = normalize_path(text.rsplit("/", 1)[0]) if "/" in text else None
-            else:
-                local_sub = None
-            own = [r for r in rows if r[2] == project.pk]
-            found = _pick(own, key, local_sub, source.subtopic.path if source.subtopic_id else "")
-            if found is None and local_sub is None:
-                found = _close_enough(source, text)
-        answer[text] = found
-    return answer
-
-
-def _close_enough(source: Entry, text: str) -> int | None:
-    """The one entry of the source's project whose title is similar enough to `text`
-    (pg_trgm, CAIRN_GRAPH_FUZZY_THRESHOLD): none when two are, so a guess is never ambiguous."""
-    threshold = settings.CAIRN_GRAPH_FUZZY_THRESHOLD
-    name = text.rsplit("/", 1)[-1].strip()
-    if not threshold or len(name) < 4:
-        return None
-    close = list(
-        Entry.objects.filter(project_id=source.project_id, title__trigram_similar=name)
-        .exclude(pk=source.pk)
-        .exclude(status=EntryStatus.SUPERSEDED)
-        .annotate(similarity=TrigramSimilarity("title", name))
-        .filter(similarity__gte=threshold)
-        .values_list("pk", flat=True)[:2]
-    )
-    return close[0] if len(close) == 1 else None
-
-
-def _pick(rows: list[tuple], key: str, sub: str | None, near: str | None) -> int | None:
-    same = [r for r in rows if r[1] == key]
-    if sub is not None:
-        same = [r for r in same if (r[5] or "") == sub]
-    if not same:
-        return None
-    live = [r for r in same if r[6] != EntryStatus.SUPERSEDED] or same
-    if near is not None:
-        close = [r for r in live if (r[5] or "") == near]
-        if close:
-            return close[0][0]
-    return live[0][0]
 
 
 # One round trip for both kinds of current facts of an entry.
@@ -318,7 +203,7 @@ def _writers_who_read(user_ids: set[int], project: Project):
 def _names(text: str, project, sub: str, source_project: int, source_sensitivity: str) -> bool:
     """Whether a link `text` written in project `source_project` names an entry (whose slug
     matches) in `project` at subtopic `sub`, by the rules of resolve_targets."""
-    first, path_sub, _ = _split_target(text)
+    first, path_sub, _ = split_target(text)
     if first is None:  # a bare title: any subtopic of the source's own project
         return source_project == project.pk
     if first == project.slug:  # project/…/Title: that exact place

@@ -1,36 +1,95 @@
-/* Cairn: turn .cairn-markdown textareas into EasyMDE editors. The preview is rendered and
-   sanitized by the server (the same renderer as everywhere else), never by the browser. */
+/* Cairn: turn .cairn-markdown textareas into EasyMDE editors with a live preview beside them.
+   Every preview is rendered and sanitized by the server (the same renderer as the entry page),
+   never by the browser; the side panel also lists the links and observations a save would
+   record, each link marked resolved or missing. Ctrl+S / Cmd+S saves and keeps editing. */
 (function () {
   "use strict";
   function csrfToken() {
     var input = document.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
   }
-  function previewUrl() {
-    var parts = window.location.pathname.split("/knowledge/entry/");
-    return parts[0] + "/knowledge/entry/preview/";
+  function base() {
+    return window.location.pathname.split("/knowledge/entry/")[0] + "/knowledge/entry/";
+  }
+  function entryId() {
+    var match = window.location.pathname.match(/\/knowledge\/entry\/(\d+)\//);
+    return match ? match[1] : "";
+  }
+  function value(id) {
+    var el = document.getElementById(id);
+    return el ? el.value : "";
+  }
+  function post(url, fields) {
+    var body = new URLSearchParams();
+    Object.keys(fields).forEach(function (k) { body.append(k, fields[k]); });
+    return fetch(url, {
+      method: "POST",
+      headers: { "X-CSRFToken": csrfToken() },
+      body: body,
+      credentials: "same-origin",
+    });
   }
   var pending = null;
   function serverPreview(text, preview) {
     if (pending) { clearTimeout(pending); }
     pending = setTimeout(function () {
-      var body = new URLSearchParams();
-      body.append("text", text);
-      fetch(previewUrl(), {
-        method: "POST",
-        headers: { "X-CSRFToken": csrfToken() },
-        body: body,
-        credentials: "same-origin",
-      })
+      post(base() + "preview/", { text: text })
         .then(function (r) { return r.ok ? r.text() : "<p>Preview unavailable.</p>"; })
         .then(function (html) { preview.innerHTML = html; });
     }, 150);
     return preview.innerHTML || "<p>Rendering…</p>";
   }
+
+  function livePanel(editor, panel) {
+    var timer = null, sent = 0;
+    function refresh() {
+      var ticket = ++sent;
+      post(base() + "preview/live/", {
+        text: editor.value(),
+        project: value("id_project"),
+        subtopic_path: value("id_subtopic_path"),
+        title: value("id_title"),
+        entry: entryId(),
+      })
+        .then(function (r) { return r.ok ? r.text() : "<p class=\"errornote\">Preview unavailable.</p>"; })
+        .then(function (html) {
+          if (ticket !== sent) { return; }  // a newer preview is on its way
+          panel.innerHTML = html;  // server-rendered and sanitized
+          panel.dataset.rendered = String(ticket);
+        });
+    }
+    function soon() {
+      if (timer) { clearTimeout(timer); }
+      timer = setTimeout(refresh, 300);
+    }
+    editor.codemirror.on("change", soon);
+    ["id_project", "id_subtopic_path", "id_title"].forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) { el.addEventListener("input", soon); el.addEventListener("change", soon); }
+    });
+    // The project's autocomplete (select2) announces its choice through jQuery only.
+    if (window.django && window.django.jQuery) {
+      window.django.jQuery("#id_project").on("change", soon);
+    }
+    refresh();
+  }
+
+  function keyboardSave(event) {
+    if (!(event.ctrlKey || event.metaKey) || event.altKey || event.key.toLowerCase() !== "s") {
+      return;
+    }
+    var button = document.querySelector("input[name=_continue]") ||
+      document.querySelector("input[name=_save]");
+    if (!button) { return; }
+    event.preventDefault();
+    button.click();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.addEventListener("keydown", keyboardSave);
     if (typeof EasyMDE === "undefined") { return; }
     document.querySelectorAll("textarea.cairn-markdown").forEach(function (el) {
-      new EasyMDE({
+      var editor = new EasyMDE({
         element: el,
         autoDownloadFontAwesome: false,
         spellChecker: false,
@@ -39,8 +98,11 @@
         previewRender: serverPreview,
         toolbar: ["bold", "italic", "heading", "|", "quote", "unordered-list", "ordered-list",
                   "|", "link", "code", "table", "horizontal-rule", "|", "preview",
-                  "side-by-side", "fullscreen", "|", "guide"],
+                  "fullscreen", "|", "guide"],
       });
+      var panel = el.closest(".cairn-editor");
+      panel = panel && panel.querySelector(".cairn-live");
+      if (panel) { livePanel(editor, panel); }
     });
   });
 })();

@@ -1,0 +1,87 @@
+"""What an editor will save, before it is saved: the observations and relations a body produces,
+each link with the entry it would name (or none yet), and whether the title is taken where the
+entry goes. The same parser and link rules as a save (knowledge.graph), scoped by the actor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models.functions import Lower
+
+from knowledge.actors import Actor
+from knowledge.errors import KnowledgeError, ValidationFailed
+from knowledge.graph.parsing import Observation, Relation, parse
+from knowledge.graph.resolve import resolve_targets
+from knowledge.models import Entry, Subtopic
+from knowledge.paths import normalize_path
+from knowledge.selectors import project_get, visible_entries
+
+
+@dataclass(frozen=True)
+class PreviewLink:
+    relation: Relation
+    entry: Entry | None  # the entry the link names now; None: missing (it waits for one)
+
+    @property
+    def resolved(self) -> bool:
+        return self.entry is not None
+
+
+@dataclass
+class BodyPreview:
+    observations: list[Observation] = field(default_factory=list)
+    links: list[PreviewLink] = field(default_factory=list)
+    taken_by: Entry | None = None  # another entry with this title in the same place
+    place: str = ""  # `project/subtopic` the entry goes to, when known
+
+    @property
+    def missing(self) -> int:
+        return sum(1 for link in self.links if not link.resolved)
+
+
+def body_preview(
+    actor: Actor,
+    *,
+    body: str,
+    project: str | int | None = None,
+    subtopic: str | None = None,
+    title: str = "",
+    entry: int | None = None,
+) -> BodyPreview:
+    """The graph `body` would give an entry titled `title` at `project`/`subtopic` (`entry`: the
+    one being edited, which a link never names). Without a project (not chosen yet) the links
+    are listed, unresolved. Raises ValidationFailed for a body over the size limit."""
+    limit = settings.CAIRN_MAX_BODY_BYTES
+    if len(body) > limit or len(body.encode()) > limit:
+        raise ValidationFailed(
+            f"The body is over the limit of {limit:,} bytes; shorten it or split it into "
+            "several entries.",
+            field="body",
+            limit=limit,
+        )
+    parsed = parse(body)
+    preview = BodyPreview(observations=parsed.observations)
+    try:
+        proj = project_get(actor, project) if project not in (None, "") else None
+        path = normalize_path(subtopic)
+    except KnowledgeError:  # a project or path the form will refuse on save
+        proj, path = None, ""
+    if proj is None:
+        preview.links = [PreviewLink(r, None) for r in parsed.relations]
+        return preview
+    node = Subtopic.objects.filter(project=proj, path=path).first() if path else None
+    source = Entry(project=proj, subtopic=node)
+    source.pk = entry
+    preview.place = f"{proj.slug}/{path}" if path else proj.slug
+    found = resolve_targets(source, [r.target for r in parsed.relations], actor)
+    shown = visible_entries(actor).select_related("project", "subtopic")
+    targets = shown.in_bulk([pk for pk in found.values() if pk])
+    preview.links = [PreviewLink(r, targets.get(found.get(r.target))) for r in parsed.relations]
+    name = " ".join((title or "").split()).lower()
+    if name and (node is not None or not path):
+        same = shown.annotate(ltitle=Lower("title"))
+        same = same.filter(project=proj, subtopic=node, ltitle=name)
+        preview.taken_by = same.exclude(pk=entry).first() if entry else same.first()
+    return preview

@@ -1,0 +1,36 @@
+"""Tag changes by difference: add some tags and remove others, keeping the rest, so a bulk
+retag of many entries never overwrites tags another writer added meanwhile."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from knowledge.actors import Actor
+from knowledge.errors import ValidationFailed
+from knowledge.models import Entry
+from knowledge.services import _kernel as k
+from knowledge.services.fields import EntryFields
+
+
+@transaction.atomic(durable=True)
+def entry_retag(
+    *,
+    actor: Actor,
+    ref: int | str,
+    add: list[str] | str | None = None,
+    remove: list[str] | str | None = None,
+    expected_version: int | None = None,
+    reason: str = "",
+) -> Entry:
+    """Add `add` and remove `remove` (lists or comma-separated) from the entry's tags, as one
+    revision; no revision when its tags already read so."""
+    adding, removing = k.normalize_tags(add) or [], set(k.normalize_tags(remove) or [])
+    if not adding and not removing:
+        raise ValidationFailed("Name a tag to add or to remove.", field="tags")
+    entry = k.lock_entry(actor, ref)
+    k.check_version(entry, expected_version)
+    tags = [t for t in entry.tags if t not in removing]
+    tags += [t for t in adding if t not in tags and t not in removing]
+    if k.apply_changes(entry, EntryFields(tags=tags)):
+        k.save_entry(entry, actor, reason or "tags changed")
+    return entry
