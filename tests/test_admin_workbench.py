@@ -412,3 +412,22 @@ def test_a_subtopic_move_that_would_collide_moves_nothing(admin_client, notes, p
         url, {"project": project.pk, "path": "ops", "to": "ops/inner", "reason": "x"}
     )
     assert b"itself or below itself" in into_itself.content
+
+
+# --- the index -----------------------------------------------------------------------------------
+
+
+def test_the_index_shows_recent_changes_open_items_and_backlogs(admin_client, notes, actor):
+    call = EntryFields(title="Call back Dana", body="x", status="open")
+    entry_upsert(actor=actor, project="acme", fields=call)
+    html = admin_client.get("/admin/").content.decode()
+    assert 'id="cairn-dashboard"' in html
+    assert "Call back Dana" in html and "Team charter" in html
+    assert "Parked revisions" in html and "Embedding backlog" in html
+    _fill(actor, 0, 10)
+    with CaptureQueriesContext(connection) as before:
+        admin_client.get("/admin/")
+    _fill(actor, 10, 30)
+    with CaptureQueriesContext(connection) as after:
+        admin_client.get("/admin/")
+    assert len(after) == len(before)

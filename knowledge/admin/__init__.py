@@ -1,7 +1,7 @@
 """The Django admin for staff. Reads are scoped by the selectors; writes go through the services,
 so an edit here is a revision like any other."""
 
-from knowledge.admin import entries, projects, topics  # noqa: F401  (register the model admins)
+from knowledge.admin import dashboard, entries, projects, topics  # noqa: F401  (register the admins)
 from knowledge.admin.entries import EntryAdmin
 from knowledge.admin.projects import ProjectAdmin
 from knowledge.admin.topics import SourceAdmin, SubtopicAdmin

@@ -54,7 +54,8 @@ def pytest_collection_modifyitems(items):
     main thread from its session-scoped start until the session ends, and tests that call
     anyio.run / asyncio.run (the MCP client) fail inside a running loop. pytest-django sorts
     transactional tests (these use live_server) in among them; this puts ours at the end."""
-    browser = [item for item in items if item.nodeid.startswith("tests/web/test_browser.py")]
+    files = ("tests/web/test_browser.py", "tests/web/test_admin_browser.py")
+    browser = [item for item in items if item.nodeid.startswith(files)]
     if browser:
         others = [item for item in items if item not in browser]
         items[:] = others + browser

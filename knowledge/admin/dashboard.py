@@ -1,0 +1,38 @@
+"""The admin's index opens on what needs a person: the latest changes, the open items, the
+revisions the git mirror parked and the embedding backlog, above the stock list of models."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from history import selectors as history
+from knowledge.admin.common import actor_for
+from knowledge.models import EntryStatus
+from knowledge.selectors import entry_list
+from knowledge.selectors.health import embedding_state
+
+SHOWN = 8
+
+
+def dashboard(request: HttpRequest) -> dict:
+    """What the index shows this person (entries scoped like every read; the backlogs are
+    site-wide counts, no names)."""
+    actor = actor_for(request)
+    entries = entry_list(actor)
+    return {
+        "recent": list(entries[:SHOWN]),
+        "open": list(entries.filter(status=EntryStatus.OPEN)[:SHOWN]),
+        "mirror": history.mirror_state(),
+        "embedding": embedding_state(),
+    }
+
+
+_stock_index = admin.site.index
+
+
+def index(request: HttpRequest, extra_context=None):
+    return _stock_index(request, {"cairn": dashboard(request), **(extra_context or {})})
+
+
+admin.site.index = index  # the default site's own view, with the dashboard in its context
