@@ -84,3 +84,12 @@ def read_token(make_token):
 def _fast_password_hashing(settings):
     # Only what makes tests fast: a cheap hasher for the many users fixtures create.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Timings a test left buffered must not be flushed at exit: by then pytest-django has torn
+    the test database down and the connection points at the installation's own database."""
+    from ops import timing
+
+    timing.discard()
