@@ -139,3 +139,48 @@ def _autocomplete(world: World) -> bool:
     if response.status_code != 200:
         return False
     return [r["text"] for r in response.json()["results"]] == [SLUG]
+
+
+@surface("admin_entry_tree", "read", PERSON_ROLES)
+def _entry_tree(world: World) -> bool:
+    status, html = page(world, f"{A}/entry/")
+    assert status == 200
+    return f'data-key="{SLUG}/ops/2026"' in html
+
+
+@surface("admin_entry_tree_filter", "read", PERSON_ROLES)
+def _entry_tree_filter(world: World) -> bool:
+    return shown(world, f"{A}/entry/?tree={SLUG}%2Fops", TITLE)
+
+
+@surface("admin_entry_live_preview_link", "read", PERSON_ROLES)
+def _live_preview(world: World) -> bool:
+    response = world.admin_client.post(
+        f"{A}/entry/preview/live/",
+        {"text": f"[[{TITLE}]]", "project": str(world.target.pk), "title": "x"},
+    )
+    html = response.content.decode()
+    resolved = 'class="resolved"' in html
+    if not resolved:
+        assert f"/entry/{world.entry.pk}/" not in html, "the preview links a hidden entry"
+    return resolved
+
+
+@surface("admin_entry_bulk_status", "write", PERSON_ROLES)
+def _bulk_status(world: World) -> bool:
+    entry = world.entry
+    world.admin_client.post(
+        f"{A}/entry/",
+        {"action": "set_entries_status", "_selected_action": [entry.pk], "apply": "1",
+         f"version_{entry.pk}": entry.version, "status": "archived", "reason": "test"},
+    )  # fmt: skip
+    return Entry.objects.get(pk=entry.pk).status == "archived"
+
+
+@surface("admin_subtopic_move", "write", PERSON_ROLES)
+def _subtopic_move(world: World) -> bool:
+    world.admin_client.post(
+        f"{A}/subtopic/move/",
+        {"project": world.target.pk, "path": "ops/2026", "to": "ops/2027", "reason": "test"},
+    )
+    return Entry.objects.get(pk=world.entry.pk).subtopic.path == "ops/2027"
