@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -85,6 +86,29 @@ class EntryState:
     @property
     def path(self) -> str:
         return entry_path(self.project, self.subtopic, self.slug)
+
+
+# Where str.splitlines() breaks besides \n and \r: JSON may keep these raw, a trailer may not.
+_LINE_BREAKS = {c: f"\\u{ord(c):04x}" for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line_json(value) -> str:
+    """JSON on one line whatever the text holds (readable: non-ASCII stays as it is)."""
+    return json.dumps(value, ensure_ascii=False).translate(str.maketrans(_LINE_BREAKS))
+
+
+def iso_time(value: dt.datetime | None) -> str | None:
+    """UTC, to the microsecond, with a Z: what the mirror writes for every time."""
+    return _iso(value)
+
+
+def parse_time(value) -> dt.datetime | None:
+    """The inverse of iso_time (a YAML datetime is taken as it is, naive as UTC)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
 def _iso(value: dt.datetime | None) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from history.files import EntryState
+from history.files import EntryState, iso_time, one_line_json
 from history.gitmirror import Mirror, Person, build_message
 from history.mirror.repo import HistoricalEntry, committer
 from knowledge.models import Entry, Project, Subtopic
@@ -148,9 +148,34 @@ def render_revision(mirror: Mirror, row, names: Names, sources: dict) -> Prepare
     summary = f"{_VERBS.get(row.history_type, 'update')} {where.removesuffix('.md')}: "
     summary += f"{n_lines} line{'s' if n_lines != 1 else ''} changed"
     message = build_message(
-        row.history_change_reason or "", summary, revision=row.history_id, entry_id=row.short_id
+        row.history_change_reason or "",
+        summary,
+        revision=row.history_id,
+        entry_id=row.short_id,
+        trailers=revision_trailers(row, names),
     )
     return Prepared(changes, message)
+
+
+def revision_trailers(row, names: Names) -> dict[str, str]:
+    """What a revision holds beyond its file, exactly (`mirror restore` reads it back): the
+    action, who (username), when (to the microsecond), why (JSON: any text on one line), the
+    place as slugs, the entry's numeric id, and whether the body ends with a newline (the file
+    always does)."""
+    out = {"Cairn-Action": _VERBS.get(row.history_type, "update")}
+    username = names.user(row.history_user_id)[0]
+    if username:
+        out["Cairn-User"] = username
+    out["Cairn-Time"] = iso_time(row.history_date)
+    if row.history_change_reason is not None:
+        out["Cairn-Reason"] = one_line_json(row.history_change_reason)
+    out["Cairn-Project"] = names.project(row.project_id)
+    if row.subtopic_id:
+        out["Cairn-Subtopic"] = names.subtopic(row.subtopic_id)
+    out["Cairn-Row"] = str(row.id)
+    if row.history_type != "-" and (row.body or "").endswith("\n"):
+        out["Cairn-Body-Newline"] = "yes"
+    return out
 
 
 def note_revision(row, error: str) -> Prepared:
