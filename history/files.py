@@ -153,18 +153,34 @@ def frontmatter(state: EntryState) -> dict:
 
 def render_entry(state: EntryState) -> bytes:
     """Markdown with YAML frontmatter. Same state, same bytes (the body is kept verbatim)."""
-    head = yaml.dump(
-        frontmatter(state),
-        Dumper=_DUMPER,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=10**6,
-    )
+    head = _dump(frontmatter(state))
     body = state.body or ""
     if body and not body.endswith("\n"):
         body += "\n"
     return f"---\n{head}---\n{body}".encode()
+
+
+_KEY_ORDER = ("id", "title", "kind", "status", "tags", "version", "created", "updated",
+              "generated_by", "verified_by", "verified_at", "sources", "supersedes",
+              "superseded_by", "searchable", "metadata")  # fmt: skip
+
+
+def with_key(raw: bytes, key: str, value) -> bytes:
+    """A rendered file with one frontmatter key set (the body's bytes untouched): what
+    render_entry would write for the state with that field changed."""
+    text = raw.decode("utf-8")
+    end = text.index("\n---\n", 3)
+    data = yaml.safe_load(text[4 : end + 1]) or {}
+    data[key] = value
+    data = {k: data[k] for k in _KEY_ORDER if k in data and data[k] not in (None, "", [], {})}
+    return f"---\n{_dump(data)}{text[end + 1 :]}".encode()
+
+
+def _dump(data: dict) -> str:
+    return yaml.dump(
+        data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False,
+        width=10**6,
+    )  # fmt: skip
 
 
 class FrontmatterError(ValueError):

@@ -37,6 +37,11 @@ from knowledge.services.memberships import (
     project_memberships_set,
 )
 from knowledge.services.projects import project_create, project_update
+from knowledge.services.restore import (
+    RestoredRevision,
+    RestoreReport,
+    memory_restore,
+)
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.tokens import (
     CreatedToken,
@@ -54,6 +59,8 @@ __all__ = [
     "ImportItem",
     "ImportOutcome",
     "MembershipChange",
+    "RestoreReport",
+    "RestoredRevision",
     "UpsertResult",
     "apply_edit",
     "entries_embed",
@@ -74,6 +81,7 @@ __all__ = [
     "lexeme_stats_refresh",
     "membership_grant",
     "membership_revoke",
+    "memory_restore",
     "project_create",
     "project_memberships_set",
     "project_update",
