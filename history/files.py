@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -87,6 +88,29 @@ class EntryState:
         return entry_path(self.project, self.subtopic, self.slug)
 
 
+# Where str.splitlines() breaks besides \n and \r: JSON may keep these raw, a trailer may not.
+_LINE_BREAKS = {c: f"\\u{ord(c):04x}" for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line_json(value) -> str:
+    """JSON on one line whatever the text holds (readable: non-ASCII stays as it is)."""
+    return json.dumps(value, ensure_ascii=False).translate(str.maketrans(_LINE_BREAKS))
+
+
+def iso_time(value: dt.datetime | None) -> str | None:
+    """UTC, to the microsecond, with a Z: what the mirror writes for every time."""
+    return _iso(value)
+
+
+def parse_time(value) -> dt.datetime | None:
+    """The inverse of iso_time (a YAML datetime is taken as it is, naive as UTC)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
 def _iso(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
@@ -129,18 +153,34 @@ def frontmatter(state: EntryState) -> dict:
 
 def render_entry(state: EntryState) -> bytes:
     """Markdown with YAML frontmatter. Same state, same bytes (the body is kept verbatim)."""
-    head = yaml.dump(
-        frontmatter(state),
-        Dumper=_DUMPER,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=10**6,
-    )
+    head = _dump(frontmatter(state))
     body = state.body or ""
     if body and not body.endswith("\n"):
         body += "\n"
     return f"---\n{head}---\n{body}".encode()
+
+
+_KEY_ORDER = ("id", "title", "kind", "status", "tags", "version", "created", "updated",
+              "generated_by", "verified_by", "verified_at", "sources", "supersedes",
+              "superseded_by", "searchable", "metadata")  # fmt: skip
+
+
+def with_key(raw: bytes, key: str, value) -> bytes:
+    """A rendered file with one frontmatter key set (the body's bytes untouched): what
+    render_entry would write for the state with that field changed."""
+    text = raw.decode("utf-8")
+    end = text.index("\n---\n", 3)
+    data = yaml.safe_load(text[4 : end + 1]) or {}
+    data[key] = value
+    data = {k: data[k] for k in _KEY_ORDER if k in data and data[k] not in (None, "", [], {})}
+    return f"---\n{_dump(data)}{text[end + 1 :]}".encode()
+
+
+def _dump(data: dict) -> str:
+    return yaml.dump(
+        data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False,
+        width=10**6,
+    )  # fmt: skip
 
 
 class FrontmatterError(ValueError):

@@ -56,6 +56,10 @@ def _trailers(message: str) -> dict[str, str]:
     return found
 
 
+def trailers_of(message: str) -> dict[str, str]:
+    return _trailers(message)
+
+
 def commit_info(commit: pygit2.Commit) -> CommitInfo:
     trailers = _trailers(commit.message)
     rev = trailers.get(TRAILER_REVISION)
@@ -277,10 +281,22 @@ class Mirror:
         remote.push([f"+{self.ref}:{self.ref}"], callbacks=callbacks)
 
 
-def build_message(subject: str, summary: str, *, revision: int, entry_id: str) -> str:
+def build_message(
+    subject: str,
+    summary: str,
+    *,
+    revision: int | None,
+    entry_id: str | None,
+    trailers: dict[str, str] | None = None,
+) -> str:
+    """Subject, summary, then the trailers (one line each: values never hold a newline) that
+    `mirror restore` reads back: what the subject line cannot carry exactly lives there."""
     subject = " ".join((subject or summary).split())[:200] or summary
     lines = [subject, ""]
     if summary != subject:
         lines += [summary, ""]
-    lines += [f"{TRAILER_REVISION}: {revision}", f"{TRAILER_ENTRY}: {entry_id}"]
+    for key, value in (trailers or {}).items():
+        lines.append(f"{key}: {' '.join(str(value).splitlines())}")
+    if revision is not None:  # the projects manifest's commits name no revision
+        lines += [f"{TRAILER_REVISION}: {revision}", f"{TRAILER_ENTRY}: {entry_id}"]
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from history.files import alternate_path, entry_id_of, render_entry
+from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, render_manifest, sync_manifest
 from history.mirror.render import (
     Names,
     commit_prepared,
@@ -88,14 +89,20 @@ def parked_lines() -> list[str]:
     ]
 
 
-def verify() -> list[str]:
+def verify(mirror=None) -> list[str]:
     """Differences between the tree at the published head and the database, one line each."""
-    mirror = open_mirror()
+    mirror = mirror or open_mirror()
     files = mirror.files(mirror.head().id if mirror.head() else None)
     problems: list[str] = []
     expected = expected_files(problems)
     seen: set[str] = set()
+    if files.get(MANIFEST_PATH) != render_manifest():
+        problems.append(
+            f"{MANIFEST_PATH}: the projects, memberships or subtopics differ from the database"
+        )
     for path in sorted(files):
+        if path.startswith(MANIFEST_DIR):
+            continue
         entry_id = entry_id_of(files[path]) if path.endswith(".md") else None
         if entry_id not in expected or entry_id in seen:
             problems.append(f"{path}: in the mirror but not a current entry in the database")
@@ -140,6 +147,7 @@ def rebuild(*, progress=None) -> int:
                 if progress is not None:
                     progress.update(1)
         mirror.publish()
+        sync_manifest(mirror)
         if path.exists():
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
             path.rename(path.with_name(f"{path.name}.old-{stamp}"))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from history.gitmirror import Mirror
+from history.mirror.manifest import manifest_current, sync_manifest
 from history.mirror.push import push
 from history.mirror.render import (
     Names,
@@ -41,6 +42,7 @@ class DrainResult:
     reconciled: int = 0
     parked: int = 0
     locked_out: bool = False
+    manifest: bool = False  # the projects manifest was committed
     seconds: float = 0.0
 
 
@@ -159,6 +161,9 @@ def _drain_locked(batch_size: int, result: DrainResult) -> None:
     names = Names()
     while _drain_batch(mirror, names, batch_size, result):
         pass
+    # After the entries: the manifest then names every subtopic their revisions used.
+    if sync_manifest(mirror):
+        result.manifest = True
 
 
 def drain(*, batch_size: int | None = None) -> DrainResult:
@@ -167,6 +172,11 @@ def drain(*, batch_size: int | None = None) -> DrainResult:
     batch_size = batch_size or settings.CAIRN_MIRROR_BATCH_SIZE
     result = DrainResult()
     if not pending().exists():
+        # Projects and memberships change without an entry revision: the sweep commits them.
+        if not manifest_current(open_mirror()):
+            with advisory_lock() as got:
+                if got:
+                    result.manifest = sync_manifest(open_mirror())
         push()  # a push that failed earlier is retried by the next drain or sweep
         return result
     for _ in range(5):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from history.files import EntryState
+from history.files import EntryState, iso_time, one_line_json, with_key
 from history.gitmirror import Mirror, Person, build_message
 from history.mirror.repo import HistoricalEntry, committer
 from knowledge.models import Entry, Project, Subtopic
@@ -144,13 +144,51 @@ def render_revision(mirror: Mirror, row, names: Names, sources: dict) -> Prepare
     fails, before anything touches the repository)."""
     state = None if row.history_type == "-" else state_of(row, names, sources)
     changes, n_lines = mirror.apply(state, entry_id=row.short_id)
+    if row.history_type == "+" and row.supersedes_id:
+        changes.update(_mark_superseded(mirror, names.entry(row.supersedes_id), row.short_id))
     where = next(iter(changes), "") or f"{names.project(row.project_id)}/{row.slug}.md"
     summary = f"{_VERBS.get(row.history_type, 'update')} {where.removesuffix('.md')}: "
     summary += f"{n_lines} line{'s' if n_lines != 1 else ''} changed"
     message = build_message(
-        row.history_change_reason or "", summary, revision=row.history_id, entry_id=row.short_id
+        row.history_change_reason or "",
+        summary,
+        revision=row.history_id,
+        entry_id=row.short_id,
+        trailers=revision_trailers(row, names),
     )
     return Prepared(changes, message)
+
+
+def revision_trailers(row, names: Names) -> dict[str, str]:
+    """What a revision holds beyond its file, exactly (`mirror restore` reads it back): the
+    action, who (username), when (to the microsecond), why (JSON: any text on one line), the
+    place as slugs, the entry's numeric id, and whether the body ends with a newline (the file
+    always does)."""
+    out = {"Cairn-Action": _VERBS.get(row.history_type, "update")}
+    username = names.user(row.history_user_id)[0]
+    if username:
+        out["Cairn-User"] = username
+    out["Cairn-Time"] = iso_time(row.history_date)
+    if row.history_change_reason is not None:
+        out["Cairn-Reason"] = one_line_json(row.history_change_reason)
+    out["Cairn-Project"] = names.project(row.project_id)
+    if row.subtopic_id:
+        out["Cairn-Subtopic"] = names.subtopic(row.subtopic_id)
+    out["Cairn-Row"] = str(row.id)
+    if row.history_type != "-" and (row.body or "").endswith("\n"):
+        out["Cairn-Body-Newline"] = "yes"
+    return out
+
+
+def _mark_superseded(mirror: Mirror, old: str, new: str) -> dict[str, bytes]:
+    """A correction points the corrected entry at it without a revision of its own: its file
+    shows the link from the correction's commit on, as its row does."""
+    path = mirror.path_of(old) if old else None
+    raw = mirror.read(path) if path else None
+    if raw is None:
+        return {}
+    updated = with_key(raw, "superseded_by", new)
+    return {path: updated} if updated != raw else {}
 
 
 def note_revision(row, error: str) -> Prepared:
@@ -160,9 +198,14 @@ def note_revision(row, error: str) -> Prepared:
         f"revision {row.history_id} of entry {row.short_id} could not be rendered ({error}); "
         "its text is in the database history"
     )
-    return Prepared(
-        {}, build_message(summary, summary, revision=row.history_id, entry_id=row.short_id)
+    message = build_message(
+        summary,
+        summary,
+        revision=row.history_id,
+        entry_id=row.short_id,
+        trailers={"Cairn-Lost": "not rendered"},
     )
+    return Prepared({}, message)
 
 
 def commit_prepared(mirror: Mirror, row, names: Names, prepared: Prepared) -> str:

@@ -38,6 +38,11 @@ from knowledge.services.memberships import (
     project_memberships_set,
 )
 from knowledge.services.projects import project_create, project_update
+from knowledge.services.restore import (
+    RestoredRevision,
+    RestoreReport,
+    memory_restore,
+)
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.subtopics_move import subtopic_move
 from knowledge.services.tokens import (
@@ -56,6 +61,8 @@ __all__ = [
     "ImportItem",
     "ImportOutcome",
     "MembershipChange",
+    "RestoreReport",
+    "RestoredRevision",
     "UpsertResult",
     "apply_edit",
     "entries_embed",
@@ -77,6 +84,7 @@ __all__ = [
     "lexeme_stats_refresh",
     "membership_grant",
     "membership_revoke",
+    "memory_restore",
     "project_create",
     "project_memberships_set",
     "project_update",

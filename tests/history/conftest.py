@@ -1,5 +1,6 @@
 import pytest
 
+from history.mirror.manifest import MANIFEST_DIR
 from history.mirror.repo import open_mirror
 from memory_site import embedded
 
@@ -11,10 +12,28 @@ def mirror_path(settings, tmp_path):
     return tmp_path / "mirror.git"
 
 
+class EntriesOnly:
+    """The mirror as the entry tests see it: its entry files and revision commits, without the
+    projects manifest (tests/history/test_restore.py checks that one)."""
+
+    def __init__(self, mirror):
+        self._mirror = mirror
+
+    def __getattr__(self, name):
+        return getattr(self._mirror, name)
+
+    def files(self, *args, **kwargs):
+        files = self._mirror.files(*args, **kwargs)
+        return {p: data for p, data in files.items() if not p.startswith(MANIFEST_DIR)}
+
+    def walk(self):
+        return (c for c in self._mirror.walk() if c.revision is not None)
+
+
 @pytest.fixture
 def git(mirror_path):
-    """A fresh view of the mirror (re-opened on each call, as a drain would)."""
-    return lambda: open_mirror()
+    """A fresh view of the mirror's entries (re-opened on each call, as a drain would)."""
+    return lambda: EntriesOnly(open_mirror())
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.django_db
 
 
 def log(m):
-    return list(reversed(list(m.walk())))
+    """The revision commits, oldest first (the projects manifest's commits name no revision)."""
+    return [c for c in reversed(list(m.walk())) if c.revision is not None]
 
 
 def test_each_revision_becomes_one_commit_in_order(actor, project, git):

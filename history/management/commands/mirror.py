@@ -1,10 +1,12 @@
 """`manage.py mirror status|verify|rebuild|drain|retry`: look after the git mirror of entry
 history."""
 
+from django.conf import settings
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from history import maintenance, mirror
+from history import maintenance, mirror, restoring
+from knowledge.errors import KnowledgeError
 from knowledge.management.base import DataCommand
 
 
@@ -13,17 +15,32 @@ class Command(DataCommand):
         "The git mirror of entry history. status: pending revisions, lag, last commit. "
         "verify: compare the tree at HEAD with the database (exit 1 on any difference). "
         "rebuild: recreate the repository from the full history. drain: commit pending now. "
-        "retry: put parked revisions (all, or --revision N ...) back in line and drain."
+        "retry: put parked revisions (all, or --revision N ...) back in line and drain. "
+        "restore --from PATH_OR_URL: rebuild an empty database from a mirror, then verify."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("action", choices=["status", "verify", "rebuild", "drain", "retry"])
+        parser.add_argument(
+            "action", choices=["status", "verify", "rebuild", "drain", "retry", "restore"]
+        )
+        parser.add_argument(
+            "--from",
+            dest="source",
+            help="restore: the mirror to read (a path such as var/mirror.git, or a git URL; "
+            "default: CAIRN_MIRROR_PUSH_URL)",
+        )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="restore: replace the projects and entries already in the database",
+        )
         parser.add_argument(
             "--revision", type=int, nargs="+", help="retry: only these parked revision ids"
         )
 
-    def handle(self, *args, action, revision=None, **options):
+    def handle(self, *args, action, revision=None, source=None, force=False, **options):
         self.revisions = revision
+        self.source, self.force = source, force
         getattr(self, f"_{action}")()
 
     def _status(self):
@@ -69,6 +86,43 @@ class Command(DataCommand):
         with tqdm(desc="rebuild", unit="rev", disable=None) as bar:
             count = maintenance.rebuild(progress=bar)
         self.stdout.write(self.style.SUCCESS(f"Rebuilt the mirror: {count} revision(s)."))
+
+    def _restore(self):
+        source = self.source or settings.CAIRN_MIRROR_PUSH_URL
+        if not source:
+            raise CommandError(
+                "Say which mirror to restore from: --from var/mirror.git (or the push remote's "
+                "URL; CAIRN_MIRROR_PUSH_URL is the default when set)."
+            )
+        try:
+            with tqdm(desc="restore", unit="rev", disable=None) as bar:
+                report, problems = restoring.restore(source=source, force=self.force, progress=bar)
+        except (restoring.RestoreError, KnowledgeError) as exc:
+            raise CommandError(getattr(exc, "message", str(exc))) from exc
+        self.stdout.write(
+            f"Restored {report.projects} project(s), {report.entries} entr(y/ies) and "
+            f"{report.revisions} revision(s) from {source}."
+        )
+        if report.created_users:
+            self.stdout.write(
+                f"Created {len(report.created_users)} inactive account(s) without a password "
+                f"for authors and members: {', '.join(report.created_users)}. They sign in "
+                "through SSO, or an administrator activates them and sets a password."
+            )
+        for line in report.lost:
+            self.stdout.write(self.style.WARNING(f"Not restored: {line}"))
+        self.stdout.write(
+            "Embeddings are computed by the worker (`make run` starts it); search by words "
+            "works now."
+        )
+        if problems:
+            for line in problems:
+                self.stdout.write(f"  {line}")
+            raise CommandError(
+                f"After the restore the mirror differs from the database in {len(problems)} "
+                "place(s) (listed above)."
+            )
+        self.stdout.write(self.style.SUCCESS("The mirror matches the database."))
 
     def _retry(self):
         count = mirror.retry(self.revisions)

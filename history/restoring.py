@@ -1,0 +1,246 @@
+"""`mirror restore`: read the git mirror back into an empty database.
+
+The mirror holds everything the knowledge needs: the projects manifest at its head (settings,
+memberships, subtopics) and one commit per entry revision, whose file is the entry as it was
+and whose trailers say who, when, why, where and which row (history/mirror/render.py). This
+module reads them, oldest first, into plain records; knowledge.services.memory_restore writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygit2
+from django.conf import settings
+
+from history.files import FrontmatterError, entry_id_of, parse_markdown, parse_time
+from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, trailers_of
+from history.maintenance import verify
+from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest
+from history.mirror.repo import open_mirror
+from knowledge.actors import Actor
+from knowledge.models import Entry, Project
+from knowledge.services import RestoredRevision, RestoreReport, memory_restore
+
+_ACTIONS = {"create": "+", "update": "~", "delete": "-"}
+_NOT_RENDERED = "could not be rendered"
+
+
+class RestoreError(Exception):
+    """Something the operator must fix first; the message says what."""
+
+
+# --- the source -------------------------------------------------------------------------------
+
+
+def open_source(source: str, workdir: Path) -> tuple[Mirror, bool]:
+    """The repository at `source` (a local bare repository or a URL to clone) and whether it
+    is a fresh clone in `workdir`."""
+    branch = settings.CAIRN_MIRROR_BRANCH
+    path = Path(source).expanduser()
+    if path.exists():
+        if not (path / "HEAD").exists():
+            raise RestoreError(
+                f"{source} is not a git repository; pass the mirror (e.g. var/mirror.git) or "
+                "its push remote's URL."
+            )
+        mirror = Mirror(path, branch=branch)
+        cloned = False
+    else:
+        callbacks = None
+        if settings.CAIRN_MIRROR_PUSH_PASSWORD or settings.CAIRN_MIRROR_PUSH_SSH_KEY:
+            key = settings.CAIRN_MIRROR_PUSH_SSH_KEY
+            user = settings.CAIRN_MIRROR_PUSH_USERNAME
+            cred = (
+                pygit2.Keypair(
+                    user or "git", key + ".pub", key, settings.CAIRN_MIRROR_PUSH_PASSWORD
+                )
+                if key
+                else pygit2.UserPass(user, settings.CAIRN_MIRROR_PUSH_PASSWORD)
+            )
+            callbacks = pygit2.RemoteCallbacks(credentials=cred)
+        try:
+            pygit2.clone_repository(source, str(workdir), bare=True, callbacks=callbacks)
+        except (pygit2.GitError, ValueError) as exc:
+            raise RestoreError(
+                f"Could not read {source}: {exc}. Pass the path of the mirror or a URL git can "
+                "clone (credentials come from CAIRN_MIRROR_PUSH_USERNAME/_PASSWORD/_SSH_KEY)."
+            ) from exc
+        mirror = Mirror(workdir, branch=branch)
+        cloned = True
+    if mirror.head() is None:
+        raise RestoreError(f"{source} has no commits on branch {branch}: nothing to restore.")
+    return mirror, cloned
+
+
+def read_projects(mirror: Mirror) -> list[dict]:
+    """The projects manifest at the head ([] for a mirror older than it)."""
+    raw = mirror.read(MANIFEST_PATH, mirror.head().id)
+    if raw is None:
+        return []
+    try:
+        return parse_manifest(raw).get("projects") or []
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RestoreError(f"{MANIFEST_PATH} cannot be read: {exc}") from exc
+
+
+# --- the revisions ----------------------------------------------------------------------------
+
+
+def _commits(mirror: Mirror) -> Iterator[pygit2.Commit]:
+    order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+    yield from mirror.repo.walk(mirror.head().id, order)
+
+
+def count_revisions(mirror: Mirror) -> int:
+    return sum(1 for c in _commits(mirror) if TRAILER_REVISION in trailers_of(c.message))
+
+
+def _track(mirror: Mirror, commit: pygit2.Commit, paths: dict[str, str]) -> None:
+    """Follow which entry's file sits where, from this commit's changes."""
+    if commit.parents:
+        diff = mirror.repo.diff(commit.parents[0].tree, commit.tree)
+    else:
+        diff = commit.tree.diff_to_tree(swap=True)
+    owners = {path: entry for entry, path in paths.items()}
+    added = []
+    for delta in diff.deltas:
+        if delta.status_char() == "D":
+            owner = owners.get(delta.old_file.path)
+            if owner and paths.get(owner) == delta.old_file.path:
+                del paths[owner]
+        else:
+            added.append(delta.new_file)
+    for new in added:
+        if new.path.endswith(".md") and not new.path.startswith(MANIFEST_DIR):
+            entry = entry_id_of(mirror.repo[new.id].data)
+            if entry:
+                paths[entry] = new.path
+
+
+def _state(raw: bytes, newline: bool) -> dict:
+    data, body = parse_markdown(raw)
+    return {
+        "title": str(data["title"]),
+        "body": body + ("\n" if newline else ""),
+        "kind": str(data.get("kind") or "note"),
+        "status": str(data.get("status") or "active"),
+        "tags": [str(t) for t in data.get("tags") or []],
+        "version": int(data.get("version") or 1),
+        "created": parse_time(data.get("created")),
+        "updated": parse_time(data.get("updated")),
+        "generated_by": str(data.get("generated_by") or ""),
+        "verified_by": str(data.get("verified_by") or ""),
+        "verified_at": parse_time(data.get("verified_at")),
+        "sources": list(data.get("sources") or []),
+        "supersedes": str(data.get("supersedes") or ""),
+        "superseded_by": str(data.get("superseded_by") or ""),
+        "searchable": data.get("searchable") is not False,
+        "metadata": data.get("metadata") or {},
+    }
+
+
+def _revision(
+    mirror: Mirror, commit: pygit2.Commit, trailers: dict, paths: dict
+) -> RestoredRevision:
+    short_id = trailers.get(TRAILER_ENTRY, "")
+    lines = commit.message.splitlines()
+    has_summary = len(lines) > 2 and lines[2] and not lines[2].startswith("Cairn-")
+    summary = lines[2] if has_summary else lines[0]
+    action = _ACTIONS.get(trailers.get("Cairn-Action", ""), "")
+    if not action:  # a commit from before the trailers: its summary says
+        action = _ACTIONS.get(summary.split(" ", 1)[0], "~")
+    email = commit.author.email
+    user = trailers.get("Cairn-User") or (
+        email.removesuffix("@users.cairn.invalid") if email.endswith("@users.cairn.invalid") else ""
+    )
+    if "Cairn-Reason" in trailers:
+        reason = json.loads(trailers["Cairn-Reason"])
+    else:
+        reason = lines[0] if has_summary else None
+    when = parse_time(trailers.get("Cairn-Time")) or dt.datetime.fromtimestamp(
+        commit.author.time, dt.UTC
+    )
+    path = paths.get(short_id, "")
+    parts = path.split("/")
+    rev = RestoredRevision(
+        history_id=int(trailers[TRAILER_REVISION]),
+        commit=str(commit.id),
+        action=action,
+        short_id=short_id,
+        when=when,
+        user=user,
+        user_email=email,
+        user_name=commit.author.name,
+        reason=reason,
+        project=trailers.get("Cairn-Project") or parts[0],
+        subtopic=trailers.get("Cairn-Subtopic") or "/".join(parts[1:-1]),
+        entry_pk=int(trailers["Cairn-Row"]) if trailers.get("Cairn-Row", "").isdigit() else None,
+    )
+    if "Cairn-Lost" in trailers or (_NOT_RENDERED in lines[0] and "Cairn-Action" not in trailers):
+        rev.lost = "the mirror could not render it when it was saved (parked): no text in git"
+    elif action != "-":
+        raw = mirror.read(path, commit.id) if path else None
+        if raw is None:
+            rev.lost = "its commit holds no file for the entry"
+        else:
+            try:
+                rev.state = _state(raw, trailers.get("Cairn-Body-Newline") == "yes")
+            except (FrontmatterError, KeyError, TypeError, ValueError) as exc:
+                rev.lost = f"its file cannot be read ({exc})"
+    return rev
+
+
+def revisions(mirror: Mirror) -> Iterator[RestoredRevision]:
+    """Every entry revision in the mirror, oldest first."""
+    paths: dict[str, str] = {}
+    for commit in _commits(mirror):
+        _track(mirror, commit, paths)
+        trailers = trailers_of(commit.message)
+        if TRAILER_REVISION in trailers:
+            yield _revision(mirror, commit, trailers, paths)
+
+
+# --- the whole restore ------------------------------------------------------------------------
+
+
+def _put_in_place(mirror: Mirror, cloned: bool) -> Path:
+    """Make the restored repository the installation's mirror (an older one is kept aside)."""
+    target = Path(settings.CAIRN_MIRROR_PATH)
+    if target.exists() and target.resolve() == mirror.path.resolve():
+        return target
+    if target.exists():
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+        target.rename(target.with_name(f"{target.name}.old-{stamp}"))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if cloned:
+        shutil.move(str(mirror.path), str(target))
+    else:
+        shutil.copytree(mirror.path, target)
+    return target
+
+
+def restore(*, source: str, force: bool = False, progress=None) -> tuple[RestoreReport, list[str]]:
+    """Rebuild the database from the mirror at `source`, make it the installation's mirror,
+    and verify. Returns the report and the differences `mirror verify` finds ([] is good)."""
+    if not force and (Project.objects.exists() or Entry.history.exists()):
+        raise RestoreError(
+            "The database already holds projects or entries. Restore into an empty, migrated "
+            "database (or pass --force to replace everything in it)."
+        )
+    with tempfile.TemporaryDirectory(prefix="cairn-restore-") as work:
+        mirror, cloned = open_source(source, Path(work) / "mirror.git")
+        projects = read_projects(mirror)
+        if progress is not None:
+            progress.reset(total=count_revisions(mirror))
+        report = memory_restore(
+            actor=Actor.system(), projects=projects, revisions=revisions(mirror), force=force,
+            progress=progress,
+        )  # fmt: skip
+        target = _put_in_place(mirror, cloned)
+    return report, verify(open_mirror(target))

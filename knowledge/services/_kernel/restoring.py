@@ -1,0 +1,276 @@
+"""Kernel steps of a restore: put back projects, people and revisions exactly as a record says
+(original ids, versions, who, when and why), with the derived data made as a write makes it.
+
+Only `knowledge.services.restore` uses them, inside its one durable transaction, with
+django-simple-history switched off: each revision row is written as recorded, never stamped now.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.color import no_style
+from django.db import connection
+
+from knowledge.actors import Actor
+from knowledge.models import (
+    Entry,
+    EntryStatus,
+    Membership,
+    Project,
+    Role,
+    Source,
+    Subtopic,
+    content_hash,
+)
+from knowledge.paths import entry_slug
+
+HistoricalEntry = Entry.history.model
+HistoricalProject = Project.history.model
+HistoricalSubtopic = Subtopic.history.model
+RESTORE_REASON = "restored from the git mirror"
+
+
+@dataclass
+class RestoredRevision:
+    """One entry revision as the mirror recorded it. `state` holds the entry's fields as its
+    file had them (None for a deletion, or for a revision whose text the mirror never got)."""
+
+    history_id: int
+    commit: str
+    action: str  # "+", "~" or "-"
+    short_id: str
+    when: dt.datetime
+    user: str = ""  # username of who saved it ("" for nobody)
+    user_email: str = ""
+    user_name: str = ""
+    reason: str | None = None
+    project: str = ""  # slug
+    subtopic: str = ""  # path
+    entry_pk: int | None = None
+    state: dict | None = None
+    lost: str = ""  # why this revision cannot be restored (then nothing is written for it)
+
+
+def store_is_empty() -> bool:
+    """No project, entry or revision yet: what a restore goes into."""
+    return not (
+        Project.objects.exists() or Entry.objects.exists() or HistoricalEntry.objects.exists()
+    )
+
+
+@dataclass
+class Restorer:
+    """What a running restore has made so far: people, places and entries by their names."""
+
+    users: dict[str, object] = field(default_factory=dict)
+    projects: dict[str, Project] = field(default_factory=dict)
+    subtopics: dict[tuple[int, str], Subtopic] = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)  # by short id, deleted ones too
+    sources: dict[int, tuple] = field(default_factory=dict)
+    created_users: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+
+    # --- people ---------------------------------------------------------------------------
+
+    def user(self, username: str, *, email: str = "", name: str = ""):
+        """The user of this name; one who is not a user yet becomes an inactive account with
+        no password, so history keeps the name and a later SSO sign-in can take it over."""
+        if not username:
+            return None
+        if username not in self.users:
+            model = get_user_model()
+            user = model.objects.filter(**{model.USERNAME_FIELD: username}).first()
+            if user is None:
+                # Active while the restore runs, so links resolve with this writer's rights as
+                # they did on write; `deactivate_created` ends it.
+                user = model(**{model.USERNAME_FIELD: username}, is_active=True)
+                user.set_unusable_password()
+                user.save()
+                self.created_users.append(username)
+            self.users[username] = user
+        user = self.users[username]
+        if username in self.created_users and (email or name) and not user.email:
+            self._describe(user, email, name)
+        return user
+
+    @staticmethod
+    def _describe(user, email: str, name: str) -> None:
+        """Email and name from a commit's author (an agent's label is not a name)."""
+        if email.endswith(".invalid"):
+            return
+        user.email = email[:254]
+        if " (" in name and name.startswith("agent:"):
+            name = name.split(" (", 1)[1].rstrip(")")
+        if name and name != user.get_username() and not name.startswith("agent:"):
+            first, _, last = name.partition(" ")
+            user.first_name, user.last_name = first[:150], last[:150]
+        user.save(update_fields=["email", "first_name", "last_name"])
+
+    def deactivate_created(self) -> None:
+        model = get_user_model()
+        model.objects.filter(**{f"{model.USERNAME_FIELD}__in": self.created_users}).update(
+            is_active=False
+        )
+
+    # --- places -------------------------------------------------------------------------------
+
+    def project(self, slug: str) -> Project:
+        """A project the manifest did not name (an older mirror): internal, named by its slug."""
+        if slug not in self.projects:
+            project = Project.objects.filter(slug=slug).first() or Project.objects.create(
+                slug=slug, name=slug
+            )
+            self.projects[slug] = project
+        return self.projects[slug]
+
+    def subtopic(self, project: Project, path: str) -> Subtopic | None:
+        if not path:
+            return None
+        key = (project.pk, path)
+        if key not in self.subtopics:
+            parent = self.subtopic(project, path.rpartition("/")[0])
+            slug = path.rpartition("/")[2]
+            node = Subtopic.objects.create(
+                project=project, parent=parent, slug=slug, name=slug, path=path
+            )
+            self.subtopics[key] = node
+        return self.subtopics[key]
+
+
+def restore_projects(restorer: Restorer, projects: list[dict]) -> None:
+    """Projects with their ids and every setting the model knows (unknown ones are skipped),
+    their memberships and their subtopics (parents first)."""
+    known = {f.attname for f in Project._meta.concrete_fields}
+    for item in projects:
+        values = {k: v for k, v in (item.get("settings") or {}).items() if k in known}
+        stamps = {k: values.pop(k) for k in ("created_at", "updated_at") if k in values}
+        project = Project(pk=item["id"], **values)
+        project.save(force_insert=True)
+        if stamps:
+            Project.objects.filter(pk=project.pk).update(**stamps)
+            project.refresh_from_db()
+        restorer.projects[project.slug] = project
+        for m in item.get("memberships") or []:
+            role = m.get("role") if m.get("role") in Role.values else Role.VIEWER
+            if m.get("user"):
+                Membership.objects.create(project=project, user=restorer.user(m["user"]), role=role)
+            elif m.get("group"):
+                group, _ = Group.objects.get_or_create(name=m["group"])
+                Membership.objects.create(project=project, group=group, role=role)
+        for s in sorted(item.get("subtopics") or [], key=lambda s: s["path"].count("/")):
+            parent = restorer.subtopics.get((project.pk, s["path"].rpartition("/")[0]))
+            node = Subtopic(
+                pk=s["id"], project=project, parent=parent, slug=s["path"].rpartition("/")[2],
+                name=s.get("name") or s["path"], path=s["path"],
+            )  # fmt: skip
+            node.save(force_insert=True)
+            if s.get("created_at"):
+                Subtopic.objects.filter(pk=node.pk).update(created_at=s["created_at"])
+            restorer.subtopics[(project.pk, node.path)] = node
+
+
+def record_places() -> None:
+    """One revision per project and subtopic saying it was restored (their earlier revisions
+    are not in the mirror: the manifest holds their latest state)."""
+    for model, history in ((Project, HistoricalProject), (Subtopic, HistoricalSubtopic)):
+        names = [f.attname for f in model._meta.concrete_fields]
+        history.objects.bulk_create(
+            history(
+                **{n: getattr(obj, n) for n in names},
+                history_date=obj.created_at,
+                history_type="+",
+                history_change_reason=RESTORE_REASON,
+            )
+            for obj in model.objects.order_by("pk")
+        )
+
+
+def entry_values(restorer: Restorer, rev: RestoredRevision, entry: Entry | None) -> dict:
+    """The entry's fields at this revision, from its file's state and the commit."""
+    s = rev.state
+    project = restorer.project(rev.project)
+    user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
+    verifier = restorer.user(s.get("verified_by") or "")
+    status = s.get("status") if s.get("status") in EntryStatus.values else EntryStatus.ACTIVE
+    return {
+        "short_id": rev.short_id,
+        "project": project,
+        "subtopic": restorer.subtopic(project, rev.subtopic),
+        "title": s["title"],
+        "slug": entry_slug(s["title"]),
+        "body": s["body"],
+        "kind": s["kind"],
+        "tags": list(s.get("tags") or []),
+        "status": status,
+        "searchable": s.get("searchable", True),
+        "metadata": s.get("metadata") or {},
+        "content_hash": content_hash(s["kind"], s["body"]),
+        "version": s["version"],
+        "created_by": entry.created_by if entry is not None else user,
+        "updated_by": user,
+        "generated_by": s.get("generated_by") or "",
+        "verified_by": verifier,
+        "verified_at": s.get("verified_at"),
+        "supersedes": _entry(restorer, s.get("supersedes")),
+        "superseded_by": _entry(restorer, s.get("superseded_by")),
+        "created_at": s.get("created"),
+        "updated_at": s.get("updated"),
+    }
+
+
+def _entry(restorer: Restorer, short_id: str | None) -> Entry | None:
+    return restorer.entries.get(short_id) if short_id else None
+
+
+def link_sources(restorer: Restorer, entry: Entry, sources: list[dict]) -> None:
+    """The entry's sources as its file lists them (links are not versioned: the last wins)."""
+    key = tuple(tuple(sorted(s.items())) for s in sources)
+    if restorer.sources.get(entry.pk) == key:
+        return
+    restorer.sources[entry.pk] = key
+    linked = []
+    for s in sources:
+        source, _ = Source.objects.get_or_create(
+            project=entry.project, kind=s.get("kind", ""), external_id=s.get("external_id", ""),
+            defaults={"url": s.get("url", ""), "title": s.get("title", "")},
+        )  # fmt: skip
+        linked.append(source)
+    entry.sources.set(linked)
+
+
+def history_row(entry: Entry, rev: RestoredRevision, user) -> object:
+    """The revision row as recorded: the entry's fields, then who, when, why and the commit.
+    Embedding stamps are derived data (the worker fills them again), so they start empty."""
+    kept = {f.attname for f in HistoricalEntry._meta.concrete_fields}
+    values = {
+        f.attname: getattr(entry, f.attname)
+        for f in Entry._meta.concrete_fields
+        if f.attname in kept
+    }
+    values.update(embedded_hash="", embedding_model="")
+    return HistoricalEntry(
+        **values,
+        git_commit=rev.commit,
+        history_id=rev.history_id,
+        history_date=rev.when,
+        history_change_reason=rev.reason,
+        history_type=rev.action,
+        history_user=user,
+    )
+
+
+def writer(user) -> Actor:
+    return Actor.for_user(user) if user is not None else Actor.system()
+
+
+def reset_sequences() -> None:
+    """Ids were given explicitly: move each table's sequence past the largest one."""
+    models = [Project, Subtopic, Entry, HistoricalEntry, HistoricalProject, HistoricalSubtopic,
+              Source, Membership, get_user_model(), Group]  # fmt: skip
+    with connection.cursor() as cursor:
+        for sql in connection.ops.sequence_reset_sql(no_style(), models):
+            cursor.execute(sql)

@@ -1,0 +1,165 @@
+"""Restore: rebuild the knowledge from a record of it (the git mirror, read by history's
+restoring), every revision with its original version, who, when and why.
+
+One durable transaction: a restore that fails leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.test.utils import override_settings
+
+from knowledge.actors import Actor
+from knowledge.errors import Forbidden, ValidationFailed
+from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
+from knowledge.services import graph as graph_switch
+from knowledge.services._graph import graph_change, index_entry_graph
+from knowledge.services._kernel import index_text
+from knowledge.services._kernel.restoring import (
+    HistoricalEntry,
+    HistoricalProject,
+    HistoricalSubtopic,
+    RestoredRevision,
+    Restorer,
+    entry_values,
+    history_row,
+    link_sources,
+    record_places,
+    reset_sequences,
+    restore_projects,
+    store_is_empty,
+    writer,
+)
+from knowledge.services.embeddings import lexeme_stats_refresh
+
+_BATCH = 500
+
+
+@dataclass
+class RestoreReport:
+    projects: int = 0
+    entries: int = 0
+    revisions: int = 0
+    created_users: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)  # revisions that could not be restored, why
+
+
+def _wipe() -> None:
+    """Everything a restore rebuilds (people and tokens stay)."""
+    Entry.objects.all().delete()
+    for model in (HistoricalEntry, HistoricalProject, HistoricalSubtopic, LexemeStat, Source,
+                  Membership, Subtopic, Project):  # fmt: skip
+        model.objects.all().delete()
+
+
+@transaction.atomic(durable=True)
+def memory_restore(
+    *,
+    actor: Actor,
+    projects: list[dict],
+    revisions: Iterable[RestoredRevision],
+    force: bool = False,
+    progress=None,
+) -> RestoreReport:
+    """Recreate projects (with their settings, memberships and subtopics) and replay every
+    entry revision oldest first, as recorded. Refuses a database that holds projects, entries
+    or revisions unless `force` (which replaces them). Only the system or a superuser may."""
+    if actor.agent != "system:cairn" and not getattr(actor.user, "is_superuser", False):
+        raise Forbidden("Only an administrator may restore Cairn from a backup.")
+    if not store_is_empty() and not force:
+        raise ValidationFailed(
+            "The database already holds projects or entries; a restore goes into an empty "
+            "one. Restore into a fresh installation, or pass force to replace everything.",
+            field="force",
+        )
+    report = RestoreReport()
+    # Revision rows are written as recorded: simple-history must not stamp new ones.
+    with override_settings(SIMPLE_HISTORY_ENABLED=False):
+        if force:
+            _wipe()
+        restorer = Restorer()
+        restore_projects(restorer, projects)
+        rows: list = []
+        for rev in revisions:
+            _replay(restorer, rev, rows)
+            if len(rows) >= _BATCH:
+                HistoricalEntry.objects.bulk_create(rows)
+                report.revisions += len(rows)
+                rows.clear()
+            if progress is not None:
+                progress.update(1)
+        HistoricalEntry.objects.bulk_create(rows)
+        report.revisions += len(rows)
+        record_places()
+        for entry in Entry.objects.select_related("subtopic"):
+            index_text(entry)
+        reset_sequences()
+        restorer.deactivate_created()
+    lexeme_stats_refresh()
+    report.projects = Project.objects.count()
+    report.entries = Entry.objects.count()
+    report.created_users = restorer.created_users
+    report.lost = restorer.lost
+    return report
+
+
+def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
+    if rev.lost:
+        restorer.lost.append(f"revision {rev.history_id} of entry {rev.short_id}: {rev.lost}")
+        return
+    user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
+    entry = restorer.entries.get(rev.short_id)
+    if rev.action == "-":
+        if entry is None:
+            restorer.lost.append(
+                f"revision {rev.history_id}: deletes entry {rev.short_id}, which the mirror "
+                "never created"
+            )
+            return
+        rows.append(history_row(entry, rev, user))
+        _delete(restorer, entry)
+        return
+    values = entry_values(restorer, rev, entry)
+    stamps = {"created_at": values.pop("created_at"), "updated_at": values.pop("updated_at")}
+    slug, digest = values.pop("slug"), values.pop("content_hash")
+    if entry is None:
+        entry = Entry(**values)
+        change = graph_change(entry)  # before it has an id: a new entry
+        entry.pk, entry.slug, entry.content_hash = rev.entry_pk, slug, digest
+        entry.save(force_insert=True)
+        restorer.entries[entry.short_id] = entry
+        if entry.supersedes_id:  # a correction: the corrected entry points back at it
+            Entry.objects.filter(pk=entry.supersedes_id).update(superseded_by=entry)
+            entry.supersedes.superseded_by = entry
+    else:
+        entry.graph_moved = (entry.project_id, entry.subtopic_id) != (
+            values["project"].pk,
+            values["subtopic"].pk if values["subtopic"] else None,
+        )
+        for name, value in values.items():
+            setattr(entry, name, value)
+        change = graph_change(entry)  # slug and hash still the stored ones
+        entry.slug, entry.content_hash = slug, digest
+        Entry.objects.filter(pk=entry.pk).update(**values, slug=slug, content_hash=digest)
+    Entry.objects.filter(pk=entry.pk).update(**stamps)
+    for name, value in stamps.items():
+        setattr(entry, name, value)
+    link_sources(restorer, entry, rev.state.get("sources") or [])
+    rows.append(history_row(entry, rev, user))
+    if graph_switch.enabled:
+        index_entry_graph(entry, change, writer(user))
+
+
+def _delete(restorer: Restorer, entry: Entry) -> None:
+    pk = entry.pk
+    Entry.objects.filter(pk=pk).delete()  # its graph rows go with it, as on a delete
+    del restorer.entries[entry.short_id]
+    for other in restorer.entries.values():  # the database set these links to null
+        if other.supersedes_id == pk:
+            other.supersedes = None
+        if other.superseded_by_id == pk:
+            other.superseded_by = None
+    restorer.sources.pop(pk, None)
