@@ -283,3 +283,17 @@ def project_note_types(actor: Actor, project: str | int) -> list[NoteType]:
                 item.schema, item.fitting = run.schema, run.fitting
         types.append(item)
     return types
+
+
+def projects_with_type(actor: Actor, note_type: str) -> list[str]:
+    """Slugs of the projects the actor may see that hold entries of `note_type` (or its
+    schema): where a call without a project can only mean one of them."""
+    kind = note_type_of(note_type)
+    found = (
+        visible_entries(actor)
+        .filter(Q(kind=kind) | Q(kind=SCHEMA_KIND, title__iexact=kind))
+        .values_list("project__slug", flat=True)
+        .distinct()
+        .order_by("project__slug")
+    )
+    return list(found[:20])
