@@ -58,6 +58,7 @@ def check_schema(entry: Entry, *, lenient: bool = False) -> None:
         "Add what is missing and save again, or ask a maintainer to change the schema or the "
         "project's schema mode.",
         field="body",
+        project=entry.project.slug,
         schema=schema.note_type,
         schema_entry=schema.entry,
         schema_version=schema.version,
