@@ -53,6 +53,11 @@ def next_moves(exc: KnowledgeError) -> str:
             f"POST /api/v1/entries/{ref}/verify accepts a signed-in browser session (with its "
             f"CSRF token), or verify it on the entry's page at /e/{ref}/."
         )
+    if exc.code == "schema_misfit":
+        return (
+            f"GET /api/v1/projects/{exc.data.get('project')}/schemas/validate?note_type="
+            f"{exc.data.get('schema')} shows the schema and the entries that do not fit."
+        )
     if isinstance(exc, EntryConflict):
         return f"GET /api/v1/entries/{exc.data['entry']} returns the current version."
     return ""

@@ -192,10 +192,18 @@ def _read_or_skip(root: Path, path: Path, *, project: str | None) -> ImportItem 
 
 
 def import_folder(
-    root: Path, *, actor: Actor, project: str | None = None, dry_run: bool = False, progress=None
+    root: Path,
+    *,
+    actor: Actor,
+    project: str | None = None,
+    dry_run: bool = False,
+    progress=None,
+    strict_schemas: bool = False,
 ) -> ImportReport:
     """Import every file under root in one transaction (a dry run rolls it back); links between
-    entries (supersedes) are restored once every file is in."""
+    entries (supersedes) are restored once every file is in. Entries that do not fit their
+    schema are imported with the misfits as their reason (`strict_schemas`: skipped where the
+    project's schema mode is strict)."""
     report = ImportReport(dry_run=dry_run)
     files = discover(root)
     if progress is not None:
@@ -204,7 +212,15 @@ def import_folder(
     items = [r for r in read if isinstance(r, ImportItem)]
     if progress is not None:
         progress.update(len(read) - len(items))  # skipped files are done already
-    outcomes = iter(entries_import(actor=actor, items=items, dry_run=dry_run, progress=progress))
+    outcomes = iter(
+        entries_import(
+            actor=actor,
+            items=items,
+            dry_run=dry_run,
+            progress=progress,
+            strict_schemas=strict_schemas,
+        )
+    )
     for result in read:
         if isinstance(result, ImportItem):
             done = next(outcomes)

@@ -48,3 +48,10 @@ class EntryConflict(KnowledgeError):
             expected_version=expected_version,
             current_version=current_version,
         )
+
+
+class SchemaMisfit(ValidationFailed):
+    """A write refused because the entry does not fit its note type's schema (strict mode).
+    `fields` lists each misfit: field, problem (missing, wrong_type, not_in_enum), expected."""
+
+    code = "schema_misfit"

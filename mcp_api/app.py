@@ -24,6 +24,7 @@ from knowledge import limits
 from knowledge.inputs import find_nul
 from mcp_api import render
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
+from mcp_api.schemas import SCHEMA_TOOLS
 from mcp_api.tools import TOOLS
 
 # Stateless mode "terminates" a session after every request: not news worth a log line.
@@ -124,7 +125,7 @@ def build_server() -> CairnMCP:
         auth=AuthSettings(issuer_url=settings.SITE_URL, resource_server_url=None),
         log_level="WARNING",
     )
-    for fn, hints in TOOLS:
+    for fn, hints in [*TOOLS, *SCHEMA_TOOLS]:
         server.add_tool(fn, annotations=hints)
     return server
 

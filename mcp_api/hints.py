@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import re
 
-from knowledge.errors import EntryConflict, KnowledgeError, NotFound, ValidationFailed
+from knowledge.errors import (
+    EntryConflict,
+    KnowledgeError,
+    NotFound,
+    SchemaMisfit,
+    ValidationFailed,
+)
 
 _CALL = re.compile(r"\b([a-z_]+)\(")
 
@@ -33,6 +39,13 @@ def _moves(exc: KnowledgeError) -> list[str]:
         return [
             f'Retry: get("{data["entry"]}") to read the current text, then repeat your call '
             f"with expected_version={data['current_version']}."
+        ]
+    if isinstance(exc, SchemaMisfit):
+        return [
+            "Add the missing lines to the body (e.g. "
+            + ", ".join(repr(f"- [{m['field']}] …") for m in data.get("misfits", [])[:3])
+            + f") and call again; schema_validate(note_type={data.get('schema')!r}) shows the "
+            "schema's fields."
         ]
     if isinstance(exc, NotFound) and "project" in data:
         return ["List projects with browse(), or create one with create_project(slug, name)."]

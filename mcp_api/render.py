@@ -15,6 +15,7 @@ from mcp_types import CallToolResult, TextContent
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
 from mcp_api import hints
+from mcp_api.schema_text import misfit_note
 
 
 def result(text: str, data: dict) -> CallToolResult:
@@ -180,11 +181,14 @@ def entry_saved(entry: Entry, outcome: str, extra: str = "") -> CallToolResult:
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
     text = (
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
-        f"{entry.path} (version {entry.version}).{extra}\n"
+        f"{entry.path} (version {entry.version}).{extra}{misfit_note(entry)}\n"
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
         "read it."
     )
-    return result(text, {"outcome": outcome, "entry": entry_meta(entry)})
+    data = {"outcome": outcome, "entry": entry_meta(entry)}
+    if (report := getattr(entry, "schema_report", None)) is not None:
+        data["schema"] = report.as_dict()
+    return result(text, data)
 
 
 def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToolResult:

@@ -168,7 +168,7 @@ CORE = _modules(
     "knowledge/services/**/*.py", "knowledge/selectors.py", "knowledge/selectors/**/*.py",
     "knowledge/search*.py", "knowledge/search/**/*.py", "knowledge/graph/**/*.py",
     "knowledge/models/**/*.py", "knowledge/errors.py", "knowledge/inputs.py", "knowledge/paths.py",
-    "history/selectors.py",
+    "knowledge/schemas/**/*.py", "history/selectors.py",
 )  # fmt: skip
 _NOT_CORE = {"admin", "management"}
 KNOWLEDGE_CORE = [p for p in _modules("knowledge/**/*.py") if p.parts[len(ROOT.parts) + 1]
@@ -531,6 +531,7 @@ MAY_IMPORT = (
     # value modules: types, errors and pure functions that read and write no data
     "knowledge.actors", "knowledge.errors", "knowledge.inputs", "knowledge.limits",
     "knowledge.markdown", "knowledge.paths", "knowledge.rendering",
+    "knowledge.schemas.*",  # Picoschema: parse, validate, infer, diff (pure)
     "knowledge.management.base",  # the data command base: who acts, the run's timing
 )  # fmt: skip
 RULE_10 = (

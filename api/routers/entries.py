@@ -96,7 +96,15 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
     result = _upsert(request, data, expected_version=data.expected_version)
     status = 201 if result.outcome == "created" else 200
-    return Status(status, {"outcome": result.outcome, "entry": result.entry})
+    report = getattr(result.entry, "schema_report", None)
+    return Status(
+        status,
+        {
+            "outcome": result.outcome,
+            "entry": result.entry,
+            "schema_report": report.as_dict() if report is not None else None,
+        },
+    )
 
 
 @router.get("/entries/lookup", response=EntryDetailOut, tags=["entries"])

@@ -104,6 +104,7 @@ class EntryUpsertIn(EntryCreateIn):
 class UpsertOut(Schema):
     outcome: Literal["created", "updated", "unchanged"]
     entry: EntryDetailOut
+    schema_report: dict | None = None  # warn mode: how the entry fits its note type's schema
 
 
 class EntryPatch(StrictIn):

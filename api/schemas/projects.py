@@ -20,6 +20,7 @@ class ProjectPatch(StrictIn):
     description: str | None = Field(None, max_length=limits.DESCRIPTION)
     sensitivity: Literal["public", "internal", "confidential", "restricted"] | None = None
     archived: bool | None = None
+    schema_mode: Literal["off", "warn", "strict"] | None = None
 
 
 class ProjectOut(Schema):
@@ -29,6 +30,7 @@ class ProjectOut(Schema):
     description: str
     sensitivity: str
     archived: bool
+    schema_mode: str = "off"
     entry_count: int | None = None
 
 

@@ -13,12 +13,12 @@ from knowledge.models.entries import (
     new_short_id,
 )
 from knowledge.models.graph import Observation, Relation
-from knowledge.models.projects import Project, Sensitivity, Subtopic
+from knowledge.models.projects import Project, SchemaMode, Sensitivity, Subtopic
 from knowledge.models.revisions import RevisionBase
 from knowledge.models.search import EMBEDDING_DIM, EntryChunk, LexemeStat
 
 __all__ = [
     "EMBEDDING_DIM", "SHORT_ID_ALPHABET", "ApiToken", "Entry", "EntryChunk", "EntryStatus",
     "LexemeStat", "Membership", "Observation", "Project", "Relation", "RevisionBase", "Role",
-    "Sensitivity", "Source", "Subtopic", "TokenScope", "content_hash", "new_short_id",
+    "SchemaMode", "Sensitivity", "Source", "Subtopic", "TokenScope", "content_hash", "new_short_id",
 ]  # fmt: skip

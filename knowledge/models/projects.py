@@ -16,6 +16,12 @@ class Sensitivity(models.TextChoices):
     RESTRICTED = "restricted", "Restricted (members only, hidden from others)"
 
 
+class SchemaMode(models.TextChoices):
+    OFF = "off", "Off (schemas only report)"
+    WARN = "warn", "Warn (a write that does not fit is saved, with what it lacks)"
+    STRICT = "strict", "Strict (a write that does not fit is refused)"
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=200)
@@ -24,6 +30,12 @@ class Project(models.Model):
         max_length=20, choices=Sensitivity.choices, default=Sensitivity.INTERNAL
     )
     archived = models.BooleanField(default=False)
+    schema_mode = models.CharField(
+        max_length=10,
+        choices=SchemaMode.choices,
+        default=SchemaMode.OFF,
+        help_text="Whether writes must fit their note type's schema (an entry of kind schema).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

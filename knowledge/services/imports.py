@@ -44,18 +44,25 @@ class ImportOutcome:
 
 @transaction.atomic(durable=True)
 def entries_import(
-    *, actor: Actor, items: Iterable[ImportItem], dry_run: bool = False, progress=None
+    *,
+    actor: Actor,
+    items: Iterable[ImportItem],
+    dry_run: bool = False,
+    progress=None,
+    strict_schemas: bool = False,
 ) -> list[ImportOutcome]:
     """Upsert every item, creating missing projects; a bad item is reported and skipped, never
     fatal. For newly created entries, restore what a Cairn export recorded (short id, version,
     dates, generated_by, verification), and the supersedes links once every item is in, so
     links between imported entries resolve whatever the order. `dry_run` rolls it all back.
-    `progress` (tqdm-like) gets update(1) per item."""
+    `progress` (tqdm-like) gets update(1) per item. An entry that does not fit its note type's
+    schema is imported and its misfits reported (`strict_schemas`: skipped in a project whose
+    schema mode is strict, like any other write there)."""
     outcomes, links, projects = [], [], {}
     for item in items:
         try:
             with transaction.atomic():
-                outcome, link = _import_one(actor, item, projects)
+                outcome, link = _import_one(actor, item, projects, strict_schemas)
         except KnowledgeError as exc:
             outcome, link = ImportOutcome(item.name, "skipped", exc.message), None
         except Exception as exc:  # one bad file never stops the run (its savepoint is gone)
@@ -73,7 +80,7 @@ def entries_import(
     return outcomes
 
 
-def _import_one(actor: Actor, item: ImportItem, projects: dict[str, str]):
+def _import_one(actor: Actor, item: ImportItem, projects: dict[str, str], strict: bool):
     if item.project not in projects:
         try:
             projects[item.project] = project_get(actor, item.project, for_write=True).slug
@@ -88,15 +95,18 @@ def _import_one(actor: Actor, item: ImportItem, projects: dict[str, str]):
         fields=item.fields,
         sources=item.sources,
         reason=item.reason,
+        schema_lenient=not strict,
     )
     entry, link = result.entry, None
+    report = getattr(entry, "schema_report", None)
+    misfit = f"does not fit its schema: {report.summary()}" if report and not report.fits else ""
     if result.outcome == "created" and item.provenance:
         _restore_provenance(entry, item.provenance)
         supersedes = item.provenance.get("supersedes")
         superseded_by = item.provenance.get("superseded_by")
         if supersedes or superseded_by:
             link = (entry.pk, supersedes, superseded_by)
-    return ImportOutcome(item.name, result.outcome, entry=entry.short_id), link
+    return ImportOutcome(item.name, result.outcome, misfit, entry=entry.short_id), link
 
 
 def _parse_time(value) -> dt.datetime | None:

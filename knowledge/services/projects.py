@@ -30,6 +30,7 @@ def project_update(
     description: str | None = None,
     sensitivity: str | None = None,
     archived: bool | None = None,
+    schema_mode: str | None = None,
     reason: str = "",
     memberships: Sequence[MembershipChange] = (),
 ) -> Project:
@@ -37,12 +38,13 @@ def project_update(
 
     `memberships` changes its members in the same transaction, as project_memberships_set does
     ("a maintainer remains" checked once, at the end): a page that saves both saves both or,
-    on any refusal, neither."""
+    on any refusal, neither. `schema_mode` (off, warn, strict) says whether writes must fit
+    their note type's schema."""
     k.require_write(actor)
     proj = project_get(actor, project, for_maintain=True)
     proj = k.update_project(
         actor, proj, name=name, description=description, sensitivity=sensitivity,
-        archived=archived, reason=reason,
+        archived=archived, schema_mode=schema_mode, reason=reason,
     )  # fmt: skip
     if memberships:
         k.set_memberships(actor, proj, memberships)

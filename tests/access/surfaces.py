@@ -337,6 +337,12 @@ def _membership_revoke(world: World) -> bool:
 
 
 # The other columns register themselves on import.
-from tests.access import surfaces_admin, surfaces_api, surfaces_graph, surfaces_web  # noqa: E402, F401
+from tests.access import (  # noqa: E402, F401
+    surfaces_admin,
+    surfaces_api,
+    surfaces_graph,
+    surfaces_schemas,
+    surfaces_web,
+)
 
 __all__ = ["PERSON_ROLES", "SURFACES", "Surface", "surface"]

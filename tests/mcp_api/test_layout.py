@@ -12,10 +12,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "mcp_api"
 # Which mcp_api modules each module may import; nothing imports app (asgi.py mounts it).
 ALLOWED = {
-    "app": {"auth", "render", "tools"},
+    "app": {"auth", "render", "tools", "schemas"},
     "tools": {"auth", "connections", "handlers"},
     "handlers": {"render"},
-    "render": {"hints"},
+    "render": {"hints", "schema_text"},
+    # the schema tools: tool functions, handlers and answers of one small feature
+    "schemas": {"auth", "connections", "handlers", "render", "schema_text", "tools"},
+    "schema_text": set(),
     "hints": set(),
     "auth": {"connections", "hints"},
     "connections": set(),

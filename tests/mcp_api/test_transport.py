@@ -57,6 +57,9 @@ def test_initialize_lists_tools_and_gives_instructions(mcp_url, token):
         "create_project",
         "correct",
         "build_context",
+        "schema_validate",
+        "schema_infer",
+        "schema_diff",
     }
     by_name = {t.name: t for t in tools.tools}
     assert by_name["search"].annotations.read_only_hint is True

@@ -30,6 +30,12 @@ class Command(DataCommand):
         parser.add_argument("--agent", default="", help="label recorded as generated_by")
         parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
         parser.add_argument("--verbose-skips", action="store_true", help="list every file")
+        parser.add_argument(
+            "--strict-schemas",
+            action="store_true",
+            help="skip entries that do not fit their schema where the project's mode is strict "
+            "(default: import them and list what they lack)",
+        )
 
     def agent_label(self, user, options):
         return options["agent"]
@@ -40,11 +46,16 @@ class Command(DataCommand):
             raise CommandError(f"{root} is not a folder. Unpack an archive first.")
         with tqdm(desc="import", unit="file", disable=None) as bar:
             report = import_folder(
-                root, actor=self.actor, project=project, dry_run=dry_run, progress=bar
+                root,
+                actor=self.actor,
+                project=project,
+                dry_run=dry_run,
+                progress=bar,
+                strict_schemas=options["strict_schemas"],
             )
         verbose = options["verbose_skips"] or options["verbosity"] > 1
         for result in report.results:
-            if result.outcome == "skipped" or verbose:
+            if result.outcome == "skipped" or result.reason or verbose:
                 detail = f" ({result.reason})" if result.reason else ""
                 self.stdout.write(f"  {result.outcome:9} {result.path}{detail}")
         counts = report.counts

@@ -44,6 +44,7 @@ from knowledge.services._kernel.checks import (
     record,
     require_write,
 )
+from knowledge.services._kernel.schemas import check_schema
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
 
@@ -234,16 +235,26 @@ def index_text(entry: Entry) -> None:
 
 
 def save_entry(
-    entry: Entry, actor: Actor, reason: str, *, authored: bool = True, new_version: bool = True
+    entry: Entry,
+    actor: Actor,
+    reason: str,
+    *,
+    authored: bool = True,
+    new_version: bool = True,
+    schema_lenient: bool = False,
 ) -> None:
     """Save one revision of an entry: validate, stamp, record who and why, refresh the derived
     data, queue the background work for after the commit.
 
     An existing entry's version goes up by one unless `new_version=False` (a verification).
     `authored=False` is for changes that are not new text (verification, supersession): who
-    wrote the text (generated_by) stays.
+    wrote the text (generated_by) stays, and the schema is not checked. New text is checked
+    against its note type's schema per the project's mode (`schema_lenient`: report, never
+    refuse).
     """
     check_limits(entry)
+    if authored:
+        check_schema(entry, lenient=schema_lenient)
     change = graph_change(entry)  # before the stamps below, which it compares with
     if entry.pk is not None and new_version:
         entry.version += 1
@@ -325,6 +336,7 @@ def upsert_entry(
     expected_version: int | None = None,
     reason: str = "",
     create_only: bool = False,
+    schema_lenient: bool = False,
 ) -> UpsertResult:
     """Create or replace the entry identified by (project, subtopic, title); with
     `create_only`, an entry that already has this identity is refused, not replaced.
@@ -344,7 +356,7 @@ def upsert_entry(
                 f"update at version {expected_version}. Leave out expected_version to create it.",
             )
         entry = new_entry(actor, project=proj, subtopic=node, fields=fields)
-        save_entry(entry, actor, reason or f"create {entry.title}")
+        save_entry(entry, actor, reason or f"create {entry.title}", schema_lenient=schema_lenient)
         link_sources(entry, sources)
         return UpsertResult(entry, "created")
     if create_only:
@@ -360,5 +372,5 @@ def upsert_entry(
     new_links = link_sources(entry, sources)
     if not changed and not new_links:
         return UpsertResult(entry, "unchanged")
-    save_entry(entry, actor, reason or f"update {entry.title}")
+    save_entry(entry, actor, reason or f"update {entry.title}", schema_lenient=schema_lenient)
     return UpsertResult(entry, "updated")

@@ -113,6 +113,7 @@ def update_project(
     description: str | None = None,
     sensitivity: str | None = None,
     archived: bool | None = None,
+    schema_mode: str | None = None,
     reason: str = "",
 ) -> Project:
     """Change the settings given (None: left as is) of a project the actor maintains (the caller
@@ -123,6 +124,7 @@ def update_project(
         ("description", description),
         ("sensitivity", sensitivity),
         ("archived", archived),
+        ("schema_mode", schema_mode.strip().lower() if schema_mode else None),
     ):
         if value is not None:
             setattr(proj, field, value.strip() if field == "name" else value)

@@ -1,0 +1,299 @@
+"""Reads for note-type schemas: find a note type's schema, and validate, infer and diff it
+against the entries of that type the actor may see. Every surface asks these.
+
+A schema is an entry of kind `schema` in a project whose title (or Basic Memory's `entity`
+key) names the note type; superseded and archived schema entries no longer apply.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from django.db.models import Count, Q
+
+from knowledge.actors import Actor
+from knowledge.errors import ValidationFailed
+from knowledge.models import Entry, EntryStatus, Project, Relation
+from knowledge.schemas import (
+    THRESHOLD,
+    Drift,
+    Facts,
+    Inference,
+    Report,
+    Schema,
+    SchemaError,
+    diff,
+    infer,
+    read_schema,
+    validate,
+)
+from knowledge.selectors import entry_get, project_get, visible_entries
+
+SCHEMA_KIND = "schema"
+MAX_ENTRIES = 2000  # entries of one type a report reads (newest first); the report says so
+_RETIRED = (EntryStatus.SUPERSEDED, EntryStatus.ARCHIVED)
+
+
+def note_type_of(text: str | None) -> str:
+    return (text or "").strip().lower()
+
+
+def facts_of(entry: Entry) -> Facts:
+    return Facts.of(
+        body=entry.body,
+        tags=entry.tags,
+        status=entry.status,
+        kind=entry.kind,
+        metadata=entry.metadata,
+    )
+
+
+def load_schema(entry: Entry) -> Schema | None:
+    """The schema a schema entry declares, stamped with its version (raises SchemaError)."""
+    schema = read_schema(title=entry.title, metadata=entry.metadata, body=entry.body)
+    return schema and replace(schema, version=entry.version, entry=entry.short_id)
+
+
+def schema_entry(project: Project, note_type: str) -> Entry | None:
+    """The schema entry of `note_type` in `project` (the newest, when there are several).
+    Unscoped: the caller already holds the project (a write to it, or a scoped read)."""
+    kind = note_type_of(note_type)
+    if not kind or kind == SCHEMA_KIND:
+        return None
+    candidates = (
+        Entry.objects.filter(project=project, kind=SCHEMA_KIND)
+        .filter(Q(title__iexact=kind) | Q(metadata__entity__iexact=kind))
+        .exclude(status__in=_RETIRED)
+        .order_by("-updated_at")
+    )
+    for entry in candidates[:5]:
+        entity = (entry.metadata or {}).get("entity") if isinstance(entry.metadata, dict) else None
+        if note_type_of(str(entity) if entity else entry.title) == kind:
+            return entry
+    return None
+
+
+def project_schema(project: Project, note_type: str) -> Schema | None:
+    """The parsed schema of `note_type` in `project`, or None; a schema that no longer parses
+    counts as none (it could not be saved like that: it predates the check)."""
+    entry = schema_entry(project, note_type)
+    if entry is None:
+        return None
+    try:
+        return load_schema(entry)
+    except SchemaError:
+        return None
+
+
+def _entries_of(actor: Actor, project: Project, note_type: str):
+    return (
+        visible_entries(actor)
+        .filter(project=project, kind=note_type_of(note_type))
+        .exclude(status=EntryStatus.SUPERSEDED)
+        .select_related("project", "subtopic")
+        .order_by("-updated_at")
+    )
+
+
+def _schema_or_error(entry: Entry | None) -> tuple[Schema | None, str]:
+    if entry is None:
+        return None, ""
+    try:
+        return load_schema(entry), ""
+    except SchemaError as exc:
+        return None, f"The schema entry {entry.short_id} does not parse: {exc.message}"
+
+
+@dataclass
+class EntryFit:
+    entry: Entry
+    report: Report
+
+
+@dataclass
+class ValidationRun:
+    """One note type's entries against its schema (schema None: the type has none)."""
+
+    project: Project
+    note_type: str
+    schema: Schema | None
+    results: list[EntryFit] = field(default_factory=list)
+    total: int = 0  # entries of the type (results may hold fewer: cut at MAX_ENTRIES)
+    error: str = ""  # the schema entry does not parse
+
+    @property
+    def misfits(self) -> list[EntryFit]:
+        return [r for r in self.results if not r.report.fits]
+
+    @property
+    def fitting(self) -> int:
+        return len(self.results) - len(self.misfits)
+
+    @property
+    def cut(self) -> bool:
+        return self.total > len(self.results)
+
+
+def _run(actor: Actor, project: Project, note_type: str, entries=None) -> ValidationRun:
+    schema, error = _schema_or_error(schema_entry(project, note_type))
+    run = ValidationRun(project, note_type_of(note_type), schema, error=error)
+    if schema is None:
+        run.total = _entries_of(actor, project, note_type).count() if entries is None else 1
+        return run
+    if entries is None:
+        found = _entries_of(actor, project, note_type)
+        run.total = found.count()
+        entries = list(found[:MAX_ENTRIES])
+    else:
+        run.total = len(entries)
+    run.results = [EntryFit(e, validate(schema, facts_of(e))) for e in entries]
+    return run
+
+
+def schema_validate(
+    actor: Actor,
+    *,
+    project: str | int | None = None,
+    note_type: str | None = None,
+    ref: str | int | None = None,
+) -> list[ValidationRun]:
+    """Validate one entry (`ref`), the entries of one note type, or, with neither, every note
+    type that has a schema in the project. Only entries the actor may see are read."""
+    if ref not in (None, ""):
+        entry = entry_get(actor, ref)
+        return [_run(actor, entry.project, entry.kind, [entry])]
+    if project in (None, ""):
+        raise ValidationFailed("Name the project (or an entry) to validate.", field="project")
+    proj = project_get(actor, project)
+    if note_type:
+        return [_run(actor, proj, note_type)]
+    kinds = (
+        visible_entries(actor)
+        .filter(project=proj, kind=SCHEMA_KIND)
+        .exclude(status__in=_RETIRED)
+        .values_list("title", "metadata")
+    )
+    types = {note_type_of(str((meta or {}).get("entity") or title)) for title, meta in kinds}
+    return [_run(actor, proj, kind) for kind in sorted(types - {""})]
+
+
+def _relation_targets(actor: Actor, entries: list[Entry]) -> dict[tuple[int, str], Counter]:
+    """(index of the entry, relation type) → the kinds of the visible entries it links to."""
+    index = {e.pk: i for i, e in enumerate(entries)}
+    rows = (
+        Relation.objects.filter(
+            source_id__in=list(index),
+            valid_to__isnull=True,
+            target__in=visible_entries(actor),
+        )
+        .values_list("source_id", "relation_type", "target__kind")
+        .order_by()
+    )
+    found: dict[tuple[int, str], Counter] = {}
+    for source_id, kind, target_kind in rows:
+        found.setdefault((index[source_id], kind), Counter())[target_kind] += 1
+    return found
+
+
+@dataclass
+class InferenceRun:
+    project: Project
+    inference: Inference
+    schema: Schema | None  # the type's current schema, if it has one
+    total: int = 0
+
+
+def schema_infer(
+    actor: Actor, *, project: str | int, note_type: str, threshold: float = THRESHOLD
+) -> InferenceRun:
+    """A suggested schema for `note_type` from the entries of that type the actor may see."""
+    if not 0 < threshold <= 1:
+        raise ValidationFailed(
+            "threshold is a share between 0 and 1, e.g. 0.25.", field="threshold"
+        )
+    proj = project_get(actor, project)
+    found = _entries_of(actor, proj, note_type)
+    entries = list(found[:MAX_ENTRIES])
+    facts = [facts_of(e) for e in entries]
+    inference = infer(
+        note_type_of(note_type),
+        facts,
+        threshold=threshold,
+        targets=_relation_targets(actor, entries),
+    )
+    schema, _ = _schema_or_error(schema_entry(proj, note_type))
+    return InferenceRun(proj, inference, schema, total=found.count())
+
+
+@dataclass
+class DiffRun:
+    project: Project
+    note_type: str
+    schema: Schema | None
+    drift: Drift | None
+    error: str = ""
+
+
+def schema_diff(
+    actor: Actor, *, project: str | int, note_type: str, threshold: float = THRESHOLD
+) -> DiffRun:
+    """The type's schema against how its entries (those the actor may see) use fields today."""
+    proj = project_get(actor, project)
+    schema, error = _schema_or_error(schema_entry(proj, note_type))
+    if schema is None:
+        return DiffRun(proj, note_type_of(note_type), None, None, error)
+    entries = list(_entries_of(actor, proj, note_type)[:MAX_ENTRIES])
+    drift = diff(schema, [facts_of(e) for e in entries], threshold=threshold)
+    return DiffRun(proj, schema.note_type, schema, drift)
+
+
+def entry_schema_fit(entry: Entry) -> Report | None:
+    """How an entry (found with entry_get) fits its type's schema; None when it has none."""
+    schema = project_schema(entry.project, entry.kind)
+    return validate(schema, facts_of(entry)) if schema else None
+
+
+@dataclass
+class NoteType:
+    kind: str
+    entries: int
+    schema: Schema | None = None
+    fitting: int | None = None  # entries that fit (None: no schema)
+
+
+def project_note_types(actor: Actor, project: str | int) -> list[NoteType]:
+    """The note types of a project (by entry count), each with its schema and how many fit."""
+    proj = project_get(actor, project)
+    counts = (
+        visible_entries(actor)
+        .filter(project=proj)
+        .exclude(status=EntryStatus.SUPERSEDED)
+        .values("kind")
+        .annotate(n=Count("id"))
+        .order_by("-n", "kind")
+    )
+    types = []
+    for row in counts:
+        kind, n = row["kind"], row["n"]
+        item = NoteType(kind, n)
+        if kind != SCHEMA_KIND:
+            run = _run(actor, proj, kind)
+            if run.schema is not None:
+                item.schema, item.fitting = run.schema, run.fitting
+        types.append(item)
+    return types
+
+
+def projects_with_type(actor: Actor, note_type: str) -> list[str]:
+    """Slugs of the projects the actor may see that hold entries of `note_type` (or its
+    schema): where a call without a project can only mean one of them."""
+    kind = note_type_of(note_type)
+    found = (
+        visible_entries(actor)
+        .filter(Q(kind=kind) | Q(kind=SCHEMA_KIND, title__iexact=kind))
+        .values_list("project__slug", flat=True)
+        .distinct()
+        .order_by("project__slug")
+    )
+    return list(found[:20])

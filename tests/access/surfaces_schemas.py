@@ -1,0 +1,113 @@
+"""Leak-matrix columns for note-type schemas: validate, infer (with and without a project) and
+diff, as selectors, over REST and over MCP.
+
+Each case makes the target entry a `zebratype` (rows written directly; the case's savepoint
+rolls them back) with a `[budget]` observation, gives the target project a `zebratype`
+schema, and links the public `commons` entry (a `memo`) to the target. A reader who may not see
+the target must learn nothing of it from a schema report: not its id, not its observations,
+not even its kind through the commons entry's relation.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.utils import timezone
+
+from knowledge.actors import Actor
+from knowledge.errors import KnowledgeError
+from knowledge.models import Entry, Relation
+from knowledge.selectors import schemas as reads
+from mcp_api import schemas as mcp_schemas
+from tests.access.surfaces import assert_silent, surface
+from tests.access.surfaces_api import API, _mcp, _read
+from tests.access.world import SECRET_WORD, SLUG, World
+
+TYPE = "zebratype"
+SCHEMA = "```yaml\nbudget: integer\nowner: string\n```"
+
+
+def _setup(world: World) -> None:
+    root = Actor.system()
+    body = f"The {SECRET_WORD} budget.\n\n- [budget] 43\n- [codename] {SECRET_WORD}"
+    Entry.objects.filter(pk=world.entry.pk).update(kind=TYPE, body=body)
+    Entry.objects.create(
+        project=world.target, title=TYPE, kind="schema", body=SCHEMA, slug=TYPE,
+        content_hash="x", created_by=root.db_user,
+    )  # fmt: skip
+    Entry.objects.filter(pk=world.commons_entry.pk).update(kind="memo", body="- cites [[x]]")
+    Relation.objects.create(
+        source=world.commons_entry, relation_type="cites", target_text="the plan",
+        target_key="the-plan", target=world.entry, valid_from=timezone.now(),
+        valid_from_version=1,
+    )  # fmt: skip
+
+
+def _silent(world: World, text: str, saw: bool) -> bool:
+    if not saw:
+        lowered = text.lower()
+        assert SECRET_WORD not in lowered, f"a schema report leaks the entry: {text[:300]}"
+        assert world.entry.short_id not in text, "a schema report names the hidden entry"
+        assert TYPE not in lowered.replace(f"'{TYPE}'", ""), "a report shows the hidden kind"
+    return saw
+
+
+@surface("schema_validate_selector", "read")
+def _schema_validate_selector(world: World) -> bool:
+    _setup(world)
+    try:
+        [run] = reads.schema_validate(world.actor(), project=SLUG, note_type=TYPE)
+    except KnowledgeError as exc:
+        assert_silent(world, exc, SLUG)
+        return False
+    assert [fit.entry.pk for fit in run.results] == [world.entry.pk]
+    assert [c.field.name for c in run.results[0].report.misfits] == ["owner"]
+    return True
+
+
+@surface("schema_infer_via_commons", "read")
+def _schema_infer_via_commons(world: World) -> bool:
+    """The commons `memo` links to the target: its kind shows as the relation's type only to
+    readers of the target."""
+    _setup(world)
+    run = reads.schema_infer(world.actor(), project="commons", note_type="memo")
+    text = json.dumps([u.as_dict() for u in run.inference.usages])
+    saw = "Zebratype" in text
+    assert saw or "Entry" in text
+    return _silent(world, text, saw)
+
+
+@surface("rest_schema_validate", "read")
+def _rest_schema_validate(world: World) -> bool:
+    _setup(world)
+    response = world.rest_client.get(f"{API}/projects/{SLUG}/schemas/validate", {"note_type": TYPE})
+    ok = _read(world, response, SLUG)
+    assert not ok or world.entry.short_id in response.content.decode()
+    return ok
+
+
+@surface("mcp_schema_infer_without_project", "read")
+def _mcp_schema_infer_without_project(world: World) -> bool:
+    """Without a project, the tool picks the one project holding the type, or lists those the
+    reader may see: a hidden project is never named."""
+    _setup(world)
+    ok, text = _mcp(mcp_schemas.infer, world, note_type=TYPE, threshold=0.25, project=None)
+    assert not ok or "budget" in text
+    return _silent(world, text, ok)
+
+
+@surface("mcp_schema_validate", "read")
+def _mcp_schema_validate(world: World) -> bool:
+    _setup(world)
+    ok, text = _mcp(
+        mcp_schemas.validate, world, note_type=TYPE, identifier=None, project=SLUG, asked=SLUG
+    )
+    return _silent(world, text, ok)
+
+
+@surface("mcp_schema_diff", "read")
+def _mcp_schema_diff(world: World) -> bool:
+    _setup(world)
+    ok, text = _mcp(mcp_schemas.diff, world, note_type=TYPE, project=SLUG, asked=SLUG)
+    assert not ok or "codename" in text
+    return _silent(world, text, ok)
