@@ -79,6 +79,9 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     list_filter = ("sensitivity", "archived")
     search_fields = ("slug", "name", "description")
     readonly_fields = ("created_at", "updated_at")
+    # schema_mode is set through REST and the services for now; on this form an absent field
+    # would read as "required" and refuse every save that predates it.
+    exclude = ("schema_mode",)
     inlines = [MembershipInline]
     change_form_template = "knowledge/admin/projects/change_form.html"
 
