@@ -95,9 +95,11 @@ def test_reindex_rebuilds_full_text_and_reports_throughput(project, capsys):
 
 
 @pytest.fixture
-def worker(transactional_db):
+def worker(transactional_db, tmp_path):
     """The embedded broker and a real Celery worker on the test database."""
     started_broker = embedded.start_broker()
+    log_path = tmp_path / "worker.log"
+    log = open(log_path, "wb")  # noqa: SIM115
     db = connection.settings_dict
     env = {
         **os.environ,
@@ -121,19 +123,23 @@ def worker(transactional_db):
             "--without-heartbeat",
             "-Q",
             "celery",
+            "--purge",  # other tests' tasks for entries long gone
         ],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.PIPE,
+        # A file, not a pipe: nobody reads a pipe until the test fails, and a full pipe
+        # freezes the worker mid-log (CI saw one task "take" 88 s that way).
+        stdout=log,
         stderr=subprocess.STDOUT,
-        text=True,
     )
+    proc.log_path = log_path
     yield proc
     proc.terminate()
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+    log.close()
     if started_broker is not None:
         embedded.stop_broker()
 
@@ -145,9 +151,10 @@ def test_a_write_is_embedded_by_the_worker_after_it_commits(worker, project):
         entry.refresh_from_db()
         if entry.embedding_model and EntryChunk.objects.filter(entry=entry).exists():
             break
-        assert worker.poll() is None, worker.stdout.read()
+        assert worker.poll() is None, worker.log_path.read_text(errors="replace")[-3000:]
         time.sleep(0.5)
     else:
         worker.terminate()
-        pytest.fail("The worker did not embed the entry:\n" + worker.stdout.read()[-3000:])
+        log = worker.log_path.read_text(errors="replace")
+        pytest.fail("The worker did not embed the entry:\n" + log[-3000:])
     assert EntryChunk.objects.get(entry=entry).text == "Feed the cat at seven."
