@@ -293,6 +293,12 @@ def test_the_change_form_has_the_editor_beside_its_preview(admin_client, notes):
     assert "Ctrl+S" in html
     assert "autocomplete" in html  # the project field
     assert f'name="version" value="{entry.version}"' in html  # a later save can conflict
+    assert "knowledge/pygments.css" in html  # code in the preview is coloured as on the page
+
+
+def test_the_live_preview_highlights_code_like_the_entry_page(admin_client):
+    html = _live(admin_client, text="```python\ndef kettle():\n    return 1\n```")
+    assert 'class="highlight"' in html and '<span class="k">def</span>' in html
 
 
 # --- a conflicting save --------------------------------------------------------------------------

@@ -35,6 +35,7 @@ class MarkdownEditor(forms.Textarea):
                 "knowledge/vendor/font-awesome/css/font-awesome.min.css",
                 "knowledge/vendor/easymde/easymde.min.css",
                 "knowledge/admin/markdown.css",
+                "knowledge/pygments.css",  # the preview's code blocks, as on the entry page
             )
         }
         js = ("knowledge/vendor/easymde/easymde.min.js", "knowledge/admin/markdown.js")
