@@ -26,7 +26,7 @@ exit 1
 endef
 export FIND_PYTHON
 
-.PHONY: run test lint format check pytest bench clean-var venv chromium
+.PHONY: run test lint format check pytest bench clean-var venv chromium redis
 
 venv: $(STAMP)
 
@@ -62,11 +62,25 @@ chromium:
 	  exit 1; \
 	fi
 
+## redis: Debian's redis-server for the team-mode test (tests/test_team_mode.py), which runs
+## Cairn the way the README's team mode does. CAIRN_REDIS_SERVER=/path/to/redis-server picks another.
+redis:
+	@if [ -n "$$CAIRN_REDIS_SERVER" ] || command -v redis-server >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing Redis for the team-mode test: apt-get install redis-server"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; \
+	else \
+	  echo "The team-mode test needs redis-server and found none." >&2; \
+	  echo "  Debian/Ubuntu: sudo apt-get install redis-server" >&2; \
+	  echo "  elsewhere: install Redis 7, then CAIRN_REDIS_SERVER=/path/to/redis-server make test" >&2; \
+	  exit 1; \
+	fi
+
 ## test: lint, migration check and the whole test suite (browser tests included), in
 ## TEST_WORKERS processes (pytest-xdist; 0: one process), each with its own test database.
 ## Tests go out ten at a time, so no worker is left holding a queue of slow ones at the end.
 TEST_WORKERS ?= 2
-test: $(STAMP) chromium
+test: $(STAMP) chromium redis
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run

@@ -93,3 +93,11 @@ def pytest_sessionfinish(session, exitstatus):
     from ops import timing
 
     timing.discard()
+
+
+# Long tests go out first, so no xdist worker starts one while the others are finishing.
+FIRST = ("tests/test_team_mode.py",)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
