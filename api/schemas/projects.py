@@ -6,6 +6,7 @@ from ninja import Field, Schema
 
 from api.schemas.fields import StrictIn
 from knowledge import limits
+from knowledge.selectors.schemas import schema_library
 
 
 class ProjectIn(StrictIn):
@@ -21,6 +22,15 @@ class ProjectPatch(StrictIn):
     sensitivity: Literal["public", "internal", "confidential", "restricted"] | None = None
     archived: bool | None = None
     schema_mode: Literal["off", "warn", "strict"] | None = None
+    schemas_shared: bool | None = Field(
+        None, description="Let other projects take their note types' schemas from this one."
+    )
+    schema_library: str | None = Field(
+        None,
+        max_length=limits.SLUG,
+        description="A shared project whose schemas apply here to note types this project has "
+        "none for; empty clears it.",
+    )
 
 
 class ProjectOut(Schema):
@@ -31,7 +41,16 @@ class ProjectOut(Schema):
     sensitivity: str
     archived: bool
     schema_mode: str = "off"
+    schemas_shared: bool = False
+    schema_library: str | None = None
     entry_count: int | None = None
+
+    @staticmethod
+    def resolve_schema_library(obj) -> str | None:
+        if not getattr(obj, "schema_library_id", None):
+            return None
+        library = schema_library(obj)  # only while it shares them with everyone
+        return library.slug if library else None
 
 
 class SubtopicIn(StrictIn):

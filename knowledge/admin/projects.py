@@ -81,7 +81,7 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     readonly_fields = ("created_at", "updated_at")
     # schema_mode is set through REST and the services for now; on this form an absent field
     # would read as "required" and refuse every save that predates it.
-    exclude = ("schema_mode",)
+    exclude = ("schema_mode", "schemas_shared", "schema_library")
     inlines = [MembershipInline]
     change_form_template = "knowledge/admin/projects/change_form.html"
 

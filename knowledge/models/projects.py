@@ -36,6 +36,19 @@ class Project(models.Model):
         default=SchemaMode.OFF,
         help_text="Whether writes must fit their note type's schema (an entry of kind schema).",
     )
+    schemas_shared = models.BooleanField(
+        default=False,
+        help_text="Other projects may take their note types' schemas from this one.",
+    )
+    schema_library = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="schema_users",
+        help_text="A shared project whose schemas apply here to the note types this project has "
+        "no schema of its own for.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -14,7 +14,7 @@ from django.db.models import Count, Q
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry, EntryStatus, Project, Relation
+from knowledge.models import Entry, EntryStatus, Project, Relation, Sensitivity
 from knowledge.schemas import (
     THRESHOLD,
     Drift,
@@ -33,6 +33,9 @@ from knowledge.selectors import entry_get, project_get, visible_entries
 SCHEMA_KIND = "schema"
 MAX_ENTRIES = 2000  # entries of one type a report reads (newest first); the report says so
 _RETIRED = (EntryStatus.SUPERSEDED, EntryStatus.ARCHIVED)
+# Who reads an entry may read the schema it is checked against: only projects every active user
+# can read may lend their schemas to others.
+SHAREABLE = (Sensitivity.PUBLIC, Sensitivity.INTERNAL)
 
 
 def note_type_of(text: str | None) -> str:
@@ -55,12 +58,33 @@ def load_schema(entry: Entry) -> Schema | None:
     return schema and replace(schema, version=entry.version, entry=entry.short_id)
 
 
+def schema_library(project: Project) -> Project | None:
+    """The shared project `project` takes schemas from, while it still shares them and everyone
+    may read it (a report about an entry must not reveal a project its reader cannot see)."""
+    if not project.schema_library_id:
+        return None
+    return Project.objects.filter(
+        pk=project.schema_library_id,
+        schemas_shared=True,
+        archived=False,
+        sensitivity__in=SHAREABLE,
+    ).first()
+
+
 def schema_entry(project: Project, note_type: str) -> Entry | None:
-    """The schema entry of `note_type` in `project` (the newest, when there are several).
-    Unscoped: the caller already holds the project (a write to it, or a scoped read)."""
+    """The schema entry of `note_type` in `project` (the newest, when there are several), else
+    in the shared project it takes schemas from. Unscoped: the caller already holds the
+    project (a write to it, or a scoped read), and a schema library is readable by everyone."""
     kind = note_type_of(note_type)
     if not kind or kind == SCHEMA_KIND:
         return None
+    own = _schema_entry_in(project, kind)
+    if own is None and (library := schema_library(project)) is not None:
+        return _schema_entry_in(library, kind)
+    return own
+
+
+def _schema_entry_in(project: Project, kind: str) -> Entry | None:
     candidates = (
         Entry.objects.filter(project=project, kind=SCHEMA_KIND)
         .filter(Q(title__iexact=kind) | Q(metadata__entity__iexact=kind))
@@ -168,12 +192,18 @@ def schema_validate(
     proj = project_get(actor, project)
     if note_type:
         return [_run(actor, proj, note_type)]
-    kinds = (
+    kinds = list(
         visible_entries(actor)
         .filter(project=proj, kind=SCHEMA_KIND)
         .exclude(status__in=_RETIRED)
         .values_list("title", "metadata")
     )
+    if (library := schema_library(proj)) is not None:
+        kinds += (
+            Entry.objects.filter(project=library, kind=SCHEMA_KIND)
+            .exclude(status__in=_RETIRED)
+            .values_list("title", "metadata")
+        )
     types = {note_type_of(str((meta or {}).get("entity") or title)) for title, meta in kinds}
     return [_run(actor, proj, kind) for kind in sorted(types - {""})]
 

@@ -50,6 +50,7 @@ from knowledge.services._kernel.projects import (
     create_project,
     project_taken,
     require_create_project,
+    schema_library_for,
     update_project,
 )
 
@@ -88,6 +89,7 @@ __all__ = [
     "require_create_project",
     "require_write",
     "save_entry",
+    "schema_library_for",
     "set_memberships",
     "update_project",
     "upsert_entry",

@@ -15,6 +15,8 @@ from knowledge.models import (
     Role,
     Sensitivity,
 )
+from knowledge.selectors import project_get
+from knowledge.selectors.schemas import SHAREABLE
 from knowledge.services._kernel.checks import (
     clean,
     record,
@@ -114,10 +116,14 @@ def update_project(
     sensitivity: str | None = None,
     archived: bool | None = None,
     schema_mode: str | None = None,
+    schemas_shared: bool | None = None,
+    schema_library: Project | None = None,
+    clear_schema_library: bool = False,
     reason: str = "",
 ) -> Project:
     """Change the settings given (None: left as is) of a project the actor maintains (the caller
-    found it with `project_get(..., for_maintain=True)`); the row is locked first."""
+    found it with `project_get(..., for_maintain=True)`, and `schema_library` with
+    `schema_library_for`); the row is locked first."""
     proj = Project.objects.select_for_update().get(pk=project.pk)
     for field, value in (
         ("name", name),
@@ -128,6 +134,23 @@ def update_project(
     ):
         if value is not None:
             setattr(proj, field, value.strip() if field == "name" else value)
+    if schemas_shared is not None:
+        proj.schemas_shared = schemas_shared
+    if proj.schemas_shared and proj.sensitivity not in SHAREABLE:
+        raise ValidationFailed(
+            "Only a public or internal project can share its schemas: whoever reads an entry "
+            "checked against a schema may read that schema. Lower the sensitivity first, or "
+            "keep the schemas in a project of their own.",
+            field="schemas_shared",
+        )
+    if schema_library is not None or clear_schema_library:
+        if schema_library is not None and schema_library.pk == proj.pk:
+            raise ValidationFailed(
+                "A project cannot take its schemas from itself: its own schema entries "
+                "already apply. Name a shared project, or leave the library empty.",
+                field="schema_library",
+            )
+        proj.schema_library = schema_library
     if name is not None:
         check_project_names(proj.slug, proj.name, exclude=proj.pk)
     clean(proj)
@@ -138,3 +161,17 @@ def update_project(
     except IntegrityError as exc:  # a concurrent rename took the name first
         raise project_taken(proj.slug, proj.name) from exc
     return proj
+
+
+def schema_library_for(actor: Actor, ref: str | int) -> Project:
+    """The shared project `ref` names, for a project to take its schemas from: one the actor can
+    read (or a reader of the entries could learn about a project hidden from them) and that is
+    marked as sharing its schemas."""
+    library = project_get(actor, ref)
+    if not library.schemas_shared:
+        raise ValidationFailed(
+            f"Project {library.slug!r} does not share its schemas. A maintainer of it can "
+            "mark it as shared (schemas_shared), or name a project that is.",
+            field="schema_library",
+        )
+    return library
