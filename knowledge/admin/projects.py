@@ -38,7 +38,19 @@ class MembershipForm(forms.ModelForm):
 
 class ProjectForm(forms.ModelForm):
     """Taken slugs and names are refused by project_create, in the words every surface uses
-    ("not available"); Django's own checks would say "already exists" instead."""
+    ("not available"); Django's own checks would say "already exists" instead.
+
+    schema_mode is on the change form only (a new project starts with off), and optional: a
+    save that does not send it (an older page, a script) keeps the stored mode instead of
+    being refused as "required"."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "schema_mode" in self.fields:
+            self.fields["schema_mode"].required = False
+
+    def clean_schema_mode(self):
+        return self.cleaned_data.get("schema_mode") or self.instance.schema_mode
 
     def validate_constraints(self, exclude=None):
         pass
@@ -79,9 +91,6 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     list_filter = ("sensitivity", "archived")
     search_fields = ("slug", "name", "description")
     readonly_fields = ("created_at", "updated_at")
-    # schema_mode is set through REST and the services for now; on this form an absent field
-    # would read as "required" and refuse every save that predates it.
-    exclude = ("schema_mode",)
     inlines = [MembershipInline]
     change_form_template = "knowledge/admin/projects/change_form.html"
 
@@ -92,6 +101,9 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
             tree_links(forest)
             context["cairn_tree"] = forest
         return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def get_exclude(self, request, obj=None):
+        return () if obj is not None and obj.pk else ("schema_mode",)
 
     def get_readonly_fields(self, request, obj=None):
         # The slug names files in the git mirror and paths agents quote: fixed once created.
@@ -132,6 +144,7 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
             description=data["description"],
             sensitivity=data["sensitivity"],
             archived=data["archived"],
+            schema_mode=data.get("schema_mode") or None,
             reason="edited in the admin",
             memberships=[c for fs in formsets if fs.model is Membership for c in _changes(fs)],
         )
