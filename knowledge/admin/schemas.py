@@ -82,5 +82,8 @@ def live_schema(request: HttpRequest) -> dict:
             tags=post.get("tags", "")[:2000],
             status=post.get("status", "")[:20],
             metadata=post.get("metadata", ""),
+            entry=int(entry)
+            if (entry := post.get("entry", "")).isdigit() and len(entry) < 19
+            else None,
         )
     }

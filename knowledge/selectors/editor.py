@@ -20,6 +20,7 @@ from knowledge.models import Entry, Subtopic
 from knowledge.paths import normalize_path
 from knowledge.schemas import Facts, Report, Schema, SchemaError, read_schema, validate
 from knowledge.selectors import project_get, visible_entries
+from knowledge.selectors.schema_targets import draft_target_kinds
 from knowledge.selectors.schemas import SCHEMA_KIND, note_type_of, project_schema
 
 
@@ -128,6 +129,7 @@ def schema_preview(
     tags: str = "",
     status: str = "",
     metadata: str = "",
+    entry: int | None = None,
 ) -> SchemaPreview | None:
     """A draft against its note type's schema in `project` (a schema draft: its parsed fields,
     or why they do not parse). None when no schema applies or no project is chosen yet. The
@@ -152,7 +154,13 @@ def schema_preview(
     schema = project_schema(proj, kind) if proj is not None and kind else None
     if schema is None:
         return None
+    targets = None
+    if schema.has_relations:  # the kinds of the entries its links name, as a save resolves them
+        source = Entry(project=proj, body=body)
+        source.pk = entry
+        targets = draft_target_kinds(source, actor)
     facts = Facts.of(
+        targets=targets,
         body=body,
         tags=[t.strip().lower().lstrip("#") for t in tags[:2000].split(",") if t.strip()],
         status=status[:20],

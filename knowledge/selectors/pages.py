@@ -17,7 +17,6 @@ from knowledge.models import (
     Subtopic,
 )
 from knowledge.paths import normalize_path
-from knowledge.schemas import validate
 from knowledge.selectors import (
     entry_list,
     entry_lookup,
@@ -30,7 +29,7 @@ from knowledge.selectors import (
 from knowledge.selectors.schemas import (
     MAX_ENTRIES,
     entry_schema_fit,
-    facts_of,
+    fits_of,
     note_type_of,
     note_types_of,
 )
@@ -126,19 +125,19 @@ def project_page(
 def _entries_of_kind(actor, proj, kind, note_types, *, misfits: bool, limit: int) -> list:
     """The entries of `kind` in `proj` by title, each with `schema_fit` (a Report, or None
     when the type has no schema); `misfits`: only those that do not fit (of the newest
-    MAX_ENTRIES). One query."""
+    MAX_ENTRIES). One query, two when the schema has relation fields."""
     schema = next((t.schema for t in note_types if t.kind == kind), None)
     entries = entry_list(actor).filter(project=proj, kind=kind)
     if misfits and schema is not None:
-        found = []
-        for entry in entries[:MAX_ENTRIES]:
-            entry.schema_fit = validate(schema, facts_of(entry))
-            if not entry.schema_fit.fits:
-                found.append(entry)
+        found = list(entries[:MAX_ENTRIES])
+        for entry, report in zip(found, fits_of(actor, schema, found), strict=True):
+            entry.schema_fit = report
+        found = [e for e in found if not e.schema_fit.fits]
         return sorted(found, key=lambda e: e.title.lower())[:limit]
     found = list(entries.order_by("title")[:limit])
-    for entry in found:
-        entry.schema_fit = validate(schema, facts_of(entry)) if schema else None
+    reports = fits_of(actor, schema, found) if schema else [None] * len(found)
+    for entry, report in zip(found, reports, strict=True):
+        entry.schema_fit = report
     return [] if misfits else found
 
 
@@ -177,7 +176,7 @@ def entry_page(actor: Actor, ref: str | int) -> dict:
         "can_write": writable_projects(actor).filter(pk=entry.project_id).exists(),
         "observations": sorted(observations.items()),
         # how it fits its note type's schema (None: no schema applies); one query
-        "schema_fit": entry_schema_fit(entry),
+        "schema_fit": entry_schema_fit(actor, entry),
         **entry_relations(actor, entry),
     }
 

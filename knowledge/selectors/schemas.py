@@ -30,6 +30,7 @@ from knowledge.schemas import (
     validate,
 )
 from knowledge.selectors import entry_get, project_get, visible_entries
+from knowledge.selectors.schema_targets import Targets, stored_target_kinds
 
 SCHEMA_KIND = "schema"
 MAX_ENTRIES = 2000  # entries of one type a report reads (newest first); the report says so
@@ -42,14 +43,23 @@ def note_type_of(text: str | None) -> str:
     return (text or "").strip().lower()
 
 
-def facts_of(entry: Entry) -> Facts:
+def facts_of(entry: Entry, targets: Targets | None = None) -> Facts:
     return Facts.of(
         body=entry.body,
         tags=entry.tags,
         status=entry.status,
         kind=entry.kind,
         metadata=entry.metadata,
+        targets=targets,
     )
+
+
+def fits_of(actor: Actor, schema: Schema, entries: list[Entry]) -> list[Report]:
+    """Each saved entry against `schema`; a relation field also checks the kind of the entry
+    each link names (one query, only when the schema has such a field)."""
+    needed = schema.has_relations and entries
+    targets = stored_target_kinds(actor, [e.pk for e in entries]) if needed else {}
+    return [validate(schema, facts_of(e, targets.get(e.pk))) for e in entries]
 
 
 def load_schema(entry: Entry) -> Schema | None:
@@ -150,7 +160,8 @@ def _run(actor: Actor, project: Project, note_type: str, entries=None) -> Valida
         entries = list(found[:MAX_ENTRIES])
     else:
         run.total = len(entries)
-    run.results = [EntryFit(e, validate(schema, facts_of(e))) for e in entries]
+    reports = fits_of(actor, schema, entries)
+    run.results = [EntryFit(e, r) for e, r in zip(entries, reports, strict=True)]
     return run
 
 
@@ -251,10 +262,10 @@ def schema_diff(
     return DiffRun(proj, schema.note_type, schema, drift)
 
 
-def entry_schema_fit(entry: Entry) -> Report | None:
+def entry_schema_fit(actor: Actor, entry: Entry) -> Report | None:
     """How an entry (found with entry_get) fits its type's schema; None when it has none."""
     schema = project_schema(entry.project, entry.kind)
-    return validate(schema, facts_of(entry)) if schema else None
+    return fits_of(actor, schema, [entry])[0] if schema else None
 
 
 @dataclass
@@ -297,7 +308,7 @@ def project_schemas(project: Project) -> dict[str, Schema]:
 
 def note_types_of(actor: Actor, project: Project) -> list[NoteType]:
     """The note types of a project the actor holds (by entry count), each with its schema and
-    how many of its newest MAX_ENTRIES entries fit: three queries, however many types."""
+    how many of its newest MAX_ENTRIES entries fit: at most four queries, however many types."""
     counts = (
         visible_entries(actor)
         .filter(project=project)
@@ -321,9 +332,13 @@ def note_types_of(actor: Actor, project: Project) -> list[NoteType]:
             .filter(rank__lte=MAX_ENTRIES)
             .only("body", "tags", "status", "kind", "metadata")
         )
+        rows = list(rows)
+        linked = any(s.has_relations for s in schemas.values())
+        targets = stored_target_kinds(actor, [e.pk for e in rows]) if linked and rows else {}
         for entry in rows:
             checked[entry.kind] += 1
-            fitting[entry.kind] += validate(schemas[entry.kind], facts_of(entry)).fits
+            facts = facts_of(entry, targets.get(entry.pk))
+            fitting[entry.kind] += validate(schemas[entry.kind], facts).fits
     for item in types:
         if item.kind in schemas:
             item.schema = schemas[item.kind]

@@ -157,3 +157,26 @@ def test_note_types_cost_a_constant_number_of_queries(alice, actor, people, url)
         write(actor, f"Thing {i}", "text", kind=f"kind{i}")
         write(actor, f"kind{i}", "```yaml\nsize: integer\n```", kind="schema")
     assert _queries(alice, url) == few <= 9, few
+
+
+@pytest.mark.parametrize("url", ["/p/acme/", "/p/acme/?kind=person", "/p/acme/?kind=person&fit=no"])
+def test_relation_fields_cost_a_constant_number_of_queries(alice, actor, people, url):
+    body = SCHEMA.replace("```\n", "works_at?: Organization\n```\n")
+    entry_update(actor=actor, ref=people["schema"].pk, fields=EntryFields(body=body))
+    write(actor, "Acme Corp", "A customer.", kind="organization")
+    few = _queries(alice, url)
+    for i in range(8):
+        target = "Acme Corp" if i % 2 else "Launch"
+        write(actor, f"Person {i}", f"- [role] x\n- works_at [[{target}]]", subtopic=f"t{i}")
+    assert _queries(alice, url) == few <= 11, few
+    if "fit=no" in url:
+        page = html(alice.get(url))
+        assert "Person 0" in page and "Person 1" not in page  # Launch is not an organization
+
+
+def test_the_entry_page_names_a_link_to_an_entry_of_another_kind(alice, actor, people):
+    body = SCHEMA.replace("```\n", "works_at?: Organization\n```\n")
+    entry_update(actor=actor, ref=people["schema"].pk, fields=EntryFields(body=body))
+    bob = write(actor, "Bob", "- [role] PM\n- works_at [[Launch]]")
+    block = fit_block(html(alice.get(f"/e/{bob.short_id}/")))
+    assert "works_at &#x27;Launch&#x27; links to an entry whose kind is not organization" in block
