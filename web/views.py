@@ -79,7 +79,13 @@ def home(request):
 @require_GET
 @person
 def project(request, slug: str, path: str = ""):
-    page = pages.project_page(actor_of(request), project=slug, subtopic=path or None)
+    page = pages.project_page(
+        actor_of(request),
+        project=slug,
+        subtopic=path or None,
+        kind=(request.GET.get("kind") or "")[:60] or None,
+        misfits=request.GET.get("fit") == "no",
+    )
     return render(request, "web/project.html", page)
 
 
@@ -92,6 +98,7 @@ def entry(request, ref: str):
     revisions = history.entry_history(actor, item, limit=100)
     latest = revisions[0] if revisions else {}
     storage = messages.get_messages(request)
+    fit = page["schema_fit"]
     etag, cached = not_modified(
         request,
         item.pk,
@@ -104,6 +111,8 @@ def entry(request, ref: str):
         # what links to it and what it links to change without this entry changing
         [(r["type"], r["target_text"], r["entry"]) for r in page["outgoing"]],
         [(r["type"], r["entry"]) for r in page["backlinks"]],
+        # the type's schema changes without this entry changing
+        fit and (fit.schema.entry, fit.schema.version),
     )
     if cached is not None and not len(storage):
         return cached

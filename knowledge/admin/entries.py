@@ -14,9 +14,10 @@ from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_f
 from knowledge.admin.editor import live_preview, markdown_preview
 from knowledge.admin.entry_form import EntryForm
 from knowledge.admin.revisions import RevisionAdminMixin
+from knowledge.admin.schemas import SchemaFieldsMixin, schema_refusal, warn_misfit
 from knowledge.admin.search import CairnSearchMixin
 from knowledge.admin.tree import SubtopicTreeFilter
-from knowledge.errors import AlreadyExists
+from knowledge.errors import AlreadyExists, SchemaMisfit
 from knowledge.graph.selectors import entry_relations
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_create, entry_delete, entry_update
@@ -30,6 +31,7 @@ PROVENANCE = (
 
 @admin.register(Entry)
 class EntryAdmin(
+    SchemaFieldsMixin,
     CairnSearchMixin,
     BulkActionsMixin,
     RevisionAdminMixin,
@@ -147,6 +149,10 @@ class EntryAdmin(
                             exc.message, search),
             )  # fmt: skip
             return super()._changeform_view(request, object_id, form_url, extra_context)
+        except SchemaMisfit as exc:
+            # Strict: the form comes back with the person's text and each misfit on it.
+            request.cairn_refusal = (None, mark_safe(schema_refusal(exc)))
+            return super()._changeform_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
@@ -179,6 +185,7 @@ class EntryAdmin(
                 expected_version=data.get("version"),
                 reason=reason,
             )
+        warn_misfit(request, entry)
         obj.pk = entry.pk
         obj.refresh_from_db()
 

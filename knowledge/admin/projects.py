@@ -9,7 +9,8 @@ from simple_history.admin import SimpleHistoryAdmin
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.admin.tree import mark_open, tree_links
 from knowledge.models import Membership, Project
-from knowledge.selectors import maintained_projects
+from knowledge.selectors import maintained_projects, visible_projects
+from knowledge.selectors.schemas import SHAREABLE
 from knowledge.selectors.trees import entry_forest
 from knowledge.services import (
     MembershipChange,
@@ -38,7 +39,19 @@ class MembershipForm(forms.ModelForm):
 
 class ProjectForm(forms.ModelForm):
     """Taken slugs and names are refused by project_create, in the words every surface uses
-    ("not available"); Django's own checks would say "already exists" instead."""
+    ("not available"); Django's own checks would say "already exists" instead.
+
+    schema_mode is on the change form only (a new project starts with off), and optional: a
+    save that does not send it (an older page, a script) keeps the stored mode instead of
+    being refused as "required"."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "schema_mode" in self.fields:
+            self.fields["schema_mode"].required = False
+
+    def clean_schema_mode(self):
+        return self.cleaned_data.get("schema_mode") or self.instance.schema_mode
 
     def validate_constraints(self, exclude=None):
         pass
@@ -79,9 +92,6 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
     list_filter = ("sensitivity", "archived")
     search_fields = ("slug", "name", "description")
     readonly_fields = ("created_at", "updated_at")
-    # schema_mode is set through REST and the services for now; on this form an absent field
-    # would read as "required" and refuse every save that predates it.
-    exclude = ("schema_mode", "schemas_shared", "schema_library")
     inlines = [MembershipInline]
     change_form_template = "knowledge/admin/projects/change_form.html"
 
@@ -92,6 +102,18 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
             tree_links(forest)
             context["cairn_tree"] = forest
         return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def get_exclude(self, request, obj=None):
+        new = not (obj is not None and obj.pk)
+        return ("schema_mode", "schemas_shared", "schema_library") if new else ()
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "schema_library":  # only libraries the person may read
+            kwargs["queryset"] = visible_projects(actor_for(request)).filter(
+                schemas_shared=True, sensitivity__in=SHAREABLE
+            )
+            kwargs["required"] = False
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
         # The slug names files in the git mirror and paths agents quote: fixed once created.
@@ -132,6 +154,9 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
             description=data["description"],
             sensitivity=data["sensitivity"],
             archived=data["archived"],
+            schema_mode=data.get("schema_mode") or None,
+            schemas_shared=data.get("schemas_shared"),
+            schema_library=data["schema_library"].slug if data.get("schema_library") else "",
             reason="edited in the admin",
             memberships=[c for fs in formsets if fs.model is Membership for c in _changes(fs)],
         )

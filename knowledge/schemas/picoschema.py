@@ -88,6 +88,11 @@ class Schema:
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.key == name.lower()), None)
 
+    @property
+    def has_relations(self) -> bool:
+        """Does a field name a relation (whose target's kind a check needs)?"""
+        return any(f.is_relation for f in self.fields)
+
 
 @dataclass
 class _Budget:

@@ -5,7 +5,8 @@ metadata), so a write can be checked before anything is saved.
 Where a field is looked for:
 
 - `tags`, `status`, `kind`: the entry's own fields;
-- a capitalised type (`works_at?: Organization`): relations of that type, `- works_at [[Acme]]`;
+- a capitalised type (`works_at?: Organization`): relations of that type, `- works_at [[Acme]]`,
+  whose target, when it names an entry, must be of that kind (`Entry`: any kind);
 - `(object)`: the metadata key of that name, an object, checked key by key;
 - anything else: observations `- [field] value`, else the metadata key of that name.
 
@@ -38,9 +39,14 @@ class Facts:
     status: str = ""
     kind: str = ""
     metadata: Mapping = field(default_factory=dict)
+    # (relation type, target as written) → the kind of the entry it names, where known (a
+    # waiting link, or one to an entry the reader may not see, is not in it)
+    targets: Mapping = field(default_factory=dict)
 
     @classmethod
-    def of(cls, *, body: str, tags=(), status: str = "", kind: str = "", metadata=None) -> Facts:
+    def of(
+        cls, *, body: str, tags=(), status: str = "", kind: str = "", metadata=None, targets=None
+    ) -> Facts:
         graph = parse(body)
         return cls(
             observations=tuple((o.category, o.content) for o in graph.observations),
@@ -49,6 +55,7 @@ class Facts:
             status=status or "",
             kind=kind or "",
             metadata=metadata if isinstance(metadata, Mapping) else {},
+            targets=targets or {},
         )
 
     def values(self, f: Field) -> list:
@@ -96,6 +103,8 @@ class Check:
             return f"{f.name} does not fit in: {keys}" if keys else f"{f.name} is not an object"
         if self.status == NOT_IN_ENUM:
             return f"{f.name} {shown} is not one of {', '.join(f.enum)}"
+        if f.is_relation:
+            return f"{f.name} {shown} links to an entry whose kind is not {f.type.lower()}"
         return f"{f.name} {shown} is not {_article(f.type)}"
 
     def as_dict(self) -> dict:
@@ -168,6 +177,11 @@ def value_fits(kind: str, value: object) -> bool:
     return True
 
 
+def type_key(kind: str) -> str:
+    """`CustomerAccount`, `customer-account` and `customer_account` name one note type."""
+    return "".join(c for c in kind.lower() if c.isalnum())
+
+
 def check_field(f: Field, facts: Facts) -> Check:
     values = facts.values(f)
     if not values:
@@ -184,7 +198,15 @@ def check_field(f: Field, facts: Facts) -> Check:
         bad = tuple(v for v in values if str(v).strip().lower() not in allowed)
         return Check(f, NOT_IN_ENUM if bad else PRESENT, tuple(values), bad)
     if f.is_relation:
-        return Check(f, PRESENT, tuple(values))
+        want = type_key(f.type)
+        bad = tuple(
+            v
+            for v in values
+            if want != "entry"
+            and (kind := facts.targets.get((f.key, v))) is not None
+            and type_key(kind) != want
+        )
+        return Check(f, WRONG_TYPE if bad else PRESENT, tuple(values), bad)
     bad = tuple(v for v in values if isinstance(v, Mapping | list) or not value_fits(f.type, v))
     return Check(f, WRONG_TYPE if bad else PRESENT, tuple(values), bad)
 

@@ -26,6 +26,13 @@ from knowledge.selectors import (
     visible_projects,
     writable_projects,
 )
+from knowledge.selectors.schemas import (
+    MAX_ENTRIES,
+    entry_schema_fit,
+    fits_of,
+    note_type_of,
+    note_types_of,
+)
 
 
 def home_page(actor: Actor, *, recent_limit: int = 15, open_limit: int = 15) -> dict:
@@ -49,11 +56,21 @@ def home_page(actor: Actor, *, recent_limit: int = 15, open_limit: int = 15) -> 
 
 
 def project_page(
-    actor: Actor, *, project: str | int, subtopic: str | None = None, limit: int = 200
+    actor: Actor,
+    *,
+    project: str | int,
+    subtopic: str | None = None,
+    kind: str | None = None,
+    misfits: bool = False,
+    limit: int = 200,
 ) -> dict:
     """A project or one of its subtopics as a page: the whole subtopic tree (direct entry
     counts, superseded left out), the current node and its ancestors, and up to `limit`
-    entries directly in it, by title. NotFound for a subtopic that does not exist."""
+    entries directly in it, by title. NotFound for a subtopic that does not exist.
+
+    The project itself also lists its note types (`note_types`, see note_types_of); with
+    `kind`, the listing is that type's entries anywhere in the project, each with how it fits
+    the type's schema (`schema_fit` on the entry), and with `misfits` only those that do not."""
     proj = project_get(actor, project)
     path = normalize_path(subtopic) if subtopic else ""
     current = ~Q(entries__status=EntryStatus.SUPERSEDED)
@@ -74,8 +91,17 @@ def project_page(
         parent = node["path"].rpartition("/")[0]
         if parent in by_path:
             by_path[parent]["total"] += node["total"]
-    entries = entry_list(actor).filter(project=proj)
-    entries = entries.filter(subtopic__path=path) if path else entries.filter(subtopic__isnull=True)
+    limit = max(1, min(limit, 1000))
+    note_types = [] if path else note_types_of(actor, proj)
+    kind = note_type_of(kind)[:60]
+    if kind and not path:
+        listing = _entries_of_kind(actor, proj, kind, note_types, misfits=misfits, limit=limit)
+    else:
+        kind, entries = "", entry_list(actor).filter(project=proj)
+        entries = (
+            entries.filter(subtopic__path=path) if path else entries.filter(subtopic__isnull=True)
+        )
+        listing = list(entries.order_by("title")[:limit])
     parts = path.split("/") if path else []
     crumbs = [
         by_path.get("/".join(parts[: i + 1]), {"path": "/".join(parts[: i + 1])})
@@ -87,9 +113,32 @@ def project_page(
         "path": path,
         "crumbs": crumbs,
         "tree": tree,
-        "entries": list(entries.order_by("title")[: max(1, min(limit, 1000))]),
+        "entries": listing,
+        "note_types": note_types,
+        "kind": kind,
+        "kind_type": next((t for t in note_types if t.kind == kind), None),
+        "misfits": misfits and bool(kind),
         "can_write": writable_projects(actor).filter(pk=proj.pk).exists(),
     }
+
+
+def _entries_of_kind(actor, proj, kind, note_types, *, misfits: bool, limit: int) -> list:
+    """The entries of `kind` in `proj` by title, each with `schema_fit` (a Report, or None
+    when the type has no schema); `misfits`: only those that do not fit (of the newest
+    MAX_ENTRIES). One query, two when the schema has relation fields."""
+    schema = next((t.schema for t in note_types if t.kind == kind), None)
+    entries = entry_list(actor).filter(project=proj, kind=kind)
+    if misfits and schema is not None:
+        found = list(entries[:MAX_ENTRIES])
+        for entry, report in zip(found, fits_of(actor, schema, found), strict=True):
+            entry.schema_fit = report
+        found = [e for e in found if not e.schema_fit.fits]
+        return sorted(found, key=lambda e: e.title.lower())[:limit]
+    found = list(entries.order_by("title")[:limit])
+    reports = fits_of(actor, schema, found) if schema else [None] * len(found)
+    for entry, report in zip(found, reports, strict=True):
+        entry.schema_fit = report
+    return [] if misfits else found
 
 
 MAX_PAGE_OBSERVATIONS = 200
@@ -126,6 +175,8 @@ def entry_page(actor: Actor, ref: str | int) -> dict:
         "superseded_by": around.get(entry.superseded_by_id),
         "can_write": writable_projects(actor).filter(pk=entry.project_id).exists(),
         "observations": sorted(observations.items()),
+        # how it fits its note type's schema (None: no schema applies); one query
+        "schema_fit": entry_schema_fit(actor, entry),
         **entry_relations(actor, entry),
     }
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import RowNumber
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
@@ -29,9 +30,12 @@ from knowledge.schemas import (
     validate,
 )
 from knowledge.selectors import entry_get, project_get, visible_entries
+from knowledge.selectors.schema_targets import Targets, stored_target_kinds
 
 SCHEMA_KIND = "schema"
 MAX_ENTRIES = 2000  # entries of one type a report reads (newest first); the report says so
+MAX_TYPES = 200  # note types a project lists
+MAX_SCHEMAS = 500  # schema entries of one project read at once
 _RETIRED = (EntryStatus.SUPERSEDED, EntryStatus.ARCHIVED)
 # Who reads an entry may read the schema it is checked against: only projects every active user
 # can read may lend their schemas to others.
@@ -42,14 +46,23 @@ def note_type_of(text: str | None) -> str:
     return (text or "").strip().lower()
 
 
-def facts_of(entry: Entry) -> Facts:
+def facts_of(entry: Entry, targets: Targets | None = None) -> Facts:
     return Facts.of(
         body=entry.body,
         tags=entry.tags,
         status=entry.status,
         kind=entry.kind,
         metadata=entry.metadata,
+        targets=targets,
     )
+
+
+def fits_of(actor: Actor, schema: Schema, entries: list[Entry]) -> list[Report]:
+    """Each saved entry against `schema`; a relation field also checks the kind of the entry
+    each link names (one query, only when the schema has such a field)."""
+    needed = schema.has_relations and entries
+    targets = stored_target_kinds(actor, [e.pk for e in entries]) if needed else {}
+    return [validate(schema, facts_of(e, targets.get(e.pk))) for e in entries]
 
 
 def load_schema(entry: Entry) -> Schema | None:
@@ -171,7 +184,8 @@ def _run(actor: Actor, project: Project, note_type: str, entries=None) -> Valida
         entries = list(found[:MAX_ENTRIES])
     else:
         run.total = len(entries)
-    run.results = [EntryFit(e, validate(schema, facts_of(e))) for e in entries]
+    reports = fits_of(actor, schema, entries)
+    run.results = [EntryFit(e, r) for e, r in zip(entries, reports, strict=True)]
     return run
 
 
@@ -278,10 +292,10 @@ def schema_diff(
     return DiffRun(proj, schema.note_type, schema, drift)
 
 
-def entry_schema_fit(entry: Entry) -> Report | None:
+def entry_schema_fit(actor: Actor, entry: Entry) -> Report | None:
     """How an entry (found with entry_get) fits its type's schema; None when it has none."""
     schema = project_schema(entry.project, entry.kind)
-    return validate(schema, facts_of(entry)) if schema else None
+    return fits_of(actor, schema, [entry])[0] if schema else None
 
 
 @dataclass
@@ -290,29 +304,81 @@ class NoteType:
     entries: int
     schema: Schema | None = None
     fitting: int | None = None  # entries that fit (None: no schema)
+    checked: int = 0  # entries checked (the newest MAX_ENTRIES of the type)
+
+    @property
+    def misfit_count(self) -> int:
+        return self.checked - (self.fitting or 0)
 
 
-def project_note_types(actor: Actor, project: str | int) -> list[NoteType]:
-    """The note types of a project (by entry count), each with its schema and how many fit."""
-    proj = project_get(actor, project)
+def project_schemas(project: Project) -> dict[str, Schema]:
+    """Every note type with a schema in `project` → its parsed schema (the newest schema entry
+    of each type; one that does not parse counts as none). One query."""
+    found: dict[str, Schema] = {}
+    seen: set[str] = set()
+    rows = (
+        Entry.objects.filter(project=project, kind=SCHEMA_KIND)
+        .exclude(status__in=_RETIRED)
+        .order_by("-updated_at")[:MAX_SCHEMAS]
+    )
+    for entry in rows:
+        meta = entry.metadata if isinstance(entry.metadata, dict) else {}
+        kind = note_type_of(str(meta.get("entity") or entry.title))
+        if not kind or kind == SCHEMA_KIND or kind in seen:
+            continue
+        seen.add(kind)
+        try:
+            schema = load_schema(entry)
+        except SchemaError:
+            schema = None
+        if schema is not None:
+            found[kind] = schema
+    return found
+
+
+def note_types_of(actor: Actor, project: Project) -> list[NoteType]:
+    """The note types of a project the actor holds (by entry count), each with its schema and
+    how many of its newest MAX_ENTRIES entries fit: at most four queries, however many types."""
     counts = (
         visible_entries(actor)
-        .filter(project=proj)
+        .filter(project=project)
         .exclude(status=EntryStatus.SUPERSEDED)
         .values("kind")
         .annotate(n=Count("id"))
         .order_by("-n", "kind")
     )
-    types = []
-    for row in counts:
-        kind, n = row["kind"], row["n"]
-        item = NoteType(kind, n)
-        if kind != SCHEMA_KIND:
-            run = _run(actor, proj, kind)
-            if run.schema is not None:
-                item.schema, item.fitting = run.schema, run.fitting
-        types.append(item)
+    types = [NoteType(row["kind"], row["n"]) for row in counts[:MAX_TYPES]]
+    present = {t.kind for t in types}
+    schemas = {k: s for k, s in project_schemas(project).items() if k in present} if types else {}
+    fitting: Counter = Counter()
+    checked: Counter = Counter()
+    if schemas:
+        newest = Window(RowNumber(), partition_by=F("kind"), order_by=F("updated_at").desc())
+        rows = (
+            visible_entries(actor)
+            .filter(project=project, kind__in=list(schemas))
+            .exclude(status=EntryStatus.SUPERSEDED)
+            .annotate(rank=newest)
+            .filter(rank__lte=MAX_ENTRIES)
+            .only("body", "tags", "status", "kind", "metadata")
+        )
+        rows = list(rows)
+        linked = any(s.has_relations for s in schemas.values())
+        targets = stored_target_kinds(actor, [e.pk for e in rows]) if linked and rows else {}
+        for entry in rows:
+            checked[entry.kind] += 1
+            facts = facts_of(entry, targets.get(entry.pk))
+            fitting[entry.kind] += validate(schemas[entry.kind], facts).fits
+    for item in types:
+        if item.kind in schemas:
+            item.schema = schemas[item.kind]
+            item.fitting, item.checked = fitting[item.kind], checked[item.kind]
     return types
+
+
+def project_note_types(actor: Actor, project: str | int) -> list[NoteType]:
+    """The note types of a project (by entry count), each with its schema and how many fit."""
+    return note_types_of(actor, project_get(actor, project))
 
 
 def projects_with_type(actor: Actor, note_type: str) -> list[str]:

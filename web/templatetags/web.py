@@ -43,3 +43,10 @@ def indent(depth: int) -> int:
 def entry_body(entry) -> str:
     """The entry's body rendered for its page (bounded and cached per version, sanitized)."""
     return mark_safe(render_entry_body(entry))
+
+
+@register.filter
+def field_names(checks) -> str:
+    """The fields of a schema report's misfits, `role, team` (the first five)."""
+    names = [c.field.name for c in checks]
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")

@@ -3,14 +3,28 @@ from django.contrib.auth import get_user_model
 from knowledge.actors import Actor
 from knowledge.management.base import DataCommand
 from knowledge.models import Project
-from knowledge.services import EntryFields, entry_upsert, project_create
+from knowledge.services import EntryFields, entry_upsert, project_create, project_update
 
 PROJECTS = [
     ("customer-x", "Customer X", "internal", "Everything we know about Customer X."),
     ("platform", "Platform", "internal", "How our platform is built and run."),
     ("hiring", "Hiring", "confidential", "Candidates and interview notes."),
 ]
+# Platform warns on writes that do not fit a note type's schema (see README "Note types and
+# schemas"); the other projects only report.
+SCHEMA_MODES = {"platform": "warn"}
 
+PERSON_SCHEMA = """What every person entry on the platform team holds.
+
+```yaml
+role: string, what they do
+team: string, the team they belong to
+expertise?(array): string, what to ask them about
+```
+"""
+
+# (project, subtopic, title, kind, tags, status, body): `- [category] …` lines are
+# observations, `- relation [[Title]]` lines are links (see README "Knowledge graph").
 ENTRIES = [
     (
         "customer-x",
@@ -18,8 +32,21 @@ ENTRIES = [
         "Account overview",
         "fact",
         ["account"],
-        "# Customer X\n\nEnterprise plan since **2025-03**. Main contact: Dana (CTO).\n\n"
-        "- 40 seats\n- EU data residency required\n",
+        "active",
+        "# Customer X\n\nEnterprise plan since **2025-03**.\n\n"
+        "- [plan] Enterprise, since 2025-03\n- [seats] 40\n"
+        "- [requirement] EU data residency #compliance\n"
+        "- main_contact [[Dana Reyes]]\n- had [[Checkout outage 2026-08-14]]\n",
+    ),
+    (
+        "customer-x",
+        "",
+        "Dana Reyes",
+        "person",
+        ["contact"],
+        "active",
+        "Customer X's CTO and our main contact.\n\n- [role] CTO\n- [prefers] email over calls\n"
+        "- reported [[Checkout outage 2026-08-14]]\n",
     ),
     (
         "customer-x",
@@ -27,8 +54,11 @@ ENTRIES = [
         "Checkout outage 2026-08-14",
         "note",
         ["incident", "p1"],
+        "active",
         "## Timeline\n\n- 09:12 alerts on checkout latency\n- 09:40 rolled back release 4.2\n\n"
-        "## Cause\n\nA missing index on `orders.customer_id` after a migration.\n",
+        "## Cause\n\nA missing index on `orders.customer_id` after a migration.\n\n"
+        "- [cause] missing index on orders.customer_id #database\n- [impact] 28 minutes\n"
+        "- followed_up_by [[Follow-up: add migration checks]]\n",
     ),
     (
         "customer-x",
@@ -36,7 +66,39 @@ ENTRIES = [
         "Follow-up: add migration checks",
         "task",
         ["incident"],
-        "Add a CI step that runs `EXPLAIN` on the hot queries after each migration.",
+        "open",
+        "Add a CI step that runs `EXPLAIN` on the hot queries after each migration.\n\n"
+        "- [owner] platform team\n- prevents [[Checkout outage 2026-08-14]]\n",
+    ),
+    (
+        "platform",
+        "",
+        "person",
+        "schema",
+        ["schema"],
+        "active",
+        PERSON_SCHEMA,
+    ),
+    (
+        "platform",
+        "people",
+        "Priya Natarajan",
+        "person",
+        ["team"],
+        "active",
+        "- [role] Staff engineer\n- [team] Platform\n- [expertise] PostgreSQL\n"
+        "- [expertise] search\n- decided [[Use PostgreSQL for search]]\n",
+    ),
+    (
+        "platform",
+        "people",
+        "Tom Becker",
+        "person",
+        ["team"],
+        "active",
+        # no `- [team]`: the entry that does not fit the person schema
+        "- [role] Site reliability engineer\n- [expertise] backups\n"
+        "- maintains [[Restore from backup]]\n",
     ),
     (
         "platform",
@@ -44,8 +106,11 @@ ENTRIES = [
         "Use PostgreSQL for search",
         "decision",
         ["search", "postgres"],
+        "active",
         "We use Postgres full-text search plus pgvector instead of a separate search cluster: "
-        "one system to run, transactional consistency, good enough recall.",
+        "one system to run, transactional consistency, good enough recall.\n\n"
+        "- [reason] one system to run\n- [reason] transactional consistency\n"
+        "- decided_by [[Priya Natarajan]]\n- relates_to [[Restore from backup]]\n",
     ),
     (
         "platform",
@@ -53,7 +118,9 @@ ENTRIES = [
         "Restore from backup",
         "note",
         ["runbook"],
-        "1. Stop the workers\n2. `pg_restore -d cairn latest.dump`\n3. Start the workers\n",
+        "active",
+        "1. Stop the workers\n2. `pg_restore -d cairn latest.dump`\n3. Start the workers\n\n"
+        "- [duration] about 20 minutes\n- maintained_by [[Tom Becker]]\n",
     ),
     (
         "platform",
@@ -61,7 +128,10 @@ ENTRIES = [
         "Team conventions",
         "fact",
         ["process"],
-        "Code review within one working day. Deploys on Tuesdays and Thursdays.",
+        "active",
+        "Code review within one working day. Deploys on Tuesdays and Thursdays.\n\n"
+        "- [review] within one working day\n- [deploys] Tuesdays and Thursdays\n"
+        "- agreed_by [[Priya Natarajan]]\n- agreed_by [[Tom Becker]]\n",
     ),
     (
         "hiring",
@@ -69,13 +139,18 @@ ENTRIES = [
         "Candidate: J. Doe",
         "person",
         ["backend"],
-        "Strong Django background; second interview scheduled.",
+        "active",
+        "Strong Django background; second interview scheduled.\n\n"
+        "- [stage] second interview\n- [strength] Django\n",
     ),
 ]
 
 
 class Command(DataCommand):
-    help = "Load demo projects, nested subtopics and entries (safe to run again)."
+    help = (
+        "Load demo projects, nested subtopics and entries with observations, links, a person "
+        "schema (one entry does not fit it) and an open task (safe to run again)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -95,9 +170,14 @@ class Command(DataCommand):
                     actor=actor, slug=slug, name=name, sensitivity=sensitivity,
                     description=description, reason="demo data",
                 )  # fmt: skip
+                if slug in SCHEMA_MODES:
+                    project_update(
+                        actor=actor, project=slug, schema_mode=SCHEMA_MODES[slug],
+                        reason="demo data",
+                    )  # fmt: skip
         counts: dict[str, int] = {}
-        for project, subtopic, title, kind, tags, body in ENTRIES:
-            fields = EntryFields(title=title, body=body, kind=kind, tags=tags)
+        for project, subtopic, title, kind, tags, status, body in ENTRIES:
+            fields = EntryFields(title=title, body=body, kind=kind, tags=tags, status=status)
             result = entry_upsert(
                 actor=actor, project=project, subtopic=subtopic, fields=fields, reason="demo data"
             )

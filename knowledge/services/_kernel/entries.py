@@ -254,7 +254,7 @@ def save_entry(
     """
     check_limits(entry)
     if authored:
-        check_schema(entry, lenient=schema_lenient)
+        check_schema(entry, lenient=schema_lenient, actor=actor)
     change = graph_change(entry)  # before the stamps below, which it compares with
     if entry.pk is not None and new_version:
         entry.version += 1

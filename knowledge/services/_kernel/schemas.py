@@ -8,9 +8,11 @@ refuses. A `schema` entry itself must parse, whatever the mode.
 
 from __future__ import annotations
 
+from knowledge.actors import Actor
 from knowledge.errors import SchemaMisfit, ValidationFailed
 from knowledge.models import Entry, SchemaMode
 from knowledge.schemas import SchemaError, validate
+from knowledge.selectors.schema_targets import draft_target_kinds
 from knowledge.selectors.schemas import SCHEMA_KIND, facts_of, load_schema, project_schema
 
 
@@ -35,7 +37,7 @@ def check_schema_entry(entry: Entry) -> None:
         )
 
 
-def check_schema(entry: Entry, *, lenient: bool = False) -> None:
+def check_schema(entry: Entry, *, lenient: bool = False, actor: Actor | None = None) -> None:
     """Check `entry` against its type's schema per the project's mode. Sets
     `entry.schema_report` (None when nothing was checked); raises SchemaMisfit in strict mode
     unless `lenient` (imports report misfits instead of refusing)."""
@@ -47,7 +49,9 @@ def check_schema(entry: Entry, *, lenient: bool = False) -> None:
     schema = project_schema(entry.project, entry.kind)
     if schema is None:
         return
-    report = validate(schema, facts_of(entry))
+    # a relation field checks the kind of the entry each link names, resolved as the save will
+    targets = draft_target_kinds(entry, actor) if schema.has_relations else None
+    report = validate(schema, facts_of(entry, targets))
     entry.schema_report = report
     if report.fits or mode != SchemaMode.STRICT or lenient:
         return

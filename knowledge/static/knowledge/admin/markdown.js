@@ -1,7 +1,8 @@
 /* Cairn: turn .cairn-markdown textareas into EasyMDE editors with a live preview beside them.
    Every preview is rendered and sanitized by the server (the same renderer as the entry page),
    never by the browser; the side panel also lists the links and observations a save would
-   record, each link marked resolved or missing. Ctrl+S / Cmd+S saves and keeps editing. */
+   record, each link marked resolved or missing, and how the draft fits its note type's schema
+   (a schema draft: the fields it declares). Ctrl+S / Cmd+S saves and keeps editing. */
 (function () {
   "use strict";
   function csrfToken() {
@@ -49,6 +50,10 @@
         project: value("id_project"),
         subtopic_path: value("id_subtopic_path"),
         title: value("id_title"),
+        kind: value("id_kind"),
+        tags: value("id_tags_text"),
+        status: value("id_status"),
+        metadata: value("id_metadata"),
         entry: entryId(),
       })
         .then(function (r) { return r.ok ? r.text() : "<p class=\"errornote\">Preview unavailable.</p>"; })
@@ -63,7 +68,8 @@
       timer = setTimeout(refresh, 300);
     }
     editor.codemirror.on("change", soon);
-    ["id_project", "id_subtopic_path", "id_title"].forEach(function (id) {
+    ["id_project", "id_subtopic_path", "id_title", "id_kind", "id_tags_text", "id_status",
+     "id_metadata"].forEach(function (id) {
       var el = document.getElementById(id);
       if (el) { el.addEventListener("input", soon); el.addEventListener("change", soon); }
     });
