@@ -108,12 +108,13 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
         return ("schema_mode", "schemas_shared", "schema_library") if new else ()
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
         if db_field.name == "schema_library":  # only libraries the person may read
-            kwargs["queryset"] = visible_projects(actor_for(request)).filter(
+            field.queryset = visible_projects(actor_for(request)).filter(
                 schemas_shared=True, sensitivity__in=SHAREABLE
             )
-            kwargs["required"] = False
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+            field.required = False
+        return field
 
     def get_readonly_fields(self, request, obj=None):
         # The slug names files in the git mirror and paths agents quote: fixed once created.

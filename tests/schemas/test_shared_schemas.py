@@ -44,7 +44,7 @@ def test_a_project_takes_a_schema_from_a_shared_library(maintainer, project, lib
         write(maintainer, "acme", "Ada", "No role here.")
     assert caught.value.data["misfits"][0]["field"] == "role"
     ada = write(maintainer, "acme", "Ada", "- [role] Engineer")
-    assert entry_schema_fit(ada).fits
+    assert entry_schema_fit(maintainer, ada).fits
     runs = schema_validate(maintainer, project="acme")  # every type with a schema, library's too
     assert [(r.note_type, r.fitting) for r in runs] == [("person", 1)]
 
@@ -54,16 +54,16 @@ def test_the_projects_own_schema_wins(maintainer, project, library):
     project_update(actor=maintainer, project="acme", schema_library="handbook")
     write(maintainer, "acme", "person", "```yaml\nteam: string\n```\n", kind="schema")
     ada = write(maintainer, "acme", "Ada", "- [team] Platform")
-    assert entry_schema_fit(ada).fits  # no role needed: acme's schema, not the handbook's
+    assert entry_schema_fit(maintainer, ada).fits  # acme's schema: no role needed
 
 
 def test_a_library_that_stops_sharing_no_longer_applies(maintainer, project, library):
     project_update(actor=maintainer, project="handbook", schemas_shared=True)
     project_update(actor=maintainer, project="acme", schema_library="handbook")
     ada = write(maintainer, "acme", "Ada", "nothing")
-    assert entry_schema_fit(ada) is not None
+    assert entry_schema_fit(maintainer, ada) is not None
     project_update(actor=maintainer, project="handbook", schemas_shared=False)
-    assert entry_schema_fit(ada) is None
+    assert entry_schema_fit(maintainer, ada) is None
     project_update(actor=maintainer, project="acme", schema_library="")
     assert project.__class__.objects.get(pk=project.pk).schema_library_id is None
 
@@ -112,3 +112,15 @@ def test_rest_sets_and_shows_the_library(maintainer, project, library, client):
     Membership.objects.create(project=project, user=other, role=Role.VIEWER)
     seen = client.get("/api/v1/projects/acme", **headers).json()
     assert seen["schema_library"] == "handbook"
+
+
+def test_the_admin_offers_only_shared_libraries(maintainer, project, library, admin_client):
+    from django.urls import reverse
+
+    client = admin_client
+    ProjectFactory(slug="notes", sensitivity=Sensitivity.INTERNAL)  # readable, not shared
+    url = reverse("admin:knowledge_project_change", args=[project.pk])
+    assert ">handbook<" not in client.get(url).content.decode()
+    project_update(actor=maintainer, project="handbook", schemas_shared=True)
+    page = client.get(url).content.decode()
+    assert 'name="schema_library"' in page and ">handbook<" in page and ">notes<" not in page
