@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.loader import MigrationLoader
 
 from history import maintenance, mirror
@@ -111,15 +113,41 @@ def holds_data() -> bool:
 
 
 def _empty_the_database() -> None:
-    """Drop everything in the public schema (tables, sequences, extensions' objects)."""
-    with connection.cursor() as cur:
-        cur.execute("SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'public'")
-        row = cur.fetchone()
-        owner = row[0] if row else "CURRENT_USER"
-        cur.execute("DROP SCHEMA IF EXISTS public CASCADE")
-        cur.execute(f"CREATE SCHEMA public AUTHORIZATION {owner}")
-        cur.execute("GRANT USAGE ON SCHEMA public TO PUBLIC")
+    """Drop every table, view and sequence in the public schema but the extensions' own (an
+    extension may belong to a superuser: in team mode Cairn's user could not create it again)."""
+    kinds = {"r": "TABLE", "p": "TABLE", "v": "VIEW", "m": "MATERIALIZED VIEW",
+             "f": "FOREIGN TABLE", "S": "SEQUENCE"}  # fmt: skip
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(
+            "SELECT c.relkind, c.relname FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = ANY(%s) AND NOT EXISTS ("
+            "  SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
+            "  AND d.objid = c.oid AND d.deptype IN ('e', 'a', 'i'))",
+            [list(kinds)],
+        )
+        for kind, name in cur.fetchall():
+            quoted = connection.ops.quote_name(name)
+            cur.execute(f"DROP {kinds[kind]} IF EXISTS public.{quoted} CASCADE")
     connection.close()
+
+
+def _restore_list(pg_restore: Path, dump: Path, env: dict, work: Path) -> Path:
+    """pg_restore's table of contents without the extensions the database already has (and
+    their comments): only their owner may touch them, and they are there."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT extname FROM pg_extension")
+        present = {row[0] for row in cur.fetchall()}
+    toc = run([pg_restore, "--list", dump], what="read the database dump", env=env)
+    skip = re.compile(r"^\d+; \d+ \d+ (?:COMMENT - )?EXTENSION (?:- )?(\S+)")
+    kept = [
+        line
+        for line in toc.splitlines()
+        if not ((found := skip.match(line)) and found.group(1) in present)
+    ]
+    path = work / "restore.list"
+    path.write_text("\n".join(kept) + "\n")
+    return path
 
 
 def _restore_mirror(source: Path, manifest: dict) -> str:
@@ -173,15 +201,24 @@ def restore(source: Path, *, force: bool = False, step: Step = lambda name: None
     env = database_env()  # before closing: it starts the embedded server if needed
     _empty_the_database()
     step("restore the database")
-    try:
-        run([pg_restore, "--no-owner", "--no-privileges", "--exit-on-error",
-             "--single-transaction", "--dbname", env["PGDATABASE"], source / DUMP],
-            what="restore the database", env=env)  # fmt: skip
-    except BackupError as exc:
-        raise BackupError(
-            f"{exc}. The database is empty now: fix the cause and run restore again, or "
-            "`manage.py migrate` to start afresh."
-        ) from exc
+    with tempfile.TemporaryDirectory(prefix="cairn-restore-") as work:
+        listing = _restore_list(pg_restore, source / DUMP, env, Path(work))
+        connection.close()
+        try:
+            run([pg_restore, "--no-owner", "--no-privileges", "--exit-on-error",
+                 "--single-transaction", "--use-list", listing, "--dbname", env["PGDATABASE"],
+                 source / DUMP], what="restore the database", env=env)  # fmt: skip
+        except BackupError as exc:
+            hint = (
+                " Creating an extension needs a superuser: run `CREATE EXTENSION vector; "
+                "CREATE EXTENSION pg_trgm;` once as one in this database."
+                if "extension" in str(exc)
+                else ""
+            )
+            raise BackupError(
+                f"{exc}.{hint} The database is empty now: fix the cause and run restore again, "
+                "or `manage.py migrate` to start afresh."
+            ) from exc
     ContentType.objects.clear_cache()  # ids are the snapshot's now
     result = RestoreResult(manifest=manifest)
     step("migrate")
