@@ -19,6 +19,8 @@ _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {
 _UNSAFE = re.compile(r"[^\w.-]+", re.UNICODE)
 # libyaml's emitter writes the same bytes as PyYAML's pure-Python one (tested), four times faster.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+# And its parser: a restore reads one frontmatter per revision (8 ms each in pure Python).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 # --- Names --------------------------------------------------------------------------------
@@ -206,7 +208,7 @@ def parse_markdown(raw: bytes | str) -> tuple[dict, str]:
     else:
         raise FrontmatterError("the frontmatter starts with --- but never ends")
     try:
-        data = yaml.safe_load(head) if head.strip() else {}
+        data = yaml.load(head, Loader=_LOADER) if head.strip() else {}
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"bad YAML in the frontmatter: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict):

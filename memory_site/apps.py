@@ -3,7 +3,8 @@ from django.apps import AppConfig
 
 class SiteConfig(AppConfig):
     """The site itself as an app: its own commands (serve, embedded, createadmin, metrics,
-    search), and the hooks that hand ops what it must not import (the memory's size and state)."""
+    search, backup, restore), and the hooks that hand ops what it must not import (the memory's
+    size and state)."""
 
     name = "memory_site"
     label = "site"

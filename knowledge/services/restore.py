@@ -143,8 +143,11 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
             setattr(entry, name, value)
         change = graph_change(entry)  # slug and hash still the stored ones
         entry.slug, entry.content_hash = slug, digest
-        Entry.objects.filter(pk=entry.pk).update(**values, slug=slug, content_hash=digest)
-    Entry.objects.filter(pk=entry.pk).update(**stamps)
+        # One UPDATE per revision (update() leaves the stamps as given: no auto_now).
+        Entry.objects.filter(pk=entry.pk).update(**values, **stamps, slug=slug, content_hash=digest)
+    if entry.pk not in restorer.stamped:  # a save set the stamps to now: put them back
+        Entry.objects.filter(pk=entry.pk).update(**stamps)
+        restorer.stamped.add(entry.pk)
     for name, value in stamps.items():
         setattr(entry, name, value)
     link_sources(restorer, entry, rev.state.get("sources") or [])

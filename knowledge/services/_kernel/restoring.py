@@ -71,6 +71,7 @@ class Restorer:
     subtopics: dict[tuple[int, str], Subtopic] = field(default_factory=dict)
     entries: dict[str, Entry] = field(default_factory=dict)  # by short id, deleted ones too
     sources: dict[int, tuple] = field(default_factory=dict)
+    stamped: set[int] = field(default_factory=set)  # entries whose created stamp is put back
     created_users: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
 

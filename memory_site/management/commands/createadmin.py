@@ -9,12 +9,25 @@ PASSWORD_FILE = VAR_DIR / "admin-password.txt"
 
 
 def ensure_admin(username: str = "admin", email: str = "") -> str | None:
-    """Create the first superuser with a generated password; return it, or None if one exists."""
+    """Create the first superuser with a generated password; return it, or None if one exists.
+
+    After `mirror restore`, `username` may already exist as a history author: an inactive
+    account without a password. That account becomes the superuser (its history stays its own);
+    any other existing account of that name is never taken over."""
     users = get_user_model()
-    if users.objects.filter(is_superuser=True).exists():
+    if users.objects.filter(is_superuser=True, is_active=True).exists():
         return None
     password = secrets.token_urlsafe(12)
-    users.objects.create_superuser(username=username, email=email, password=password)
+    existing = users.objects.filter(**{users.USERNAME_FIELD: username}).first()
+    if existing is None:
+        users.objects.create_superuser(username=username, email=email, password=password)
+    elif not existing.is_active and not existing.has_usable_password():
+        existing.is_active = existing.is_staff = existing.is_superuser = True
+        existing.email = existing.email or email
+        existing.set_password(password)
+        existing.save()
+    else:
+        return None
     write_private(PASSWORD_FILE, f"username: {username}\npassword: {password}\n")
     return password
 
@@ -32,7 +45,13 @@ class Command(BaseCommand):
     def handle(self, *args, username, email, **options):
         password = ensure_admin(username, email)
         if password is None:
-            if get_user_model().objects.filter(username=username).exists():
+            users = get_user_model()
+            if not users.objects.filter(is_superuser=True, is_active=True).exists():
+                raise CommandError(
+                    f"{username!r} is someone's account already and no active superuser exists. "
+                    "Pass --username with a new name (or use `manage.py createsuperuser`)."
+                )
+            if users.objects.filter(username=username).exists():
                 self.stdout.write(
                     f"A superuser already exists. Forgot the password? Run "
                     f"`python manage.py changepassword {username}`."

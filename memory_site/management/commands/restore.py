@@ -1,0 +1,66 @@
+"""`manage.py restore DIR`: bring a snapshot from `manage.py backup` into an empty installation."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from memory_site.backup import BackupError
+from memory_site.restore import restore
+
+STEPS = 6
+
+
+class Command(BaseCommand):
+    help = (
+        "Restore the snapshot in DIR (written by `manage.py backup`): the database with "
+        "pg_restore, then the git mirror, then check the counts and verify the mirror. Refuses "
+        "a database that holds projects or entries unless --force."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory", help="the directory `manage.py backup` wrote")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="replace the database (and the mirror) even if it holds projects or entries",
+        )
+
+    def handle(self, *args, directory, force, **options):
+        with tqdm(total=STEPS, desc="restore", unit="step", disable=None) as bar:
+            seen: list[str] = []
+
+            def step(name: str) -> None:
+                if seen:
+                    bar.update(1)
+                seen.append(name)
+                bar.set_postfix_str(name)
+
+            try:
+                result = restore(Path(directory), force=force, step=step)
+            except BackupError as exc:
+                raise CommandError(str(exc)) from exc
+            bar.update(STEPS - bar.n)
+        m = result.manifest
+        c = m["counts"]
+        self.stdout.write(
+            f"Restored {c['projects']} project(s), {c['entries']} entr(y/ies) and "
+            f"{c['revisions']} revision(s) from {directory} (Cairn {m['cairn_version']}, "
+            f"{m['created_at']})."
+        )
+        if result.migrated:
+            self.stdout.write(f"Applied {len(result.migrated)} newer migration(s) after it.")
+        if result.mirror_kept_aside:
+            self.stdout.write(f"The mirror that was here is kept as {result.mirror_kept_aside}.")
+        if result.committed:
+            self.stdout.write(f"Committed {result.committed} revision(s) the snapshot had pending.")
+        if result.problems:
+            for line in result.problems:
+                self.stdout.write(f"  {line}")
+            raise CommandError(
+                f"After the restore, {len(result.problems)} check(s) failed (listed above): the "
+                "counts against the snapshot's manifest, then `mirror verify`."
+            )
+        self.stdout.write(
+            self.style.SUCCESS("The counts match the snapshot and the mirror matches the database.")
+        )
