@@ -17,6 +17,7 @@ from knowledge.graph.selectors import entry_relations
 from knowledge.search import SearchFilters, search_entries, timing
 from knowledge.selectors import entry_get, project_overview, sources_check
 from knowledge.selectors.listings import entries_open, entries_recent, project_browse
+from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,
@@ -107,13 +108,15 @@ def upsert(
         expected_version=expected_version,
         reason=reason,
     )
-    return render.entry_saved(result.entry, result.outcome)
+    report = write_report(actor, result.entry, result.outcome, sources=sources)
+    return render.entry_saved(result.entry, result.outcome, report=report)
 
 
 def edit(actor: Actor, *, id, **change):
     """change: operation, content, find, section, expected_count, expected_version, reason."""
     result = entry_edit(actor=actor, ref=id, **change)
-    return render.entry_saved(result.entry, result.outcome)
+    report = write_report(actor, result.entry, result.outcome)
+    return render.entry_saved(result.entry, result.outcome, report=report)
 
 
 def list_open(actor: Actor, *, project, subtopic, limit):

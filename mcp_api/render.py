@@ -16,6 +16,7 @@ from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
 from mcp_api import hints
 from mcp_api.schema_text import misfit_note
+from mcp_api.write_text import change_summary, report_lines
 
 
 def result(text: str, data: dict) -> CallToolResult:
@@ -177,18 +178,25 @@ def context(ctx: dict) -> CallToolResult:
     return result("\n".join(lines), ctx)
 
 
-def entry_saved(entry: Entry, outcome: str, extra: str = "") -> CallToolResult:
+def entry_saved(
+    entry: Entry, outcome: str, extra: str = "", report: dict | None = None
+) -> CallToolResult:
+    """What the write did (knowledge.selectors.write_reports): the change, then the rest."""
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
-    text = (
+    lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
-        f"{entry.path} (version {entry.version}).{extra}{misfit_note(entry)}\n"
+        f"{entry.path} (version {entry.version}){change_summary(report)}.{extra}"
+        f"{misfit_note(entry)}",
+        *report_lines(report, entry.short_id),
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
-        "read it."
-    )
+        "read it.",
+    ]
     data = {"outcome": outcome, "entry": entry_meta(entry)}
+    if report is not None:
+        data["report"] = report
     if (report := getattr(entry, "schema_report", None)) is not None:
         data["schema"] = report.as_dict()
-    return result(text, data)
+    return result("\n".join(lines), data)
 
 
 def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToolResult:
