@@ -23,6 +23,7 @@ from knowledge.services import (
     entry_correct,
     entry_delete,
     entry_edit,
+    entry_update,
     entry_upsert,
     project_create,
 )
@@ -117,6 +118,25 @@ def edit(actor: Actor, *, id, **change):
     result = entry_edit(actor=actor, ref=id, **change)
     report = write_report(actor, result.entry, result.outcome)
     return render.entry_saved(result.entry, result.outcome, report=report)
+
+
+def update(actor: Actor, *, id, title, kind, tags, status, subtopic, expected_version, reason):
+    before = entry_get(actor, id).version
+    entry = entry_update(
+        actor=actor,
+        ref=id,
+        fields=EntryFields(
+            title=title or None,
+            kind=kind or None,
+            tags=(inputs.str_list(tags) or []) if tags is not None else None,
+            status=status or None,
+        ),
+        subtopic=subtopic,
+        expected_version=expected_version,
+        reason=reason,
+    )
+    outcome = "updated" if entry.version != before else "unchanged"
+    return render.entry_saved(entry, outcome, report=write_report(actor, entry, outcome))
 
 
 def list_open(actor: Actor, *, project, subtopic, limit):

@@ -56,6 +56,10 @@ EntryRef = Annotated[
     int | Annotated[str, Field(max_length=limits.REF)],
     Field(description="Entry id (the number, e.g. 42), short id, or project/subtopic/title."),
 ]
+Status = Annotated[
+    Literal["active", "open", "resolved", "superseded", "archived"] | None,
+    Field(description="open = needs follow-up; resolved when done."),
+]
 Version = Annotated[
     int | None, Field(description="Fail with a conflict if the entry's version differs.")
 ]
@@ -136,9 +140,7 @@ async def upsert(
         Field(description="note, decision, fact, person, session, task, …"),
     ] = None,
     tags: StrList = None,
-    status: Annotated[
-        Short | None, Field(description="active, open, resolved, superseded or archived.")
-    ] = None,
+    status: Status = None,
     sources: Annotated[
         Sources | None,
         Field(description='Where it came from: [{"kind": "email", "external_id": "…"}].'),
@@ -146,9 +148,9 @@ async def upsert(
     expected_version: Version = None,
     reason: Reason = "",
 ) -> CallToolResult:
-    """Create or replace the entry with this project + subtopic + title. Reports created,
-    updated, or unchanged (identical content: no new revision). To change one part of an
-    existing entry use edit instead."""
+    """Create or replace the entry with this project + subtopic + title; kind, tags and status
+    left out keep their value. Reports created, updated or unchanged, and what the write did.
+    To change part of an entry use edit; only its fields, update."""
     return await _call(handlers.upsert, **locals())
 
 
@@ -158,7 +160,8 @@ async def edit(
     content: Annotated[Body, Field(description="Text to add, or the replacement.")],
     find: Annotated[Body | None, Field(description="find_replace: exact text to replace.")] = None,
     section: Annotated[
-        Short | None, Field(description="replace_section: the Markdown heading's text.")
+        Short | None,
+        Field(description="The heading's text: replace_section's, or append/prepend under it."),
     ] = None,
     expected_count: Annotated[
         int | None, Field(description="find_replace: occurrences expected (default 1).")
@@ -166,9 +169,25 @@ async def edit(
     expected_version: Version = None,
     reason: Reason = "",
 ) -> CallToolResult:
-    """Change part of an entry without resending it: append, prepend, find_replace, or
-    replace_section (the body under one heading)."""
+    """Change part of an entry's body without resending it: append, prepend (with section:
+    at the end of / right under that heading), find_replace, or replace_section (the body
+    under one heading). The answer lists any text removed, with who wrote it."""
     return await _call(handlers.edit, **locals())
+
+
+async def update(
+    id: EntryRef,
+    title: Annotated[Title | None, Field(description="New title.")] = None,
+    kind: Annotated[str | None, Field(max_length=limits.KIND)] = None,
+    tags: Annotated[StrList, Field(description="The new tags (replace the old ones).")] = None,
+    status: Status = None,
+    subtopic: Annotated[Subtopic, Field(description="Move to this subtopic ('' = root).")] = None,
+    expected_version: Version = None,
+    reason: Reason = "",
+) -> CallToolResult:
+    """Set an entry's title, kind, tags, status or subtopic without resending its body; what
+    you leave out is kept."""
+    return await _call(handlers.update, **locals())
 
 
 async def list_open(
@@ -290,6 +309,7 @@ TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = 
     (get, READ),
     (upsert, IDEMPOTENT_WRITE),
     (edit, WRITE),
+    (update, IDEMPOTENT_WRITE),
     (list_open, READ),
     (recent, READ),
     (browse, READ),

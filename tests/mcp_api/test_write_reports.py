@@ -111,3 +111,41 @@ def test_an_unchanged_write_reports_no_change(call):
         "address": "memory://acme/same",
     }
     assert len(text(res).splitlines()) == 2
+
+
+def test_update_sets_fields_without_the_body_and_keeps_the_rest(call):
+    created = _ok(call("upsert", project="acme", title="Task", body="Do it.", tags="ops"))
+    ref = created.structured_content["entry"]["short_id"]
+    res = _ok(call("update", id=ref, status="resolved", kind="task"))
+    entry = Entry.objects.get(short_id=ref)
+    assert (entry.status, entry.kind, entry.tags, entry.body) == (
+        "resolved",
+        "task",
+        ["ops"],
+        "Do it.",
+    )
+    assert res.structured_content["outcome"] == "updated"
+    assert "Fields: kind note → task; status active → resolved" in text(res)
+    again = _ok(call("update", id=ref, status="resolved"))
+    assert again.structured_content["outcome"] == "unchanged"
+    cleared = _ok(call("update", id=ref, tags=[]))
+    assert Entry.objects.get(short_id=ref).tags == []
+    assert "tags [ops] → []" in text(cleared)
+
+
+def test_update_refuses_an_unknown_status_with_the_values(call):
+    ref = _ok(call("upsert", project="acme", title="T", body="x")).structured_content["entry"]
+    res = call("update", id=ref["short_id"], status="done")
+    assert res.is_error
+    assert "resolved" in text(res)
+
+
+def test_append_and_prepend_may_write_under_a_heading(call):
+    body = "# Plan\n\n## Next\n\n- one\n\n## Done\n\n- zero\n"
+    ref = _ok(call("upsert", project="acme", title="Plan", body=body)).structured_content
+    ref = ref["entry"]["short_id"]
+    _ok(call("edit", id=ref, operation="append", section="Next", content="- two"))
+    _ok(call("edit", id=ref, operation="prepend", section="Done", content="- minus one"))
+    assert Entry.objects.get(short_id=ref).body == (
+        "# Plan\n\n## Next\n\n- one\n\n- two\n\n## Done\n\n- minus one\n\n- zero\n"
+    )
