@@ -47,6 +47,7 @@ def test_initialize_lists_tools_and_gives_instructions(mcp_url, token):
         "get",
         "upsert",
         "edit",
+        "update",
         "list_open",
         "recent",
         "browse",
