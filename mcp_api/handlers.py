@@ -17,6 +17,7 @@ from knowledge.graph.selectors import entry_relations
 from knowledge.search import SearchFilters, search_entries, timing
 from knowledge.selectors import entry_get, project_overview, sources_check
 from knowledge.selectors.listings import entries_open, entries_recent, project_browse
+from knowledge.selectors.whoami import actor_profile
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
@@ -207,6 +208,10 @@ def build_context(actor: Actor, *, url, depth, timeframe, max_related, include_h
         as_of=as_of or None,
     )
     return render.context(context)
+
+
+def whoami(actor: Actor):
+    return render.whoami(actor_profile(actor))
 
 
 def _found_instead(actor: Actor, exc: NotFound) -> list[dict]:

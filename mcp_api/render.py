@@ -265,7 +265,7 @@ def revisions(entry: Entry, history: Iterable[dict]) -> CallToolResult:
     rows = [{**r, "at": r["at"].isoformat()} for r in history]
     lines = [f"History of {entry.short_id} {entry.title!r} (newest first):"]
     lines += [
-        f"- v{r['version']} {r['at'][:16]} {r['action']} by {r['user'] or r['generated_by']}"
+        f"- v{r['version']} {r['at'][:16]} {r['action']} by {_who(r)}"
         + (f": {r['reason']}" if r["reason"] else "")
         + (f" [{r['git_commit'][:10]}]" if r["git_commit"] else "")
         for r in rows
@@ -275,6 +275,14 @@ def revisions(entry: Entry, history: Iterable[dict]) -> CallToolResult:
             f"Next: diff({entry.short_id}, from_version={rows[1]['version']}) for the last change."
         )
     return result("\n".join(lines), {"entry": entry.short_id, "revisions": rows})
+
+
+def _who(rev: dict) -> str:
+    """`agent:x (sam)`: the label the write was recorded under, and the user behind it."""
+    agent, user = rev.get("generated_by") or "", rev.get("user") or ""
+    if agent and user and not agent.endswith(f":{user}"):
+        return f"{agent} ({user})"
+    return agent or user or "?"
 
 
 def entry_diff(entry: Entry, from_version: int, to_version: int, text: str) -> CallToolResult:
@@ -339,6 +347,27 @@ def entry_corrected(new: Entry, old: Entry) -> CallToolResult:
         "one; include_history=true shows both.",
         {"entry": entry_meta(new), "superseded": entry_meta(old)},
     )
+
+
+def whoami(me: dict) -> CallToolResult:
+    token = me["token"]
+    how = ""
+    if token:
+        expires = token["expires"][:10] if token["expires"] else "never"
+        only = f", only {', '.join(token['projects'])}" if token["projects"] else ""
+        how = f" (token {token['name']!r}, scope {token['scope']}, expires {expires}{only})"
+    lines = [f"You are {me['user'] or 'nobody (not signed in)'}, writing as {me['agent']}{how}."]
+    lines.append(f"Projects you can read ({len(me['projects'])}):")
+    lines += [
+        f"- {p['slug']} ({p['name']}, {p['sensitivity']}): {p['role']}"
+        + (f"; to write, ask {p['ask']}" if "ask" in p else "")
+        for p in me["projects"]
+    ]
+    lines.append(
+        "You may create projects." if me["may_create_projects"] else "You may not create projects."
+    )
+    lines.append("Next: browse(project) to look inside one; search(query) to find anything.")
+    return result("\n".join(lines), me)
 
 
 def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> CallToolResult:

@@ -303,6 +303,12 @@ async def build_context(
     return await _call(handlers.build_context, **locals())
 
 
+async def whoami() -> CallToolResult:
+    """Who you are: user, agent label, token scope and expiry, and the projects you can read
+    with your role in each (whom to ask for more)."""
+    return await _call(handlers.whoami)
+
+
 # Registered in this order by mcp_api.app: it is the order of tools/list.
 TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = [
     (search, READ),
@@ -320,4 +326,5 @@ TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = 
     (create_project, WRITE),
     (correct, WRITE),
     (build_context, READ),
+    (whoami, READ),
 ]

@@ -113,6 +113,15 @@ def project_role(actor: Actor, project: Project) -> str | None:
     return Role.VIEWER
 
 
+def project_maintainers(project: Project, limit: int = 5) -> str:
+    """Whom to ask about a project: its maintainers (users, `group:NAME`), or an administrator."""
+    rows = Membership.objects.filter(project=project, role=Role.MAINTAINER).select_related(
+        "user", "group"
+    )[:limit]
+    names = [m.user.get_username() if m.user_id else f"group:{m.group.name}" for m in rows]
+    return ", ".join(names) if names else "a Cairn administrator"
+
+
 def visible_entries(actor: Actor) -> QuerySet[Entry]:
     return Entry.objects.filter(project__in=visible_projects(actor))
 
@@ -185,17 +194,16 @@ def project_get(
         role = "maintainer" if for_maintain else "editor"
         raise Forbidden(
             f"You may read project {text!r} but not change it: that needs the {role} role. "
-            "Ask one of its maintainers.",
+            f"Ask one of its maintainers: {project_maintainers(project)}.",
             project=text,
         )
-    if (
-        _signed_in(actor)
-        and actor.project_ids is None
-        and Project.objects.filter(lookup, sensitivity=Sensitivity.CONFIDENTIAL).exists()
-    ):
+    hidden = None
+    if _signed_in(actor) and actor.project_ids is None:
+        hidden = Project.objects.filter(lookup, sensitivity=Sensitivity.CONFIDENTIAL).first()
+    if hidden is not None:
         raise Forbidden(
             f"Project {text!r} is confidential and you are not a member. "
-            "Ask one of its maintainers for access.",
+            f"Ask one of its maintainers for access: {project_maintainers(hidden)}.",
             project=text,
         )
     slugs = list(visible.values_list("slug", flat=True)[:500])

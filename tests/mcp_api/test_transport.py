@@ -58,6 +58,7 @@ def test_initialize_lists_tools_and_gives_instructions(mcp_url, token):
         "create_project",
         "correct",
         "build_context",
+        "whoami",
         "schema_validate",
         "schema_infer",
         "schema_diff",
