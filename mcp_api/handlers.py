@@ -46,7 +46,7 @@ def search(
     kinds,
     tags,
     status,
-    after,
+    since,
     before,
     limit,
     include_history,
@@ -59,7 +59,7 @@ def search(
             kinds=kinds,
             tags=tags,
             status=status,
-            after=after,
+            after=since,
             before=before,
             include_history=include_history,
             categories=category,
@@ -70,8 +70,8 @@ def search(
         return render.search_results(query, hits)
 
 
-def get(actor: Actor, *, id_or_path, offset, max_chars):
-    entry = entry_get(actor, id_or_path)
+def get(actor: Actor, *, id, offset, max_chars):
+    entry = entry_get(actor, id)
     return render.entry_window(
         entry,
         offset=max(0, int(offset)),
@@ -178,7 +178,8 @@ def delete(actor: Actor, *, id, reason):
 
 def check_sources(actor: Actor, *, project, sources):
     items = [s if isinstance(s, dict) else {"kind": "", "external_id": str(s)} for s in sources]
-    return render.sources_checked(sources_check(actor, project, items))
+    answer = sources_check(actor, project or None, items)
+    return render.sources_checked(answer, project or None)
 
 
 def create_project(actor: Actor, *, slug, name, description, sensitivity):
@@ -197,12 +198,12 @@ def correct(actor: Actor, *, id, body, reason, title):
     return render.entry_corrected(new, old)
 
 
-def build_context(actor: Actor, *, url, depth, timeframe, max_related, include_history, as_of):
+def build_context(actor: Actor, *, id, depth, since, max_related, include_history, as_of):
     context = context_of(
         actor,
-        url,
+        id,
         depth=depth,
-        timeframe=timeframe or None,
+        timeframe=since or None,
         max_related=max_related,
         include_history=include_history,
         as_of=as_of or None,
@@ -217,7 +218,7 @@ def whoami(actor: Actor):
 def _found_instead(actor: Actor, exc: NotFound) -> list[dict]:
     """For an entry that is not there: what a search for its name finds."""
     term = str(exc.data.get("entry") or "").rsplit("/", 1)[-1]
-    if not term or term.isdigit():
+    if not term or term.isdigit() or exc.data.get("deleted"):
         return []
     return [hit.as_dict() for hit in search_entries(actor, term.replace("-", " "), limit=3)]
 

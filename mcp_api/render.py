@@ -64,16 +64,17 @@ def hit_line(hit: dict) -> str:
 
 
 def search_results(query: str, hits: list[dict]) -> CallToolResult:
+    what = f"for {query!r}" if query.strip() else "matching the filters, newest first"
     if not hits:
         text = (
-            f"No results for {query!r}. Try fewer or other words, drop filters, or "
+            f"No results {what}. Try fewer or other words, drop filters, or "
             "browse(project) to see what exists."
         )
     else:
-        lines = [f"{len(hits)} result(s) for {query!r}:", *map(hit_line, hits)]
+        lines = [f"{len(hits)} result(s) {what}:", *map(hit_line, hits)]
         lines.append(
             f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
-            "subtopic=, kinds=, tags=, after=."
+            "subtopic=, kinds=, tags=, since=."
         )
         text = "\n".join(lines)
     return result(text, {"results": hits})
@@ -310,10 +311,11 @@ def entry_deleted(ref: str, title: str) -> CallToolResult:
     )
 
 
-def sources_checked(answer: list[dict]) -> CallToolResult:
-    lines = [
+def sources_checked(answer: list[dict], project: str | None = None) -> CallToolResult:
+    where = f"in project {project}" if project else "in every project you can see"
+    lines = [f"Checked {where}:"] + [
         f"- {a.get('kind')}:{a.get('external_id')} → "
-        + (f"logged by {', '.join(a['entries'])}" if a["logged"] else "not logged yet")
+        + (f"logged by {', '.join(a['entries'])}" if a["logged"] else f"not logged {where}")
         for a in answer
     ]
     new = sum(not a["logged"] for a in answer)
@@ -322,7 +324,7 @@ def sources_checked(answer: list[dict]) -> CallToolResult:
         if new
         else "All logged already: get(id) to read the entries instead of writing again."
     )
-    return result("\n".join(lines), {"sources": answer})
+    return result("\n".join(lines), {"sources": answer, "project": project, "scope": where})
 
 
 def project_created(project: Project) -> CallToolResult:
@@ -385,7 +387,10 @@ def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> 
     if found:
         lines.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in found))
     lines += hints.next_moves(exc)
-    return error("\n".join(lines), _jsonable(exc.as_dict()))
+    data = _jsonable(exc.as_dict())
+    if found:
+        data["found"] = [{k: h[k] for k in ("id", "short_id", "title", "path")} for h in found]
+    return error("\n".join(lines), data)
 
 
 def _names(message: str, word: str) -> bool:

@@ -68,6 +68,9 @@ Reason = Annotated[
 ]
 Title = Annotated[str, Field(max_length=limits.TITLE)]
 Short = Annotated[str, Field(max_length=limits.SHORT)]
+Since = Annotated[
+    Short | None, Field(description="Changed since: ISO date or age like '7d', '2 weeks'.")
+]
 # Bodies (and edit's content and find) keep their byte limit, CAIRN_MAX_BODY_BYTES, which the
 # services check before any work, in bytes as the setting says.
 Body = str
@@ -105,9 +108,7 @@ async def search(
     kinds: StrList = None,
     tags: StrList = None,
     status: StrList = None,
-    after: Annotated[
-        Short | None, Field(description="Changed after: ISO date or age like '7d'.")
-    ] = None,
+    since: Since = None,
     before: Annotated[Short | None, Field(description="Changed before: ISO date or age.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False,
@@ -121,7 +122,7 @@ async def search(
 
 
 async def get(
-    id_or_path: EntryRef,
+    id: EntryRef,
     offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
     max_chars: Annotated[int, Field(ge=200, le=50000)] = 8000,
 ) -> CallToolResult:
@@ -238,11 +239,14 @@ async def delete(
 
 
 async def check_sources(
-    project: Project,
     sources: Annotated[
         Sources,
         Field(description='[{"kind": "email", "external_id": "<message-id>"}, …]'),
     ],
+    project: Annotated[
+        str | None,
+        Field(max_length=limits.PROJECT, description="Project; omit to check all you can see."),
+    ] = None,
 ) -> CallToolResult:
     """Which of these sources are already logged, and by which entries: call before writing
     notes from mail, tickets or chats to avoid duplicates."""
@@ -277,7 +281,7 @@ async def correct(
 
 
 async def build_context(
-    url: Annotated[
+    id: Annotated[
         str,
         Field(
             max_length=limits.REF,
@@ -286,9 +290,7 @@ async def build_context(
         ),
     ],
     depth: Annotated[int, Field(ge=1, le=3, description="Hops through relations.")] = 1,
-    timeframe: Annotated[
-        Short | None, Field(description="Only entries changed since: '7d' or an ISO date.")
-    ] = None,
+    since: Since = None,
     max_related: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[
         bool, Field(description="Also the facts no longer current, and since when.")

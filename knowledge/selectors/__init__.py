@@ -26,6 +26,7 @@ from knowledge.models import (
     Subtopic,
 )
 from knowledge.paths import normalize_path
+from knowledge.selectors.deleted import deleted_entry
 
 User = get_user_model()
 WRITE_ROLES = (Role.EDITOR, Role.MAINTAINER)
@@ -261,6 +262,14 @@ def entry_lookup(entries: QuerySet[Entry], ref: str | int) -> Entry | None:
 
 def entry_not_found(actor: Actor, ref: str | int) -> NotFound:
     text = str(ref).strip()
+    if gone := deleted_entry(visible_projects(actor), strip_memory_scheme(text)):
+        return NotFound(
+            f"Entry {gone['short_id']} {gone['title']!r} was deleted on {gone['deleted_at'][:16]} "
+            f"by {gone['deleted_by']}" + (f": {gone['reason']}" if gone["reason"] else "") + ". "
+            "Its history is kept; writing its last text again brings it back as a new entry.",
+            entry=text,
+            deleted=gone,
+        )
     return NotFound(
         f"No entry {text!r} that you can see. Search for it, or list the project's entries.",
         entry=text,
@@ -347,6 +356,7 @@ def entry_revision(actor: Actor, entry: Entry, version: int):
     row = (
         entry.history.filter(version=version, project_id__in=visible_projects(actor).values("pk"))
         .exclude(history_type="-")
+        .select_related("project", "subtopic")
         .order_by("-history_id")
         .first()
     )
@@ -360,18 +370,20 @@ def entry_revision(actor: Actor, entry: Entry, version: int):
     return row
 
 
-def sources_check(actor: Actor, project: str | int, items: list[dict]) -> list[dict]:
-    """For each {kind, external_id}: whether it is already logged, and by which entries."""
-    proj = project_get(actor, project)
-    found = {
-        (s.kind, s.external_id): s
-        for s in Source.objects.filter(
-            project=proj, external_id__in=[str(i.get("external_id", "")) for i in items]
-        ).prefetch_related("entries")
-    }
+def sources_check(actor: Actor, project: str | int | None, items: list[dict]) -> list[dict]:
+    """For each {kind, external_id}: whether it is already logged, and by which entries, in the
+    project, or without one in every project the actor can see."""
+    projects = visible_projects(actor)
+    if project is not None:
+        projects = projects.filter(pk=project_get(actor, project).pk)
+    found: dict[tuple, list[str]] = {}
+    for s in Source.objects.filter(
+        project__in=projects, external_id__in=[str(i.get("external_id", "")) for i in items]
+    ).prefetch_related("entries"):
+        found.setdefault((s.kind, s.external_id), []).extend(e.short_id for e in s.entries.all())
     answer = []
     for item in items:
-        source = found.get((str(item.get("kind", "")).lower(), str(item.get("external_id", ""))))
-        entries = list(source.entries.all()) if source else []
-        answer.append({**item, "logged": bool(entries), "entries": [e.short_id for e in entries]})
+        key = (str(item.get("kind", "")).lower(), str(item.get("external_id", "")))
+        entries = found.get(key, [])
+        answer.append({**item, "logged": bool(entries), "entries": entries})
     return answer

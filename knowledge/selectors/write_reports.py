@@ -102,14 +102,30 @@ def _fields_of(row_or_entry) -> dict:
     }
 
 
+def fields_changed(old, new) -> dict:
+    """The metadata that differs between two revisions (or a revision and the entry):
+    {name: {"from": …, "to": …}} for title, kind, status, tags and path."""
+    a, b = _fields_of(old), _fields_of(new)
+    return {k: {"from": a[k], "to": b[k]} for k in METADATA_FIELDS if a[k] != b[k]}
+
+
+def metadata_line(fields: dict) -> str:
+    """`Metadata: status active → open; tags [a] → [a, b]`, or "" when nothing changed."""
+    if not fields:
+        return ""
+    show = lambda v: "[" + ", ".join(v) + "]" if isinstance(v, list) else str(v)  # noqa: E731
+    return "Metadata: " + "; ".join(
+        f"{k} {show(v['from'])} → {show(v['to'])}" for k, v in fields.items()
+    )
+
+
 def _change(actor: Actor, entry: Entry) -> dict:
     before = _previous(actor, entry, entry.version - 1) if entry.version > 1 else None
     if before is None:
         added = len(entry.body.split("\n")) if entry.body else 0
         return {"added": added, "removed": 0, "removed_lines": [], "fields": {}}
     added, removed, gone = body_change(before.body, entry.body)
-    old, new = _fields_of(before), _fields_of(entry)
-    fields = {k: {"from": old[k], "to": new[k]} for k in METADATA_FIELDS if old[k] != new[k]}
+    fields = fields_changed(before, entry)
     shown = gone[:MAX_REMOVED_LINES]
     origins = _origins(actor, entry, shown, entry.version - 1) if shown else {}
     removed_lines = [
@@ -221,4 +237,4 @@ def write_report(
     return report
 
 
-__all__ = ["body_change", "similar_entries", "write_report"]
+__all__ = ["body_change", "fields_changed", "metadata_line", "similar_entries", "write_report"]
