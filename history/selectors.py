@@ -15,6 +15,7 @@ from knowledge.models import Entry
 from knowledge.rendering import too_large
 from knowledge.selectors import entry_get, entry_revisions
 from knowledge.selectors import entry_revision as revision_for
+from knowledge.selectors.write_reports import fields_changed, metadata_line
 
 _ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 # HtmlDiff compares every line of a rewritten block with every other, character by character:
@@ -91,20 +92,23 @@ def entry_diff(
     to_version: int | None = None,
     context: int = 3,
 ) -> str:
-    """A compact unified diff between two versions (to_version defaults to the current one).
+    """A compact unified diff of the body between two versions (to_version defaults to the
+    current one), then the metadata that changed on one line (`Metadata: status a → b; …`);
+    what changes with every revision (version, updated, who) is left out.
 
-    Empty string when the two versions render the same.
+    Empty string when the two versions read the same.
     """
     to_version = to_version or entry.version
-    old = revision_text(revision_for(actor, entry, from_version))
-    new = revision_text(revision_for(actor, entry, to_version))
-    return unified_diff(
-        old,
-        new,
+    old = revision_for(actor, entry, from_version)
+    new = revision_for(actor, entry, to_version)
+    body = unified_diff(
+        old.body,
+        new.body,
         old_label=f"{entry.short_id}@v{from_version}",
         new_label=f"{entry.short_id}@v{to_version}",
         context=context,
     )
+    return "\n".join(part for part in (body, metadata_line(fields_changed(old, new))) if part)
 
 
 __all__ = [

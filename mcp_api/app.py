@@ -44,6 +44,21 @@ keeps both; never delete to fix a mistake.
 5. Ask the user before storing secrets, personal data or anything sensitive."""
 
 
+# Old argument names still accepted: one name for an entry reference (id) and one for "changed
+# since" (since) in every tool.
+ALIASES = {"id_or_path": "id", "url": "id", "after": "since", "timeframe": "since"}
+
+
+def _renamed(arguments: dict[str, Any], valid: list[str]) -> dict[str, Any]:
+    out = {}
+    for name, value in arguments.items():
+        new = ALIASES.get(name)
+        if name not in valid and new in valid and new not in arguments:
+            name = new
+        out[name] = value
+    return out
+
+
 class CairnMCP(MCPServer):
     """MCPServer that names valid arguments when a call uses unknown or malformed ones."""
 
@@ -55,6 +70,7 @@ class CairnMCP(MCPServer):
                 f"No tool {name!r}. Tools: {names}.", {"code": "unknown_tool", "tool": name}
             )
         valid = list(tool.parameters.get("properties", {}))
+        arguments = _renamed(arguments or {}, valid)
         unknown = sorted(set(arguments) - set(valid))
         if unknown:
             return render.error(

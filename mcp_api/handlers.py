@@ -17,11 +17,14 @@ from knowledge.graph.selectors import entry_relations
 from knowledge.search import SearchFilters, search_entries, timing
 from knowledge.selectors import entry_get, project_overview, sources_check
 from knowledge.selectors.listings import entries_open, entries_recent, project_browse
+from knowledge.selectors.whoami import actor_profile
+from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,
     entry_delete,
     entry_edit,
+    entry_update,
     entry_upsert,
     project_create,
 )
@@ -43,7 +46,7 @@ def search(
     kinds,
     tags,
     status,
-    after,
+    since,
     before,
     limit,
     include_history,
@@ -56,7 +59,7 @@ def search(
             kinds=kinds,
             tags=tags,
             status=status,
-            after=after,
+            after=since,
             before=before,
             include_history=include_history,
             categories=category,
@@ -67,8 +70,8 @@ def search(
         return render.search_results(query, hits)
 
 
-def get(actor: Actor, *, id_or_path, offset, max_chars):
-    entry = entry_get(actor, id_or_path)
+def get(actor: Actor, *, id, offset, max_chars):
+    entry = entry_get(actor, id)
     return render.entry_window(
         entry,
         offset=max(0, int(offset)),
@@ -107,13 +110,34 @@ def upsert(
         expected_version=expected_version,
         reason=reason,
     )
-    return render.entry_saved(result.entry, result.outcome)
+    report = write_report(actor, result.entry, result.outcome, sources=sources)
+    return render.entry_saved(result.entry, result.outcome, report=report)
 
 
 def edit(actor: Actor, *, id, **change):
     """change: operation, content, find, section, expected_count, expected_version, reason."""
     result = entry_edit(actor=actor, ref=id, **change)
-    return render.entry_saved(result.entry, result.outcome)
+    report = write_report(actor, result.entry, result.outcome)
+    return render.entry_saved(result.entry, result.outcome, report=report)
+
+
+def update(actor: Actor, *, id, title, kind, tags, status, subtopic, expected_version, reason):
+    before = entry_get(actor, id).version
+    entry = entry_update(
+        actor=actor,
+        ref=id,
+        fields=EntryFields(
+            title=title or None,
+            kind=kind or None,
+            tags=(inputs.str_list(tags) or []) if tags is not None else None,
+            status=status or None,
+        ),
+        subtopic=subtopic,
+        expected_version=expected_version,
+        reason=reason,
+    )
+    outcome = "updated" if entry.version != before else "unchanged"
+    return render.entry_saved(entry, outcome, report=write_report(actor, entry, outcome))
 
 
 def list_open(actor: Actor, *, project, subtopic, limit):
@@ -154,7 +178,8 @@ def delete(actor: Actor, *, id, reason):
 
 def check_sources(actor: Actor, *, project, sources):
     items = [s if isinstance(s, dict) else {"kind": "", "external_id": str(s)} for s in sources]
-    return render.sources_checked(sources_check(actor, project, items))
+    answer = sources_check(actor, project or None, items)
+    return render.sources_checked(answer, project or None)
 
 
 def create_project(actor: Actor, *, slug, name, description, sensitivity):
@@ -173,12 +198,12 @@ def correct(actor: Actor, *, id, body, reason, title):
     return render.entry_corrected(new, old)
 
 
-def build_context(actor: Actor, *, url, depth, timeframe, max_related, include_history, as_of):
+def build_context(actor: Actor, *, id, depth, since, max_related, include_history, as_of):
     context = context_of(
         actor,
-        url,
+        id,
         depth=depth,
-        timeframe=timeframe or None,
+        timeframe=since or None,
         max_related=max_related,
         include_history=include_history,
         as_of=as_of or None,
@@ -186,10 +211,14 @@ def build_context(actor: Actor, *, url, depth, timeframe, max_related, include_h
     return render.context(context)
 
 
+def whoami(actor: Actor):
+    return render.whoami(actor_profile(actor))
+
+
 def _found_instead(actor: Actor, exc: NotFound) -> list[dict]:
     """For an entry that is not there: what a search for its name finds."""
     term = str(exc.data.get("entry") or "").rsplit("/", 1)[-1]
-    if not term or term.isdigit():
+    if not term or term.isdigit() or exc.data.get("deleted"):
         return []
     return [hit.as_dict() for hit in search_entries(actor, term.replace("-", " "), limit=3)]
 

@@ -55,6 +55,13 @@ def _moves(exc: KnowledgeError) -> list[str]:
             f'Find it with search("{term}"), see what changed lately with recent(), or '
             f'create it with upsert(project=…, title="{term}", body=…).'
         ]
+    if isinstance(exc, NotFound) and data.get("deleted"):
+        gone = data["deleted"]
+        return [
+            f'Bring it back: upsert(project="{gone["project"]}", subtopic="{gone["subtopic"]}", '
+            f'title="{gone["title"]}", body=<its last text, version {gone["version"]}: '
+            "error.deleted.body>)."
+        ]
     if isinstance(exc, NotFound) and "entry" in data:
         return _entry_moves(str(data["entry"]), version="version" in data)
     if isinstance(exc, ValidationFailed) and data.get("field") == "find":

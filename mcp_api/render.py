@@ -16,6 +16,7 @@ from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
 from mcp_api import hints
 from mcp_api.schema_text import misfit_note
+from mcp_api.write_text import change_summary, report_lines
 
 
 def result(text: str, data: dict) -> CallToolResult:
@@ -63,16 +64,17 @@ def hit_line(hit: dict) -> str:
 
 
 def search_results(query: str, hits: list[dict]) -> CallToolResult:
+    what = f"for {query!r}" if query.strip() else "matching the filters, newest first"
     if not hits:
         text = (
-            f"No results for {query!r}. Try fewer or other words, drop filters, or "
+            f"No results {what}. Try fewer or other words, drop filters, or "
             "browse(project) to see what exists."
         )
     else:
-        lines = [f"{len(hits)} result(s) for {query!r}:", *map(hit_line, hits)]
+        lines = [f"{len(hits)} result(s) {what}:", *map(hit_line, hits)]
         lines.append(
             f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
-            "subtopic=, kinds=, tags=, after=."
+            "subtopic=, kinds=, tags=, since=."
         )
         text = "\n".join(lines)
     return result(text, {"results": hits})
@@ -177,18 +179,25 @@ def context(ctx: dict) -> CallToolResult:
     return result("\n".join(lines), ctx)
 
 
-def entry_saved(entry: Entry, outcome: str, extra: str = "") -> CallToolResult:
+def entry_saved(
+    entry: Entry, outcome: str, extra: str = "", report: dict | None = None
+) -> CallToolResult:
+    """What the write did (knowledge.selectors.write_reports): the change, then the rest."""
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
-    text = (
+    lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
-        f"{entry.path} (version {entry.version}).{extra}{misfit_note(entry)}\n"
+        f"{entry.path} (version {entry.version}){change_summary(report)}.{extra}"
+        f"{misfit_note(entry)}",
+        *report_lines(report, entry.short_id),
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
-        "read it."
-    )
+        "read it.",
+    ]
     data = {"outcome": outcome, "entry": entry_meta(entry)}
+    if report is not None:
+        data["report"] = report
     if (report := getattr(entry, "schema_report", None)) is not None:
         data["schema"] = report.as_dict()
-    return result(text, data)
+    return result("\n".join(lines), data)
 
 
 def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToolResult:
@@ -257,7 +266,7 @@ def revisions(entry: Entry, history: Iterable[dict]) -> CallToolResult:
     rows = [{**r, "at": r["at"].isoformat()} for r in history]
     lines = [f"History of {entry.short_id} {entry.title!r} (newest first):"]
     lines += [
-        f"- v{r['version']} {r['at'][:16]} {r['action']} by {r['user'] or r['generated_by']}"
+        f"- v{r['version']} {r['at'][:16]} {r['action']} by {_who(r)}"
         + (f": {r['reason']}" if r["reason"] else "")
         + (f" [{r['git_commit'][:10]}]" if r["git_commit"] else "")
         for r in rows
@@ -267,6 +276,14 @@ def revisions(entry: Entry, history: Iterable[dict]) -> CallToolResult:
             f"Next: diff({entry.short_id}, from_version={rows[1]['version']}) for the last change."
         )
     return result("\n".join(lines), {"entry": entry.short_id, "revisions": rows})
+
+
+def _who(rev: dict) -> str:
+    """`agent:x (sam)`: the label the write was recorded under, and the user behind it."""
+    agent, user = rev.get("generated_by") or "", rev.get("user") or ""
+    if agent and user and not agent.endswith(f":{user}"):
+        return f"{agent} ({user})"
+    return agent or user or "?"
 
 
 def entry_diff(entry: Entry, from_version: int, to_version: int, text: str) -> CallToolResult:
@@ -294,10 +311,11 @@ def entry_deleted(ref: str, title: str) -> CallToolResult:
     )
 
 
-def sources_checked(answer: list[dict]) -> CallToolResult:
-    lines = [
+def sources_checked(answer: list[dict], project: str | None = None) -> CallToolResult:
+    where = f"in project {project}" if project else "in every project you can see"
+    lines = [f"Checked {where}:"] + [
         f"- {a.get('kind')}:{a.get('external_id')} → "
-        + (f"logged by {', '.join(a['entries'])}" if a["logged"] else "not logged yet")
+        + (f"logged by {', '.join(a['entries'])}" if a["logged"] else f"not logged {where}")
         for a in answer
     ]
     new = sum(not a["logged"] for a in answer)
@@ -306,7 +324,7 @@ def sources_checked(answer: list[dict]) -> CallToolResult:
         if new
         else "All logged already: get(id) to read the entries instead of writing again."
     )
-    return result("\n".join(lines), {"sources": answer})
+    return result("\n".join(lines), {"sources": answer, "project": project, "scope": where})
 
 
 def project_created(project: Project) -> CallToolResult:
@@ -333,6 +351,27 @@ def entry_corrected(new: Entry, old: Entry) -> CallToolResult:
     )
 
 
+def whoami(me: dict) -> CallToolResult:
+    token = me["token"]
+    how = ""
+    if token:
+        expires = token["expires"][:10] if token["expires"] else "never"
+        only = f", only {', '.join(token['projects'])}" if token["projects"] else ""
+        how = f" (token {token['name']!r}, scope {token['scope']}, expires {expires}{only})"
+    lines = [f"You are {me['user'] or 'nobody (not signed in)'}, writing as {me['agent']}{how}."]
+    lines.append(f"Projects you can read ({len(me['projects'])}):")
+    lines += [
+        f"- {p['slug']} ({p['name']}, {p['sensitivity']}): {p['role']}"
+        + (f"; to write, ask {p['ask']}" if "ask" in p else "")
+        for p in me["projects"]
+    ]
+    lines.append(
+        "You may create projects." if me["may_create_projects"] else "You may not create projects."
+    )
+    lines.append("Next: browse(project) to look inside one; search(query) to find anything.")
+    return result("\n".join(lines), me)
+
+
 def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> CallToolResult:
     """The core's message, the close matches and search hits it does not already name, then the
     MCP next moves (mcp_api.hints)."""
@@ -348,7 +387,10 @@ def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> 
     if found:
         lines.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in found))
     lines += hints.next_moves(exc)
-    return error("\n".join(lines), _jsonable(exc.as_dict()))
+    data = _jsonable(exc.as_dict())
+    if found:
+        data["found"] = [{k: h[k] for k in ("id", "short_id", "title", "path")} for h in found]
+    return error("\n".join(lines), data)
 
 
 def _names(message: str, word: str) -> bool:

@@ -56,6 +56,10 @@ EntryRef = Annotated[
     int | Annotated[str, Field(max_length=limits.REF)],
     Field(description="Entry id (the number, e.g. 42), short id, or project/subtopic/title."),
 ]
+Status = Annotated[
+    Literal["active", "open", "resolved", "superseded", "archived"] | None,
+    Field(description="open = needs follow-up; resolved when done."),
+]
 Version = Annotated[
     int | None, Field(description="Fail with a conflict if the entry's version differs.")
 ]
@@ -64,6 +68,9 @@ Reason = Annotated[
 ]
 Title = Annotated[str, Field(max_length=limits.TITLE)]
 Short = Annotated[str, Field(max_length=limits.SHORT)]
+Since = Annotated[
+    Short | None, Field(description="Changed since: ISO date or age like '7d', '2 weeks'.")
+]
 # Bodies (and edit's content and find) keep their byte limit, CAIRN_MAX_BODY_BYTES, which the
 # services check before any work, in bytes as the setting says.
 Body = str
@@ -101,9 +108,7 @@ async def search(
     kinds: StrList = None,
     tags: StrList = None,
     status: StrList = None,
-    after: Annotated[
-        Short | None, Field(description="Changed after: ISO date or age like '7d'.")
-    ] = None,
+    since: Since = None,
     before: Annotated[Short | None, Field(description="Changed before: ISO date or age.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False,
@@ -117,7 +122,7 @@ async def search(
 
 
 async def get(
-    id_or_path: EntryRef,
+    id: EntryRef,
     offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
     max_chars: Annotated[int, Field(ge=200, le=50000)] = 8000,
 ) -> CallToolResult:
@@ -136,9 +141,7 @@ async def upsert(
         Field(description="note, decision, fact, person, session, task, …"),
     ] = None,
     tags: StrList = None,
-    status: Annotated[
-        Short | None, Field(description="active, open, resolved, superseded or archived.")
-    ] = None,
+    status: Status = None,
     sources: Annotated[
         Sources | None,
         Field(description='Where it came from: [{"kind": "email", "external_id": "…"}].'),
@@ -146,9 +149,9 @@ async def upsert(
     expected_version: Version = None,
     reason: Reason = "",
 ) -> CallToolResult:
-    """Create or replace the entry with this project + subtopic + title. Reports created,
-    updated, or unchanged (identical content: no new revision). To change one part of an
-    existing entry use edit instead."""
+    """Create or replace the entry with this project + subtopic + title; kind, tags and status
+    left out keep their value. Reports created, updated or unchanged, and what the write did.
+    To change part of an entry use edit; only its fields, update."""
     return await _call(handlers.upsert, **locals())
 
 
@@ -158,7 +161,8 @@ async def edit(
     content: Annotated[Body, Field(description="Text to add, or the replacement.")],
     find: Annotated[Body | None, Field(description="find_replace: exact text to replace.")] = None,
     section: Annotated[
-        Short | None, Field(description="replace_section: the Markdown heading's text.")
+        Short | None,
+        Field(description="The heading's text: replace_section's, or append/prepend under it."),
     ] = None,
     expected_count: Annotated[
         int | None, Field(description="find_replace: occurrences expected (default 1).")
@@ -166,9 +170,25 @@ async def edit(
     expected_version: Version = None,
     reason: Reason = "",
 ) -> CallToolResult:
-    """Change part of an entry without resending it: append, prepend, find_replace, or
-    replace_section (the body under one heading)."""
+    """Change part of an entry's body without resending it: append, prepend (with section:
+    at the end of / right under that heading), find_replace, or replace_section (the body
+    under one heading). The answer lists any text removed, with who wrote it."""
     return await _call(handlers.edit, **locals())
+
+
+async def update(
+    id: EntryRef,
+    title: Annotated[Title | None, Field(description="New title.")] = None,
+    kind: Annotated[str | None, Field(max_length=limits.KIND)] = None,
+    tags: Annotated[StrList, Field(description="The new tags (replace the old ones).")] = None,
+    status: Status = None,
+    subtopic: Annotated[Subtopic, Field(description="Move to this subtopic ('' = root).")] = None,
+    expected_version: Version = None,
+    reason: Reason = "",
+) -> CallToolResult:
+    """Set an entry's title, kind, tags, status or subtopic without resending its body; what
+    you leave out is kept."""
+    return await _call(handlers.update, **locals())
 
 
 async def list_open(
@@ -219,11 +239,14 @@ async def delete(
 
 
 async def check_sources(
-    project: Project,
     sources: Annotated[
         Sources,
         Field(description='[{"kind": "email", "external_id": "<message-id>"}, …]'),
     ],
+    project: Annotated[
+        str | None,
+        Field(max_length=limits.PROJECT, description="Project; omit to check all you can see."),
+    ] = None,
 ) -> CallToolResult:
     """Which of these sources are already logged, and by which entries: call before writing
     notes from mail, tickets or chats to avoid duplicates."""
@@ -258,7 +281,7 @@ async def correct(
 
 
 async def build_context(
-    url: Annotated[
+    id: Annotated[
         str,
         Field(
             max_length=limits.REF,
@@ -267,9 +290,7 @@ async def build_context(
         ),
     ],
     depth: Annotated[int, Field(ge=1, le=3, description="Hops through relations.")] = 1,
-    timeframe: Annotated[
-        Short | None, Field(description="Only entries changed since: '7d' or an ISO date.")
-    ] = None,
+    since: Since = None,
     max_related: Annotated[int, Field(ge=1, le=50)] = 10,
     include_history: Annotated[
         bool, Field(description="Also the facts no longer current, and since when.")
@@ -284,12 +305,19 @@ async def build_context(
     return await _call(handlers.build_context, **locals())
 
 
+async def whoami() -> CallToolResult:
+    """Who you are: user, agent label, token scope and expiry, and the projects you can read
+    with your role in each (whom to ask for more)."""
+    return await _call(handlers.whoami)
+
+
 # Registered in this order by mcp_api.app: it is the order of tools/list.
 TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = [
     (search, READ),
     (get, READ),
     (upsert, IDEMPOTENT_WRITE),
     (edit, WRITE),
+    (update, IDEMPOTENT_WRITE),
     (list_open, READ),
     (recent, READ),
     (browse, READ),
@@ -300,4 +328,5 @@ TOOLS: list[tuple[Callable[..., Awaitable[CallToolResult]], ToolAnnotations]] = 
     (create_project, WRITE),
     (correct, WRITE),
     (build_context, READ),
+    (whoami, READ),
 ]

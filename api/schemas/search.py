@@ -28,7 +28,7 @@ class SearchOut(Schema):
 
 
 class SourceCheckIn(StrictIn):
-    project: ProjectRef
+    project: ProjectRef | None = None  # none: every project the caller can see
     sources: list[SourceIn] = Field(..., min_length=1, max_length=limits.ITEMS)
 
 

@@ -29,6 +29,7 @@ from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import timing
+from knowledge.search.by_filters import filtered_entries
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.fulltext import text_ranking, word_stats
 from knowledge.search.fusion import Fusion, fuse_lists
@@ -233,7 +234,8 @@ def search_entries(
 
     mode: hybrid (full text and semantic, fused), text or semantic. The filters apply before
     ranking; superseded entries and transcripts are left out unless the filters'
-    include_history / include_transcripts (or an explicit status) ask for them.
+    include_history / include_transcripts (or an explicit status) ask for them. Without words
+    (an empty query), the entries the filters select, newest first.
     """
     try:
         limit = int(limit)
@@ -242,6 +244,8 @@ def search_entries(
     if not 1 <= limit <= MAX_LIMIT:
         raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}.", field="limit")
     check_query(query)
+    if parse(query).is_empty and not parse(query).excluded:
+        return filtered_entries(actor, filters, limit=limit)
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(
         actor, query, mode=mode, candidates=candidates, prefetch=limit, filters=filters

@@ -92,6 +92,11 @@ def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit
     return hits
 
 
+def plain_snippet(body: str) -> str:
+    """The start of a body, as a snippet when no words were searched for."""
+    return _shorten(body)
+
+
 def _shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:

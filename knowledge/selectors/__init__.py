@@ -26,6 +26,7 @@ from knowledge.models import (
     Subtopic,
 )
 from knowledge.paths import normalize_path
+from knowledge.selectors.deleted import deleted_entry
 
 User = get_user_model()
 WRITE_ROLES = (Role.EDITOR, Role.MAINTAINER)
@@ -113,6 +114,15 @@ def project_role(actor: Actor, project: Project) -> str | None:
     return Role.VIEWER
 
 
+def project_maintainers(project: Project, limit: int = 5) -> str:
+    """Whom to ask about a project: its maintainers (users, `group:NAME`), or an administrator."""
+    rows = Membership.objects.filter(project=project, role=Role.MAINTAINER).select_related(
+        "user", "group"
+    )[:limit]
+    names = [m.user.get_username() if m.user_id else f"group:{m.group.name}" for m in rows]
+    return ", ".join(names) if names else "a Cairn administrator"
+
+
 def visible_entries(actor: Actor) -> QuerySet[Entry]:
     return Entry.objects.filter(project__in=visible_projects(actor))
 
@@ -185,17 +195,16 @@ def project_get(
         role = "maintainer" if for_maintain else "editor"
         raise Forbidden(
             f"You may read project {text!r} but not change it: that needs the {role} role. "
-            "Ask one of its maintainers.",
+            f"Ask one of its maintainers: {project_maintainers(project)}.",
             project=text,
         )
-    if (
-        _signed_in(actor)
-        and actor.project_ids is None
-        and Project.objects.filter(lookup, sensitivity=Sensitivity.CONFIDENTIAL).exists()
-    ):
+    hidden = None
+    if _signed_in(actor) and actor.project_ids is None:
+        hidden = Project.objects.filter(lookup, sensitivity=Sensitivity.CONFIDENTIAL).first()
+    if hidden is not None:
         raise Forbidden(
             f"Project {text!r} is confidential and you are not a member. "
-            "Ask one of its maintainers for access.",
+            f"Ask one of its maintainers for access: {project_maintainers(hidden)}.",
             project=text,
         )
     slugs = list(visible.values_list("slug", flat=True)[:500])
@@ -253,6 +262,14 @@ def entry_lookup(entries: QuerySet[Entry], ref: str | int) -> Entry | None:
 
 def entry_not_found(actor: Actor, ref: str | int) -> NotFound:
     text = str(ref).strip()
+    if gone := deleted_entry(visible_projects(actor), strip_memory_scheme(text)):
+        return NotFound(
+            f"Entry {gone['short_id']} {gone['title']!r} was deleted on {gone['deleted_at'][:16]} "
+            f"by {gone['deleted_by']}" + (f": {gone['reason']}" if gone["reason"] else "") + ". "
+            "Its history is kept; writing its last text again brings it back as a new entry.",
+            entry=text,
+            deleted=gone,
+        )
     return NotFound(
         f"No entry {text!r} that you can see. Search for it, or list the project's entries.",
         entry=text,
@@ -339,6 +356,7 @@ def entry_revision(actor: Actor, entry: Entry, version: int):
     row = (
         entry.history.filter(version=version, project_id__in=visible_projects(actor).values("pk"))
         .exclude(history_type="-")
+        .select_related("project", "subtopic")
         .order_by("-history_id")
         .first()
     )
@@ -352,18 +370,20 @@ def entry_revision(actor: Actor, entry: Entry, version: int):
     return row
 
 
-def sources_check(actor: Actor, project: str | int, items: list[dict]) -> list[dict]:
-    """For each {kind, external_id}: whether it is already logged, and by which entries."""
-    proj = project_get(actor, project)
-    found = {
-        (s.kind, s.external_id): s
-        for s in Source.objects.filter(
-            project=proj, external_id__in=[str(i.get("external_id", "")) for i in items]
-        ).prefetch_related("entries")
-    }
+def sources_check(actor: Actor, project: str | int | None, items: list[dict]) -> list[dict]:
+    """For each {kind, external_id}: whether it is already logged, and by which entries, in the
+    project, or without one in every project the actor can see."""
+    projects = visible_projects(actor)
+    if project is not None:
+        projects = projects.filter(pk=project_get(actor, project).pk)
+    found: dict[tuple, list[str]] = {}
+    for s in Source.objects.filter(
+        project__in=projects, external_id__in=[str(i.get("external_id", "")) for i in items]
+    ).prefetch_related("entries"):
+        found.setdefault((s.kind, s.external_id), []).extend(e.short_id for e in s.entries.all())
     answer = []
     for item in items:
-        source = found.get((str(item.get("kind", "")).lower(), str(item.get("external_id", ""))))
-        entries = list(source.entries.all()) if source else []
-        answer.append({**item, "logged": bool(entries), "entries": [e.short_id for e in entries]})
+        key = (str(item.get("kind", "")).lower(), str(item.get("external_id", "")))
+        entries = found.get(key, [])
+        answer.append({**item, "logged": bool(entries), "entries": entries})
     return answer

@@ -33,8 +33,9 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
     return found
 
 
-def _replace_section(body: str, section: str, content: str) -> str:
-    lines = body.split("\n")
+def _section_span(lines: list[str], section: str) -> tuple[int, int]:
+    """(heading line index, index past the section's last line) of the heading named `section`:
+    its body runs to the next heading of the same or a higher level."""
     wanted = section.strip().lstrip("#").strip().lower()
     headings = _headings(lines)
     match = next(((i, lvl) for i, lvl, text in headings if text.lower() == wanted), None)
@@ -47,12 +48,37 @@ def _replace_section(body: str, section: str, content: str) -> str:
         )
     start, level = match
     end = next((i for i, lvl, _ in headings if i > start and lvl <= level), len(lines))
+    return start, end
+
+
+def _replace_section(body: str, section: str, content: str) -> str:
+    lines = body.split("\n")
+    start, end = _section_span(lines, section)
     replacement = content.strip("\n").split("\n")
     if replacement and parse_heading(replacement[0]):
         replacement = replacement[1:]  # the caller resent the heading: keep the original
     tail = lines[end:]
     gap = [""] if replacement else []
     return "\n".join([*lines[: start + 1], *gap, *replacement, *([""] if tail else []), *tail])
+
+
+def _add_to_section(body: str, section: str, content: str, *, at_end: bool) -> str:
+    """Content at the end of a section (before the next heading) or right under its heading."""
+    lines = body.split("\n")
+    start, end = _section_span(lines, section)
+    inside = lines[start + 1 : end]
+    while inside and not inside[-1].strip():
+        inside.pop()
+    while inside and not inside[0].strip():
+        inside.pop(0)
+    added = content.strip("\n").split("\n")
+    parts = [*inside, "", *added] if at_end else [*added, "", *inside]
+    if not inside:
+        parts = added
+    head = [*lines[: start + 1], "", *parts]
+    if tail := lines[end:]:
+        return "\n".join([*head, "", *tail])
+    return "\n".join(head) + ("\n" if body.endswith("\n") else "")
 
 
 def apply_edit(
@@ -67,6 +93,8 @@ def apply_edit(
     """The new body after one edit operation (pure: no database). The content and the result
     are bounded by the body limit before any text is built."""
     k.check_body_size(content, "content")
+    if operation in ("append", "prepend") and section:
+        return _add_to_section(body, section, content, at_end=operation == "append")
     if operation == "append":
         return f"{body.rstrip()}\n\n{content.strip(chr(10))}\n" if body.strip() else content
     if operation == "prepend":

@@ -232,6 +232,14 @@ def _sources_check(world: World) -> bool:
     return answer[0]["logged"]
 
 
+@surface("sources_check_everywhere", "read")
+def _sources_check_everywhere(world: World) -> bool:
+    # Without a project: every project the actor can see, and only those.
+    answer = selectors.sources_check(world.actor(), None, [SOURCE])
+    assert answer[0]["entries"] == ([world.entry.short_id] if answer[0]["logged"] else [])
+    return answer[0]["logged"]
+
+
 # --- services -----------------------------------------------------------------------------------
 
 

@@ -112,7 +112,7 @@ def _mcp(fn, world: World, asked: str = "", **kwargs) -> tuple[bool, str]:
 
 @surface("mcp_get", "read")
 def _mcp_get(world: World) -> bool:
-    ok, text = _mcp(handlers.get, world, id_or_path=world.entry.short_id, offset=0, max_chars=8000)
+    ok, text = _mcp(handlers.get, world, id=world.entry.short_id, offset=0, max_chars=8000)
     assert not ok or SECRET_WORD in text.lower()
     return ok
 
@@ -121,7 +121,7 @@ def _mcp_get(world: World) -> bool:
 def _mcp_search(world: World) -> bool:
     ok, text = _mcp(
         handlers.search, world, query=SECRET_WORD, project=None, subtopic=None, kinds=None,
-        tags=None, status=None, after=None, before=None, limit=10, include_history=False,
+        tags=None, status=None, since=None, before=None, limit=10, include_history=False,
     )  # fmt: skip
     assert ok
     return world.entry.short_id in text

@@ -133,8 +133,8 @@ def _rest_graph(world: World) -> bool:
 def _mcp_build_context(world: World) -> bool:
     _link(world)
     ok, text = _mcp(
-        handlers.build_context, world, url=world.commons_entry.short_id, depth=2,
-        timeframe=None, max_related=10, include_history=False, as_of=None,
+        handlers.build_context, world, id=world.commons_entry.short_id, depth=2,
+        since=None, max_related=10, include_history=False, as_of=None,
     )  # fmt: skip
     assert ok, text
     return _silent(world, text, world.entry.short_id in text)
@@ -143,9 +143,7 @@ def _mcp_build_context(world: World) -> bool:
 @surface("mcp_get_links", "read")
 def _mcp_get_links(world: World) -> bool:
     _link(world)
-    ok, text = _mcp(
-        handlers.get, world, id_or_path=world.commons_entry.short_id, offset=0, max_chars=8000
-    )
+    ok, text = _mcp(handlers.get, world, id=world.commons_entry.short_id, offset=0, max_chars=8000)
     assert ok and LINK_TEXT in text, text
     return _silent(world, text, world.entry.short_id in text)
 

@@ -97,7 +97,8 @@ def test_diff_is_a_compact_unified_diff(actor, entry):
     assert lines[0] == f"--- {entry.short_id}@v1"
     assert lines[1] == f"+++ {entry.short_id}@v2"
     assert "-beta" in lines and "+BETA" in lines and "+delta" in lines
-    assert "-- q3" in lines and "+- q4" in lines
+    assert lines[-1] == "Metadata: tags [q3] → [q4]"
+    assert not any(line.startswith(("-version", "+version", "+updated")) for line in lines)
     assert "alpha" not in diff  # no context asked for
     assert entry_diff(actor, entry, from_version=2) == ""
 

@@ -46,7 +46,7 @@ LONG_PATH = "p/a" + " " * 200_000 + "b/x"
 @pytest.mark.parametrize(
     ("tool", "arguments", "argument", "limit"),
     [
-        ("get", {"id_or_path": LONG_PATH}, "id_or_path", "1,000"),
+        ("get", {"id": LONG_PATH}, "id", "1,000"),
         ("search", {"query": "x", "subtopic": LONG_PATH}, "subtopic", "500"),
         ("browse", {"project": "acme", "subtopic": LONG_PATH}, "subtopic", "500"),
         ("list_open", {"project": LONG_PATH}, "project", "200"),
@@ -59,7 +59,7 @@ LONG_PATH = "p/a" + " " * 200_000 + "b/x"
                     "sources": [{"kind": "url", "external_id": "x", "url": "u" * 2001}]},
          "sources", "2,000"),
         ("create_project", {"slug": "s" * 81}, "slug", "80"),
-        ("build_context", {"url": LONG_PATH}, "url", "1,000"),
+        ("build_context", {"id": LONG_PATH}, "id", "1,000"),
         ("search", {"query": "x" * 2001}, "query", "2,000"),
     ],
 )  # fmt: skip

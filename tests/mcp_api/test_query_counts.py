@@ -41,13 +41,13 @@ def _entry_lookups(sql: list[str]) -> int:
         (handlers.get, {"offset": 0, "max_chars": 1000}, 4),
         # the entry, its revisions (with their users)
         (handlers.history, {"limit": 10}, 2),
-        # the entry, and per version: the revision, its sources, its project's slug
-        (handlers.diff, {"from_version": 1, "to_version": None}, 7),
+        # the entry, and per version the revision with its project and subtopic
+        (handlers.diff, {"from_version": 1, "to_version": None}, 3),
     ],
     ids=["get", "history", "diff"],
 )
 def test_a_read_looks_the_entry_up_once(actor, noted, tool, kwargs, queries):
-    ref = {"id_or_path": noted.short_id} if tool is handlers.get else {"id": noted.short_id}
+    ref = {"id": noted.short_id}
     sql = _queries(tool, actor, **ref, **kwargs)
     assert _entry_lookups(sql) == 1, "\n".join(sql)
     assert len(sql) == queries, f"{len(sql)} queries:\n" + "\n".join(sql)

@@ -53,7 +53,7 @@ def test_rest_semantic_search_says_it_is_unavailable_without_the_url(failing, ap
 def test_mcp_and_web_searches_fall_back_to_words_without_the_url(failing, owner, client):
     result = handlers.guarded(
         handlers.search, Actor.for_user(owner), query="apples", project=None, subtopic=None,
-        kinds=None, tags=None, status=None, after=None, before=None, limit=10,
+        kinds=None, tags=None, status=None, since=None, before=None, limit=10,
         include_history=False,
     )  # fmt: skip
     text = " ".join(c.text for c in result.content)

@@ -28,6 +28,7 @@ from knowledge.selectors import (
     entry_lookup,
     entry_not_found,
     project_get,
+    project_maintainers,
     visible_entries,
     writable_projects,
 )
@@ -80,7 +81,8 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     if not entry.may_write:
         raise Forbidden(
             f"You may read entry {entry.short_id} but not change it: that needs the editor "
-            "role in its project. Ask one of the project's maintainers.",
+            f"role in {entry.project.slug}. Ask one of its maintainers: "
+            f"{project_maintainers(entry.project)}.",
             entry=entry.short_id,
         )
     return entry

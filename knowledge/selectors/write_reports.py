@@ -1,0 +1,240 @@
+"""What a write did, for the writer's answer: the body's change in lines (and the removed text
+with the revision that wrote each line), the fields that changed, the observations and relations
+the new text holds (links resolved or waiting), the sources recorded, and for a new entry the
+similar entries that already exist.
+
+Read after the write from the entry and its revisions, so every surface can report the same.
+Everything is bounded: a few lines of removed text, a few facts, a few similar entries.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from knowledge.actors import Actor
+from knowledge.graph.selectors import entry_relations
+from knowledge.models import Entry, Observation
+from knowledge.search import SearchFilters, search_entries
+from knowledge.selectors import visible_projects
+
+MAX_REMOVED_LINES = 20
+MAX_LINE_CHARS = 300
+MAX_BLAME_REVISIONS = 30
+MAX_FACTS = 20
+MAX_SIMILAR = 3
+MAX_SOURCES = 20
+METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
+_WORD = re.compile(r"[\w-]+")
+_STOPWORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "with", "by", "at"}
+
+
+def _previous(actor: Actor, entry: Entry, version: int):
+    """The revision at `version` the actor may see (the last saved with that number)."""
+    return (
+        entry.history.filter(version=version, project_id__in=visible_projects(actor).values("pk"))
+        .exclude(history_type="-")
+        .select_related("history_user", "project", "subtopic")
+        .order_by("-history_id")
+        .first()
+    )
+
+
+def _by(row) -> str:
+    user = row.history_user.get_username() if row.history_user_id else ""
+    agent = row.generated_by or ""
+    if agent and user and agent != user and not agent.startswith("user:"):
+        return f"{agent} ({user})"
+    return agent or user or "?"
+
+
+def _origins(actor: Actor, entry: Entry, lines: list[str], before: int) -> dict[str, dict]:
+    """For each line: the revision that wrote it (the oldest of the unbroken run of versions up
+    to `before` whose body holds it), within the last MAX_BLAME_REVISIONS versions."""
+    rows = (
+        entry.history.filter(
+            version__lte=before, project_id__in=visible_projects(actor).values("pk")
+        )
+        .exclude(history_type="-")
+        .select_related("history_user")
+        .order_by("-version", "-history_id")
+        .only("version", "body", "generated_by", "history_user", "history_id")
+    )
+    open_lines, found, seen = set(lines), {}, set()
+    for row in rows.iterator(chunk_size=5):
+        if row.version in seen:
+            continue
+        seen.add(row.version)
+        present = set(row.body.split("\n")) & open_lines
+        for line in open_lines - present:  # absent here: the newer run started after
+            open_lines.discard(line)
+        for line in present:
+            found[line] = {"version": row.version, "by": _by(row)}
+        if not open_lines or len(seen) >= MAX_BLAME_REVISIONS:
+            break
+    return found
+
+
+def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
+    """(lines added, lines removed, the removed non-blank lines in order)."""
+    a, b = old.split("\n"), new.split("\n")
+    added = removed = 0
+    gone: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+            gone += [line for line in a[i1:i2] if line.strip()]
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed, gone
+
+
+def _fields_of(row_or_entry) -> dict:
+    path = row_or_entry.project.slug + (
+        f"/{row_or_entry.subtopic.path}" if row_or_entry.subtopic_id else ""
+    )
+    return {
+        "title": row_or_entry.title,
+        "kind": row_or_entry.kind,
+        "status": row_or_entry.status,
+        "tags": list(row_or_entry.tags or []),
+        "path": path,
+    }
+
+
+def fields_changed(old, new) -> dict:
+    """The metadata that differs between two revisions (or a revision and the entry):
+    {name: {"from": …, "to": …}} for title, kind, status, tags and path."""
+    a, b = _fields_of(old), _fields_of(new)
+    return {k: {"from": a[k], "to": b[k]} for k in METADATA_FIELDS if a[k] != b[k]}
+
+
+def metadata_line(fields: dict) -> str:
+    """`Metadata: status active → open; tags [a] → [a, b]`, or "" when nothing changed."""
+    if not fields:
+        return ""
+    show = lambda v: "[" + ", ".join(v) + "]" if isinstance(v, list) else str(v)  # noqa: E731
+    return "Metadata: " + "; ".join(
+        f"{k} {show(v['from'])} → {show(v['to'])}" for k, v in fields.items()
+    )
+
+
+def _change(actor: Actor, entry: Entry) -> dict:
+    before = _previous(actor, entry, entry.version - 1) if entry.version > 1 else None
+    if before is None:
+        added = len(entry.body.split("\n")) if entry.body else 0
+        return {"added": added, "removed": 0, "removed_lines": [], "fields": {}}
+    added, removed, gone = body_change(before.body, entry.body)
+    fields = fields_changed(before, entry)
+    shown = gone[:MAX_REMOVED_LINES]
+    origins = _origins(actor, entry, shown, entry.version - 1) if shown else {}
+    removed_lines = [
+        {
+            "text": line[:MAX_LINE_CHARS],
+            "version": origins.get(line, {}).get("version"),
+            "by": origins.get(line, {}).get("by"),
+        }
+        for line in shown
+    ]
+    return {
+        "added": added,
+        "removed": removed,
+        "removed_lines": removed_lines,
+        "removed_lines_more": len(gone) - len(shown),
+        "fields": fields,
+        "from_version": before.version,
+    }
+
+
+def _facts(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]]:
+    observations = [
+        {
+            "category": o.category,
+            "content": o.content[:MAX_LINE_CHARS],
+            "tags": list(o.tags),
+            "new": o.valid_from_version == entry.version,
+        }
+        for o in Observation.objects.filter(entry_id=entry.pk, valid_to__isnull=True).order_by(
+            "position", "pk"
+        )[:MAX_FACTS]
+    ]
+    relations = [
+        {
+            "type": r["type"],
+            "target": r["target_text"],
+            "resolved": r["entry"] is not None,
+            "entry": r["entry"],
+        }
+        for r in entry_relations(actor, entry)["outgoing"][:MAX_FACTS]
+    ]
+    return observations, relations
+
+
+def _sources(entry: Entry, given: list[dict] | None) -> list[dict]:
+    if not given:
+        return []
+    wanted = {(str(s.get("kind", "")).lower(), str(s.get("external_id", ""))) for s in given}
+    rows = entry.sources.prefetch_related("entries__project", "entries__subtopic")
+    answer = []
+    for source in rows[:MAX_SOURCES]:
+        if (source.kind, source.external_id) not in wanted:
+            continue
+        others = [e.short_id for e in source.entries.all() if e.pk != entry.pk][:5]
+        answer.append(
+            {"kind": source.kind, "external_id": source.external_id, "also_logged_by": others}
+        )
+    return answer
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+
+
+def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
+    """Entries the actor can see that may say the same as a new entry: the search service asked
+    with its title; kept when the titles are alike or share most words."""
+    query = " ".join(list(_words(entry.title))[:12]) or entry.title[:100]
+    hits = search_entries(
+        actor, query, filters=SearchFilters(project=entry.project_id), limit=MAX_SIMILAR + 3
+    )
+    mine = _words(entry.title)
+    found = []
+    for hit in hits:
+        if hit.id == entry.pk:
+            continue
+        ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
+        shared = sorted(mine & _words(hit.title))
+        if ratio >= 0.75:
+            why = f"a similar title ({round(ratio * 100)}% alike)"
+        elif mine and len(shared) >= max(2, (len(mine) + 1) // 2):
+            why = "its title shares " + ", ".join(shared)
+        else:
+            continue
+        found.append(
+            {
+                "id": hit.id,
+                "short_id": hit.short_id,
+                "title": hit.title,
+                "path": hit.path,
+                "why": why,
+            }
+        )
+    return found[:MAX_SIMILAR]
+
+
+def write_report(
+    actor: Actor, entry: Entry, outcome: str, *, sources: list[dict] | None = None
+) -> dict:
+    """What the write that left `entry` as it is did (outcome: created, updated, unchanged)."""
+    report: dict = {"outcome": outcome, "address": entry.permalink}
+    if outcome == "unchanged":
+        return report
+    report["change"] = _change(actor, entry)
+    report["observations"], report["relations"] = _facts(actor, entry)
+    report["sources"] = _sources(entry, sources)
+    if outcome == "created":
+        report["similar"] = similar_entries(actor, entry)
+    return report
+
+
+__all__ = ["body_change", "fields_changed", "metadata_line", "similar_entries", "write_report"]

@@ -1,0 +1,113 @@
+"""The lines of a write's answer that say what it did (from knowledge.selectors.write_reports):
+lines added and removed, the removed text with who wrote it, fields changed, observations and
+relations parsed, links resolved or waiting, sources recorded, similar entries. Imports nothing
+of mcp_api, so render may use it."""
+
+from __future__ import annotations
+
+MAX_SHOWN = 5
+MAX_TEXT = 120
+
+
+def _clip(text: str, size: int = MAX_TEXT) -> str:
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def _value(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(value) + "]"
+    return str(value)
+
+
+def fields_line(fields: dict) -> str:
+    """Metadata changes on one line: `status active → resolved; tags [] → [a]`."""
+    return "; ".join(
+        f"{name} {_value(v['from'])} → {_value(v['to'])}" for name, v in fields.items()
+    )
+
+
+def removed_lines(change: dict) -> list[str]:
+    """The removed text, grouped by the revision that wrote it."""
+    rows = change.get("removed_lines") or []
+    if not rows:
+        return []
+    groups: dict[tuple, list[str]] = {}
+    for row in rows:
+        groups.setdefault((row["version"], row["by"]), []).append(row["text"])
+    out = [f"Removed text ({len(rows)} line(s)):"]
+    for (version, by), texts in groups.items():
+        where = f"written in v{version} by {by}" if version else "origin unknown"
+        out += [f"  - {_clip(t)!r} ({where})" for t in texts[:MAX_SHOWN]]
+        if len(texts) > MAX_SHOWN:
+            out.append(f"  … {len(texts) - MAX_SHOWN} more from v{version}")
+    if more := change.get("removed_lines_more"):
+        out.append(f"  … and {more} more line(s)")
+    return out
+
+
+def _relation(rel: dict) -> str:
+    if rel["resolved"]:
+        e = rel["entry"]
+        return f"{rel['type']} → {e['short_id']} {e['title']!r} (resolved)"
+    return f"{rel['type']} → [[{rel['target']}]] (waiting: no entry {rel['target']!r} you can see)"
+
+
+def facts_lines(report: dict) -> list[str]:
+    obs, rels = report.get("observations") or [], report.get("relations") or []
+    out = []
+    if obs:
+        new = [o for o in obs if o["new"]]
+        shown = ", ".join(f"[{o['category']}] {_clip(o['content'], 60)}" for o in new[:MAX_SHOWN])
+        out.append(
+            f"Observations: {len(obs)} current, {len(new)} new" + (f": {shown}" if shown else "")
+        )
+    if rels:
+        listed = "; ".join(_relation(r) for r in rels[:MAX_SHOWN])
+        more = f"; … {len(rels) - MAX_SHOWN} more" if len(rels) > MAX_SHOWN else ""
+        out.append(f"Relations: {listed}{more}")
+    return out
+
+
+def sources_lines(report: dict) -> list[str]:
+    rows = report.get("sources") or []
+    if not rows:
+        return []
+    parts = [
+        f"{s['kind']}:{_clip(s['external_id'], 80)}"
+        + (f" (also logged by {', '.join(s['also_logged_by'])})" if s["also_logged_by"] else "")
+        for s in rows
+    ]
+    return ["Sources recorded: " + "; ".join(parts)]
+
+
+def similar_lines(report: dict, short_id: str) -> list[str]:
+    rows = report.get("similar") or []
+    if not rows:
+        return []
+    listed = "; ".join(f"{s['short_id']} {s['title']!r} in {s['path']} ({s['why']})" for s in rows)
+    return [
+        f"Similar entries exist: {listed}. If they say the same, merge into one "
+        f'(edit the older, then delete("{short_id}", reason=…)).'
+    ]
+
+
+def report_lines(report: dict | None, short_id: str) -> list[str]:
+    """Every line of the report, body changes first, then metadata on one line."""
+    if not report or report.get("outcome") == "unchanged":
+        return []
+    change = report.get("change") or {}
+    lines = removed_lines(change)
+    if change.get("fields"):
+        lines.append("Fields: " + fields_line(change["fields"]))
+    lines += facts_lines(report)
+    lines += sources_lines(report)
+    lines += similar_lines(report, short_id)
+    return lines
+
+
+def change_summary(report: dict | None) -> str:
+    """`: +3 -1 lines` after the version, or nothing."""
+    change = (report or {}).get("change")
+    if not change:
+        return ""
+    return f": +{change['added']} -{change['removed']} lines"
