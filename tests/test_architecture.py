@@ -185,7 +185,7 @@ SERVICE_MODULES = [
 ]
 # Public functions of the service modules that are not write services: pure helpers, the token
 # check every request makes, and embedding runs that keep the model outside any transaction.
-NOT_SERVICES = {"apply_edit", "token_authenticate", "embedding_key",
+NOT_SERVICES = {"apply_edit", "token_authenticate", "embedding_key", "chunk_hash",
                 "needs_embedding", "entries_embed", "entry_embed", "entries_embed_stale",
                 "entries_reindex_text", "lexeme_stats_refresh"}  # fmt: skip
 MCP_TOOL_CALL = re.compile(
