@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from knowledge.locks import advisory_lock
 from knowledge.models import Entry, EntryChunk, embedding_key
 from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
-from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.services._kernel import index_text
 
 EmbedOutcome = Literal["embedded", "unchanged", "missing", "disabled"]
@@ -214,44 +211,6 @@ def _store_unchanged(entry: Entry) -> None:
 def entry_embed(*, entry_id: int, force: bool = False) -> EmbedOutcome:
     """Embed one entry if its content or the configured model changed since it was embedded."""
     return entries_embed(entry_ids=[entry_id], force=force)[entry_id]
-
-
-# One sweep at a time across every worker process (a session-level advisory lock: released on
-# unlock or when a killed worker's connection closes). Not the mirror's key (history.mirror).
-SWEEP_LOCK_KEY = 0x636169726E_02
-
-
-def entries_embed_stale(
-    *,
-    batch_size: int = 32,
-    max_seconds: float | None = None,
-    provider: EmbeddingProvider | None = None,
-) -> dict[str, int]:
-    """Embed every entry whose vectors are missing or out of date, batch by batch (the sweep
-    that heals lost embed tasks, a broker outage, a model change, entries seeded offline).
-
-    Each batch is stored as it is done, so a sweep cut short (time limit, model down) keeps its
-    progress and the next one starts with what is left. With max_seconds it stops after the
-    batch that passes that time, so a large backlog (a model change) leaves the worker to other
-    tasks in between. Returns the count per outcome; {"busy": 1} when another sweep holds the
-    lock.
-    """
-    provider = provider or get_provider()
-    if provider is None:
-        return {}
-    counts: Counter[str] = Counter()
-    with advisory_lock(SWEEP_LOCK_KEY) as got:
-        if not got:
-            return {"busy": 1}
-        stale = stale_embeddings(model_name=provider.name).order_by("pk")
-        last, started = 0, time.monotonic()
-        # Keyset pages by id: an entry that stays stale (the model skipped it) is passed once.
-        while ids := list(stale.filter(pk__gt=last).values_list("pk", flat=True)[:batch_size]):
-            counts.update(entries_embed(entry_ids=ids, provider=provider).values())
-            last = ids[-1]
-            if max_seconds is not None and time.monotonic() - started > max_seconds:
-                break
-    return dict(counts)
 
 
 def entries_reindex_text(*, entry_ids: list[int]) -> int:
