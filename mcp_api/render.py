@@ -62,20 +62,24 @@ def hit_line(hit: dict) -> str:
     return f"{head}\n  {snippet}" if snippet else head
 
 
-def search_results(query: str, hits: list[dict]) -> CallToolResult:
+def search_results(query: str, hits: list[dict], note: str = "") -> CallToolResult:
     if not hits:
         text = (
             f"No results for {query!r}. Try fewer or other words, drop filters, or "
             "browse(project) to see what exists."
         )
+        if note:
+            text += f"\n{note} Search again in a few seconds."
     else:
         lines = [f"{len(hits)} result(s) for {query!r}:", *map(hit_line, hits)]
         lines.append(
             f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
             "subtopic=, kinds=, tags=, after=."
         )
+        if note:
+            lines.append(note)
         text = "\n".join(lines)
-    return result(text, {"results": hits})
+    return result(text, {"results": hits, "note": note} if note else {"results": hits})
 
 
 def entry_window(
