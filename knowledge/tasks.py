@@ -36,6 +36,7 @@ def embed_entry(entry_id: int) -> str:
     run = entries_embed_pending(
         first=entry_id,
         batch_size=settings.CAIRN_EMBED_BATCH,
+        workers=settings.CAIRN_WORKER_CONCURRENCY,
         # Then the queue's other tasks (the mirror's) get their turn; the next write's task
         # or the sweep goes on with what is left.
         max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,
@@ -59,6 +60,7 @@ def embedding_sweep() -> dict:
         counts = entries_embed_stale(
             batch_size=settings.CAIRN_EMBED_BATCH,
             max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,
+            workers=settings.CAIRN_WORKER_CONCURRENCY,
         )
     except (EmbeddingUnavailable, SoftTimeLimitExceeded) as exc:
         # What was stored stays; the next sweep starts with what is left.

@@ -44,9 +44,11 @@ class EmbedRun:
     first: EmbedOutcome | str | None = None
 
 
-def _claim(batch: int, *, first: int | None, skip: list[int]) -> list[int]:
+def _claim(batch: int, *, first: int | None, skip: list[int], workers: int) -> list[int]:
     """Lock and return up to `batch` entries: `first` (whether it waits or not: the task of its
-    write asks for it), then the oldest waiting ones no other process holds."""
+    write asks for it), then the oldest waiting ones no other process holds; no more than a
+    `workers`-th of those, so a short queue is shared by the worker processes, not taken by
+    the first one while the others idle."""
     with connection.cursor() as cur:
         cur.execute(
             """
@@ -64,8 +66,9 @@ def _claim(batch: int, *, first: int | None, skip: list[int]) -> list[int]:
             [first, first, skip, batch * _LOOK_AHEAD, ENTRY_LOCK_SPACE],
         )
         locked = [row[0] for row in cur.fetchall()]
-    _release(locked[batch:])
-    return locked[:batch]
+    take = max(1, min(batch, -(-len(locked) // max(1, workers))))
+    _release(locked[take:])
+    return locked[:take]
 
 
 def _release(ids: list[int]) -> None:
@@ -82,11 +85,13 @@ def entries_embed_pending(
     batch_size: int,
     max_seconds: float | None = None,
     first: int | None = None,
+    workers: int = 1,
     provider: EmbeddingProvider | None = None,
 ) -> EmbedRun:
     """Embed waiting entries, oldest first, `batch_size` per model call, until none is left
     that no other process holds, or past max_seconds (then after the batch that passed it).
     `first`: embed this entry in the first batch if it needs it (the task its write queued).
+    `workers`: how many processes embed at once; each claims at most its share of the queue.
     """
     run = EmbedRun()
     provider = provider or get_provider()
@@ -95,9 +100,8 @@ def entries_embed_pending(
     tries: Counter[int] = Counter()
     asked, started = first, time.monotonic()
     while True:
-        ids = _claim(
-            max(1, batch_size), first=first, skip=[i for i, n in tries.items() if n >= _TRIES]
-        )
+        skip = [i for i, n in tries.items() if n >= _TRIES]
+        ids = _claim(max(1, batch_size), first=first, skip=skip, workers=workers)
         if not ids:
             break
         try:
@@ -120,6 +124,7 @@ def entries_embed_stale(
     *,
     batch_size: int = 32,
     max_seconds: float | None = None,
+    workers: int = 1,
     provider: EmbeddingProvider | None = None,
 ) -> dict[str, int]:
     """Mark every entry whose vectors are missing or out of date as waiting (a model change, a
@@ -141,6 +146,6 @@ def entries_embed_stale(
             embed_pending_since=Now()
         )
         run = entries_embed_pending(
-            batch_size=batch_size, max_seconds=max_seconds, provider=provider
+            batch_size=batch_size, max_seconds=max_seconds, workers=workers, provider=provider
         )
     return dict(run.counts)

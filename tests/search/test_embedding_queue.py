@@ -42,10 +42,21 @@ def test_waiting_entries_are_embedded_oldest_first_a_batch_per_model_call(
 
 
 @pytest.mark.django_db
+def test_a_short_queue_is_shared_by_the_worker_processes(
+    project, http_provider_settings, fake_server
+):
+    for i in range(6):
+        EntryFactory(project=project, title=f"Note {i}", body=f"body {i}")
+    # Two processes: each claims at most half of what waits, so the other has work too.
+    entries_embed_pending(batch_size=8, workers=2)
+    assert [len(r["body"]["input"]) for r in fake_server.requests] == [3, 2, 1]
+
+
+@pytest.mark.django_db
 def test_the_task_embeds_its_entry_and_the_others_waiting(
     project, http_provider_settings, fake_server, settings
 ):
-    settings.CAIRN_EMBED_BATCH = 8
+    settings.CAIRN_EMBED_BATCH, settings.CAIRN_WORKER_CONCURRENCY = 8, 1
     older = [EntryFactory(project=project, title=f"Older {i}", body="x") for i in range(3)]
     mine = EntryFactory(project=project, title="Mine", body="y")
     assert embed_entry(mine.pk) == "embedded"
@@ -99,6 +110,7 @@ def prefork_worker(transactional_db, tmp_path, fake_server, http_provider_settin
         "CAIRN_EMBEDDING_URL": fake_server.url,
         "CAIRN_EMBEDDING_MODEL": "fake-embed",
         "CAIRN_EMBED_BATCH": "3",
+        "CAIRN_WORKER_CONCURRENCY": "2",
     }
     procs = []
 
