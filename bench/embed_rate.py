@@ -260,9 +260,9 @@ def main() -> None:
 
     base = rows[0]["entries_per_second"]
     print_table(
-        ["config", "procs×threads", "batch", "entries/s", "× first", "burst s",
+        ["config", "procs x threads", "batch", "entries/s", "vs first", "burst s",
          "steady p50 s", "steady p95 s", "steady max s", "load after"],
-        [[r["config"], f"{r['processes']}×{r['threads']}", r["batch"], r["entries_per_second"],
+        [[r["config"], f"{r['processes']} x {r['threads']}", r["batch"], r["entries_per_second"],
           r["entries_per_second"] / base, r["burst_seconds"], r["steady_p50"], r["steady_p95"],
           r["steady_max"], f"{r['load_after'][0]:.1f}"] for r in rows],
     )  # fmt: skip
