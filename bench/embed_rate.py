@@ -55,12 +55,16 @@ def sessions(path: Path, limit: int) -> list[tuple[str, str, str]]:
 
 
 def start_worker(db_name: str, tmp: Path, overrides: dict, log_path: Path) -> subprocess.Popen:
-    env = os.environ | overrides | {
-        "DJANGO_SETTINGS_MODULE": "tests.history.worker_settings",
-        "CAIRN_TEST_DATABASE_NAME": db_name,
-        "CAIRN_MIRROR_PATH": str(tmp / "mirror.git"),
-        "CAIRN_MIRROR_PUSH_URL": "",
-    }
+    env = (
+        os.environ
+        | overrides
+        | {
+            "DJANGO_SETTINGS_MODULE": "tests.history.worker_settings",
+            "CAIRN_TEST_DATABASE_NAME": db_name,
+            "CAIRN_MIRROR_PATH": str(tmp / "mirror.git"),
+            "CAIRN_MIRROR_PUSH_URL": "",
+        }
+    )
     # The worker command `serve` runs, with the concurrency it would pick.
     probe = subprocess.run(
         [sys.executable, "-c", "from django.conf import settings; import django; django.setup();"
