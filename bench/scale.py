@@ -237,7 +237,10 @@ def main() -> None:
                 for entry in made:
                     entry.embedded_hash = embedding_key(entry)
                     entry.embedding_model = provider.name
-                Entry.objects.bulk_update(made, ["embedded_hash", "embedding_model"], 1000)
+                    entry.embed_pending_since = None
+                Entry.objects.bulk_update(
+                    made, ["embedded_hash", "embedding_model", "embed_pending_since"], 1000
+                )
                 todo -= len(made)
                 bar.update(len(made))
         start = time.perf_counter()

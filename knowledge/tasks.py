@@ -10,7 +10,8 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from knowledge.search.providers import EmbeddingUnavailable
-from knowledge.services.embeddings import entries_embed_stale, entry_embed, lexeme_stats_refresh
+from knowledge.services.embedding_queue import entries_embed_pending, entries_embed_stale
+from knowledge.services.embeddings import lexeme_stats_refresh
 
 log = logging.getLogger(__name__)
 
@@ -25,15 +26,24 @@ log = logging.getLogger(__name__)
     max_retries=8,
 )
 def embed_entry(entry_id: int) -> str:
-    """Embed a new or changed entry (enqueued on commit of every entry write or delete).
+    """Embed a new or changed entry (enqueued on commit of every entry write or delete), and
+    with it every entry still waiting, CAIRN_EMBED_BATCH per model call, oldest first.
 
     Skips entries whose content and model are unchanged; a deleted entry needs nothing (its
-    chunks went with it). Until this runs the entry is already found by full text.
+    chunks went with it). Until this runs the entry is already found by full text. Tasks of
+    entries a run already embedded find nothing left to do.
     """
-    outcome = entry_embed(entry_id=entry_id)
+    run = entries_embed_pending(
+        first=entry_id,
+        batch_size=settings.CAIRN_EMBED_BATCH,
+        workers=settings.CAIRN_WORKER_CONCURRENCY,
+        # Then the queue's other tasks (the mirror's) get their turn; the next write's task
+        # or the sweep goes on with what is left.
+        max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,
+    )
     lexeme_stats_refresh(max_age=settings.CAIRN_SEARCH_STATS_MAX_AGE)
-    log.info("embed_entry(%s): %s", entry_id, outcome)
-    return outcome
+    log.info("embed_entry(%s): %s, in all %s", entry_id, run.first, dict(run.counts))
+    return str(run.first)
 
 
 @shared_task(name="knowledge.tasks.embedding_sweep")
@@ -48,8 +58,9 @@ def embedding_sweep() -> dict:
         # At most one interval per run: the mirror drain and new writes' tasks get their turn
         # on a single worker; the next sweep goes on with what is left.
         counts = entries_embed_stale(
-            batch_size=settings.CAIRN_EMBED_SWEEP_BATCH,
+            batch_size=settings.CAIRN_EMBED_BATCH,
             max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,
+            workers=settings.CAIRN_WORKER_CONCURRENCY,
         )
     except (EmbeddingUnavailable, SoftTimeLimitExceeded) as exc:
         # What was stored stays; the next sweep starts with what is left.

@@ -67,7 +67,7 @@ def search(
         found = search_entries(actor, query, filters=filters, limit=_limit(limit, 50))
         hits = [hit.as_dict() for hit in found]
     with timing.stage("render"):
-        return render.search_results(query, hits)
+        return render.search_results(query, hits, found.note)
 
 
 def get(actor: Actor, *, id, offset, max_chars):

@@ -63,21 +63,25 @@ def hit_line(hit: dict) -> str:
     return f"{head}\n  {snippet}" if snippet else head
 
 
-def search_results(query: str, hits: list[dict]) -> CallToolResult:
+def search_results(query: str, hits: list[dict], note: str = "") -> CallToolResult:
     what = f"for {query!r}" if query.strip() else "matching the filters, newest first"
     if not hits:
         text = (
             f"No results {what}. Try fewer or other words, drop filters, or "
             "browse(project) to see what exists."
         )
+        if note:
+            text += f"\n{note} Search again in a few seconds."
     else:
         lines = [f"{len(hits)} result(s) {what}:", *map(hit_line, hits)]
         lines.append(
             f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
             "subtopic=, kinds=, tags=, since=."
         )
+        if note:
+            lines.append(note)
         text = "\n".join(lines)
-    return result(text, {"results": hits})
+    return result(text, {"results": hits, "note": note} if note else {"results": hits})
 
 
 def entry_window(

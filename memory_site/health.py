@@ -73,6 +73,8 @@ def state_gauges() -> list[tuple[str, str, float]]:
          state["mirror"]["parked"]),
         ("cairn_embedding_backlog", "Entries whose vectors are missing or out of date.",
          state["embeddings"]["backlog"]),
+        ("cairn_embedding_oldest_seconds", "Age of the oldest entry waiting for vectors.",
+         state["embeddings"]["oldest_seconds"]),
         ("cairn_entries", "Entries in the memory.", state["entries"]),
         ("cairn_revisions", "Entry revisions kept.", state["revisions"]),
         ("cairn_projects", "Projects.", state["projects"]),

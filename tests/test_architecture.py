@@ -185,8 +185,9 @@ SERVICE_MODULES = [
 ]
 # Public functions of the service modules that are not write services: pure helpers, the token
 # check every request makes, and embedding runs that keep the model outside any transaction.
-NOT_SERVICES = {"apply_edit", "token_authenticate", "embedding_key",
+NOT_SERVICES = {"apply_edit", "token_authenticate", "embedding_key", "chunk_hash",
                 "needs_embedding", "entries_embed", "entry_embed", "entries_embed_stale",
+                "entries_embed_pending",
                 "entries_reindex_text", "lexeme_stats_refresh"}  # fmt: skip
 MCP_TOOL_CALL = re.compile(
     r"\b(browse|create_project|get|search|upsert|edit|list_open|recent|history|diff|correct|"

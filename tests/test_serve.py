@@ -77,6 +77,7 @@ def _check_operations(url: str, var_dir: Path) -> None:
 def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     port = _free_port()
     env = _newcomer_env(tmp_path, database_url=_database_url())
+    env |= {"CAIRN_WORKER_CONCURRENCY": "2", "CAIRN_EMBEDDING_THREADS": "1"}
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -92,6 +93,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         output = "".join(lines)
         assert f"Cairn is running at http://127.0.0.1:{port}/" in output, output
         assert "Log in as admin / " in output
+        assert "Worker … 2 process(es), embedding model with 1 thread(s) each" in output
         assert (tmp_path / "admin-password.txt").exists()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/") as response:
             assert response.status == 200
@@ -99,6 +101,8 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         assert (tmp_path / "valkey" / "valkey.sock").exists()
         children = _processes_mentioning(str(tmp_path))
         assert len(children) >= 2, "expected the broker and the worker"
+        worker = [p for p in _processes_mentioning("--concurrency 2") if "celery" in p.cmdline()]
+        assert len(worker) >= 3, "the worker and its two processes"
     finally:
         proc.send_signal(signal.SIGTERM)
         rest, _ = proc.communicate(timeout=60)

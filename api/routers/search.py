@@ -34,7 +34,7 @@ def search(request: HttpRequest, params: Query[SearchParams]):
         mode=params.mode,
     )
     hits = [hit.as_dict() for hit in found]
-    return {"results": hits}
+    return {"results": hits, "note": found.note}
 
 
 @router.post("/sources/check", response=list[SourceCheckOut], tags=["search"])

@@ -25,6 +25,11 @@ class SearchHitOut(Schema):
 
 class SearchOut(Schema):
     results: list[SearchHitOut]
+    note: str = Field(
+        "",
+        description="Set when entries of the searched set wait for their vectors: they are "
+        "found by their words only until the embedding workers reach them (usually seconds).",
+    )
 
 
 class SourceCheckIn(StrictIn):

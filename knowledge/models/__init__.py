@@ -10,6 +10,7 @@ from knowledge.models.entries import (
     EntryStatus,
     Source,
     content_hash,
+    embedding_key,
     new_short_id,
 )
 from knowledge.models.graph import Observation, Relation
@@ -20,5 +21,6 @@ from knowledge.models.search import EMBEDDING_DIM, EntryChunk, LexemeStat
 __all__ = [
     "EMBEDDING_DIM", "SHORT_ID_ALPHABET", "ApiToken", "Entry", "EntryChunk", "EntryStatus",
     "LexemeStat", "Membership", "Observation", "Project", "Relation", "RevisionBase", "Role",
-    "SchemaMode", "Sensitivity", "Source", "Subtopic", "TokenScope", "content_hash", "new_short_id",
+    "SchemaMode", "Sensitivity", "Source", "Subtopic", "TokenScope", "content_hash",
+    "embedding_key", "new_short_id",
 ]  # fmt: skip

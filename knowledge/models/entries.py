@@ -31,6 +31,12 @@ def content_hash(kind: str, body: str) -> str:
     return hashlib.sha256(f"{kind.strip().lower()}\n{normalized}".encode()).hexdigest()
 
 
+def embedding_key(entry: Entry) -> str:
+    """What an entry's vectors are made from: the content hash plus the title, which every
+    chunk carries as context, so a rename re-embeds as well."""
+    return hashlib.sha256(f"{entry.content_hash}\n{entry.title}".encode()).hexdigest()
+
+
 class EntryStatus(models.TextChoices):
     ACTIVE = "active", "Active"
     OPEN = "open", "Open (needs follow-up)"
@@ -109,11 +115,16 @@ class Entry(models.Model):
     # Set by the embedding task: which content and which model the stored vectors belong to.
     embedded_hash = models.CharField(max_length=64, blank=True, editable=False)
     embedding_model = models.CharField(max_length=120, blank=True, editable=False)
+    # Since when its text waits for vectors (set by the write that changed it, cleared when they
+    # are stored): the embedding workers take the oldest first; search and /readyz report it.
+    embed_pending_since = models.DateTimeField(null=True, blank=True, editable=False)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
 
-    history = HistoricalRecords(bases=[RevisionBase], excluded_fields=["search_vector"])
+    history = HistoricalRecords(
+        bases=[RevisionBase], excluded_fields=["search_vector", "embed_pending_since"]
+    )
 
     class Meta:
         verbose_name_plural = "entries"
@@ -136,6 +147,11 @@ class Entry(models.Model):
             GinIndex(fields=["title"], name="entry_title_trgm", opclasses=["gin_trgm_ops"]),
             models.Index(fields=["project", "status"], name="entry_project_status"),
             models.Index(fields=["project", "kind"], name="entry_project_kind"),
+            models.Index(
+                fields=["embed_pending_since"],
+                name="entry_embed_pending",
+                condition=Q(embed_pending_since__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -25,6 +25,9 @@ class EntryChunk(models.Model):
     text = models.TextField()
     model = models.CharField(max_length=120)
     embedding = VectorField(dimensions=EMBEDDING_DIM)
+    # sha256 of the text the model read (title and heading included): an edit re-embeds only
+    # the chunks whose hash changed; "" (chunks stored before 0007) never matches.
+    source_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["entry", "ordinal"]

@@ -31,6 +31,7 @@ from knowledge.models import Entry, EntryChunk
 from knowledge.search import timing
 from knowledge.search.by_filters import filtered_entries
 from knowledge.search.filters import NO_FILTERS, SearchFilters
+from knowledge.search.freshness import pending_in
 from knowledge.search.fulltext import text_ranking, word_stats
 from knowledge.search.fusion import Fusion, fuse_lists
 from knowledge.search.hits import load_hits, preload
@@ -38,7 +39,7 @@ from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
 from knowledge.search.scope import scope_is_small, search_scope
-from knowledge.search.types import Rankings, SearchHit
+from knowledge.search.types import Rankings, SearchResults
 from knowledge.selectors import visible_projects
 
 log = logging.getLogger(__name__)
@@ -153,10 +154,14 @@ def rankings(
     with timing.stage("parse + scope"):
         parsed = parse(query)
         scope, searched = search_scope(actor, filters)
+        searched_set = scope  # before the query's own words narrow it
         constraint, constraint_params = filter_sql(parsed, config)
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     result = Rankings()
+    if vector is not None:  # a search by meaning misses the entries that have no vectors yet
+        with timing.stage("pending"):
+            result.pending = pending_in(searched_set)
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     terms, known = [], None
@@ -229,13 +234,14 @@ def search_entries(
     filters: SearchFilters = NO_FILTERS,
     limit: int = 10,
     mode: str = "hybrid",
-) -> list[SearchHit]:
+) -> SearchResults:
     """Entries the actor may see that match `query`, best first.
 
     mode: hybrid (full text and semantic, fused), text or semantic. The filters apply before
     ranking; superseded entries and transcripts are left out unless the filters'
     include_history / include_transcripts (or an explicit status) ask for them. Without words
-    (an empty query), the entries the filters select, newest first.
+    (an empty query), the entries the filters select, newest first. The hits' `note` says when
+    entries of the searched set wait for their vectors ("" otherwise).
     """
     try:
         limit = int(limit)
@@ -245,7 +251,7 @@ def search_entries(
         raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}.", field="limit")
     check_query(query)
     if parse(query).is_empty and not parse(query).excluded:
-        return filtered_entries(actor, filters, limit=limit)
+        return SearchResults(filtered_entries(actor, filters, limit=limit))  # no words, no vectors to wait for
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(
         actor, query, mode=mode, candidates=candidates, prefetch=limit, filters=filters
@@ -258,7 +264,9 @@ def search_entries(
     with timing.stage("fusion"):
         fused = fuse(found, mode)[:limit]
     with timing.stage("hits + snippets"):
-        return load_hits(fused, found)
+        hits = SearchResults(load_hits(fused, found))
+    hits.note = found.pending.note(mode) if found.pending else ""
+    return hits
 
 
 def default_fusion() -> Fusion:

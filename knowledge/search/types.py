@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 
 from knowledge.models import Entry
+from knowledge.search.freshness import Pending
 
 
 @dataclass
@@ -23,6 +24,8 @@ class Rankings:
     # still being embedded, so the hits need not wait for them afterwards.
     loaded: dict[int, Entry] = field(default_factory=dict)
     highlights: dict[int, str] = field(default_factory=dict)
+    # Entries of the searched set still waiting for vectors (knowledge/search/freshness.py).
+    pending: Pending | None = None
 
 
 @dataclass
@@ -43,3 +46,10 @@ class SearchHit:
     def as_dict(self) -> dict:
         """The hit as REST and MCP answer it: plain values, `updated` in ISO form."""
         return asdict(self) | {"updated": self.updated.isoformat()}
+
+
+class SearchResults(list[SearchHit]):
+    """The hits, best first, and one short note for the reader: entries of the searched set
+    whose vectors are not ready yet are found by their words only ("" when none wait)."""
+
+    note: str = ""

@@ -8,20 +8,34 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import Counter
+from dataclasses import dataclass, field
 from typing import Literal
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from knowledge.locks import advisory_lock
-from knowledge.models import Entry, EntryChunk
+from knowledge.models import Entry, EntryChunk, embedding_key
 from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
-from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.services._kernel import index_text
 
 EmbedOutcome = Literal["embedded", "unchanged", "missing", "disabled"]
+
+
+@dataclass
+class _Plan:
+    """One entry's chunks: the texts stored and read by the model, their hashes, and the
+    vectors already known for some of them (chunks whose text did not change)."""
+
+    entry: Entry
+    stored: list[str]
+    embedded: list[str]
+    hashes: list[str]
+    known: dict[int, object] = field(default_factory=dict)  # chunk index -> vector
+
+    @property
+    def todo(self) -> list[int]:
+        return [i for i in range(len(self.embedded)) if i not in self.known]
 
 
 def _pieces(entry: Entry) -> tuple[list[str], list[str]]:
@@ -45,14 +59,37 @@ def _pieces(entry: Entry) -> tuple[list[str], list[str]]:
     return stored, embedded
 
 
-def embedding_key(entry: Entry) -> str:
-    """What the vectors were made from: the content hash plus the title, which every chunk
-    carries as context, so a rename re-embeds as well."""
-    return hashlib.sha256(f"{entry.content_hash}\n{entry.title}".encode()).hexdigest()
+def chunk_hash(text: str) -> str:
+    """The source hash of a chunk: sha256 of the text the model reads."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def needs_embedding(entry: Entry, model_name: str) -> bool:
     return entry.embedded_hash != embedding_key(entry) or entry.embedding_model != model_name
+
+
+def _plans(entries: list[Entry], model_name: str, *, reuse: bool) -> list[_Plan]:
+    plans = []
+    for entry in entries:
+        stored, embedded = _pieces(entry)
+        plans.append(_Plan(entry, stored, embedded, [chunk_hash(t) for t in embedded]))
+    if reuse:
+        # The vectors of chunks whose text is unchanged are kept: an edit to one paragraph of a
+        # long entry costs the model that paragraph's chunk, not the whole entry.
+        known = {
+            (entry_id, digest): vector
+            for entry_id, digest, vector in EntryChunk.objects.filter(
+                entry_id__in=[p.entry.pk for p in plans], model=model_name
+            )
+            .exclude(source_hash="")
+            .values_list("entry_id", "source_hash", "embedding")
+        }
+        for plan in plans:
+            for i, digest in enumerate(plan.hashes):
+                vector = known.get((plan.entry.pk, digest))
+                if vector is not None:
+                    plan.known[i] = vector
+    return plans
 
 
 def entries_embed(
@@ -61,7 +98,8 @@ def entries_embed(
     provider: EmbeddingProvider | None = None,
     force: bool = False,
 ) -> dict[int, EmbedOutcome]:
-    """Embed these entries' chunks with one model call, skipping those already current.
+    """Embed these entries' changed chunks in as few model calls as the token budget allows,
+    skipping entries already current (force: every chunk of every entry, again).
 
     Outcomes per id: embedded, unchanged, missing
     (deleted meanwhile) or disabled (no provider configured).
@@ -80,26 +118,31 @@ def entries_embed(
             todo.append(entry)
         else:
             outcomes[entry_id] = "unchanged"
+            if entry.embed_pending_since is not None:  # an edit undone before it was embedded
+                _store_unchanged(entry)
     if not todo:
         return outcomes
-    for plans in _calls([(entry, *_pieces(entry)) for entry in todo]):
-        texts = [t for _, _, embed_texts in plans for t in embed_texts]
+    for plans in _calls(_plans(todo, provider.name, reuse=not force)):
+        texts = [plan.embedded[i] for plan in plans for i in plan.todo]
         # The model runs outside any transaction: no row is locked while it works.
         vectors = provider.embed_passages(texts)
         offset = 0
-        for entry, stored, embed_texts in plans:
-            rows = vectors[offset : offset + len(embed_texts)]
-            offset += len(embed_texts)
-            outcomes[entry.pk] = _store(entry, stored, rows, provider.name)
+        for plan in plans:
+            for i in plan.todo:
+                plan.known[i] = vectors[offset]
+                offset += 1
+            outcomes[plan.entry.pk] = _store(plan, provider.name)
     return outcomes
 
 
-def _calls(plans: list) -> list[list]:
+def _calls(plans: list[_Plan]) -> list[list[_Plan]]:
     """The plans grouped into model calls of at most CAIRN_EMBED_MAX_TOKENS each (an entry is
     never split), so each call's results are stored before the next, long one starts."""
-    calls, current, used = [], [], 0
+    calls: list[list[_Plan]] = []
+    current: list[_Plan] = []
+    used = 0
     for plan in plans:
-        cost = sum(estimated_tokens(t) for t in plan[2])
+        cost = sum(estimated_tokens(plan.embedded[i]) for i in plan.todo)
         if current and used + cost > settings.CAIRN_EMBED_MAX_TOKENS:
             calls.append(current)
             current, used = [], 0
@@ -108,73 +151,66 @@ def _calls(plans: list) -> list[list]:
     return [*calls, current] if current else calls
 
 
-@transaction.atomic
-def _store(entry: Entry, texts: list[str], vectors, model_name: str) -> EmbedOutcome:
-    # Lock the row and re-check: the entry may have changed while the model ran; then the task
-    # queued by that later write embeds the new text, and this stale result is dropped.
+def _lock_current(entry: Entry) -> bool | None:
+    """Lock the entry's row; True when its text is still the one planned, None when deleted."""
     current = (
         Entry.objects.select_for_update()
         .filter(pk=entry.pk)
         .values_list("content_hash", "title")
         .first()
     )
-    if current is None:
+    return None if current is None else current == (entry.content_hash, entry.title)
+
+
+@transaction.atomic
+def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
+    entry = plan.entry
+    # Lock the row and re-check: the entry may have changed while the model ran; then it is
+    # still pending and a later claim embeds the new text; this stale result is dropped.
+    same = _lock_current(entry)
+    if same is None:
         return "missing"
-    if current != (entry.content_hash, entry.title):
+    if not same:
         return "unchanged"
-    EntryChunk.objects.filter(entry_id=entry.pk).delete()
+    wanted = {(i, digest, model_name) for i, digest in enumerate(plan.hashes)}
+    kept, stale = set(), []
+    for pk, ordinal, digest, model in EntryChunk.objects.filter(entry_id=entry.pk).values_list(
+        "pk", "ordinal", "source_hash", "model"
+    ):
+        if (ordinal, digest, model) in wanted:
+            kept.add(ordinal)
+        else:
+            stale.append(pk)
+    if stale:
+        EntryChunk.objects.filter(pk__in=stale).delete()
     EntryChunk.objects.bulk_create(
-        EntryChunk(entry_id=entry.pk, ordinal=i, text=text, model=model_name, embedding=vector)
-        for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+        EntryChunk(
+            entry_id=entry.pk,
+            ordinal=i,
+            text=plan.stored[i],
+            model=model_name,
+            embedding=plan.known[i],
+            source_hash=digest,
+        )
+        for i, digest in enumerate(plan.hashes)
+        if i not in kept
     )
     # update() rather than save(): derived data, not a new revision of the entry.
     Entry.objects.filter(pk=entry.pk).update(
-        embedded_hash=embedding_key(entry), embedding_model=model_name
+        embedded_hash=embedding_key(entry), embedding_model=model_name, embed_pending_since=None
     )
     return "embedded"
+
+
+@transaction.atomic
+def _store_unchanged(entry: Entry) -> None:
+    if _lock_current(entry):
+        Entry.objects.filter(pk=entry.pk).update(embed_pending_since=None)
 
 
 def entry_embed(*, entry_id: int, force: bool = False) -> EmbedOutcome:
     """Embed one entry if its content or the configured model changed since it was embedded."""
     return entries_embed(entry_ids=[entry_id], force=force)[entry_id]
-
-
-# One sweep at a time across every worker process (a session-level advisory lock: released on
-# unlock or when a killed worker's connection closes). Not the mirror's key (history.mirror).
-SWEEP_LOCK_KEY = 0x636169726E_02
-
-
-def entries_embed_stale(
-    *,
-    batch_size: int = 32,
-    max_seconds: float | None = None,
-    provider: EmbeddingProvider | None = None,
-) -> dict[str, int]:
-    """Embed every entry whose vectors are missing or out of date, batch by batch (the sweep
-    that heals lost embed tasks, a broker outage, a model change, entries seeded offline).
-
-    Each batch is stored as it is done, so a sweep cut short (time limit, model down) keeps its
-    progress and the next one starts with what is left. With max_seconds it stops after the
-    batch that passes that time, so a large backlog (a model change) leaves the worker to other
-    tasks in between. Returns the count per outcome; {"busy": 1} when another sweep holds the
-    lock.
-    """
-    provider = provider or get_provider()
-    if provider is None:
-        return {}
-    counts: Counter[str] = Counter()
-    with advisory_lock(SWEEP_LOCK_KEY) as got:
-        if not got:
-            return {"busy": 1}
-        stale = stale_embeddings(model_name=provider.name).order_by("pk")
-        last, started = 0, time.monotonic()
-        # Keyset pages by id: an entry that stays stale (the model skipped it) is passed once.
-        while ids := list(stale.filter(pk__gt=last).values_list("pk", flat=True)[:batch_size]):
-            counts.update(entries_embed(entry_ids=ids, provider=provider).values())
-            last = ids[-1]
-            if max_seconds is not None and time.monotonic() - started > max_seconds:
-                break
-    return dict(counts)
 
 
 def entries_reindex_text(*, entry_ids: list[int]) -> int:

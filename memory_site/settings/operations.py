@@ -31,9 +31,10 @@ CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
 # later call follows it. Off: written only by a later call, at CAIRN_TIMINGS_BATCH rows, at exit.
 CAIRN_TIMINGS_FLUSH_THREAD = env.bool("CAIRN_TIMINGS_FLUSH_THREAD", default=True)
 # The embedding sweep (knowledge.tasks.embedding_sweep): every this many seconds and at worker
-# start, entries whose vectors are missing or stale are embedded, this many per model call.
+# start, entries whose vectors are missing or stale are embedded, CAIRN_EMBED_BATCH per model
+# call; one embedding run (a sweep or a write's task) works at most this long, then lets the
+# worker's other tasks through.
 CAIRN_EMBED_SWEEP_SECONDS = env.float("CAIRN_EMBED_SWEEP_SECONDS", default=60.0)
-CAIRN_EMBED_SWEEP_BATCH = env.int("CAIRN_EMBED_SWEEP_BATCH", default=32)
 # Celery beat runs both sweeps: the mirror's (settings/cairn.py) and the embeddings'.
 CELERY_BEAT_SCHEDULE = {
     "history-mirror-sweep": {

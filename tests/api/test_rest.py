@@ -163,6 +163,9 @@ def test_search_and_source_check(api):
     )
     hits = api.get(f"{V1}/search", {"q": "cluster", "tags": "ops", "after": "7d"}).json()
     assert [h["title"] for h in hits["results"]] == ["Kubernetes upgrade"]
+    # No worker runs here: the entry waits for its vectors, and the answer says so.
+    assert hits["note"].startswith("1 entry written in the last minute is found by words only")
+    assert api.get(f"{V1}/search", {"q": "cluster", "mode": "text"}).json()["note"] == ""
     assert api.get(f"{V1}/search", {"q": "cluster", "before": "7d"}).json()["results"] == []
     _problem(api.get(f"{V1}/search", {"q": "x", "after": "someday"}), 422, "validation_failed")
     checked = api.post(

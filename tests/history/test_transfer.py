@@ -213,20 +213,24 @@ def test_import_is_idempotent_and_dry_run_changes_nothing(tmp_path, actor, proje
     write(root, "a.md", "---\ntitle: A\ntags: x, y\n---\none\n")
     write(root, "sub/b.md", "# B heading\n\ntwo\n")
     call_command("import", str(root), "--project", "acme", "--user", "alice", "--dry-run")
-    assert "Dry run, nothing saved: 2 created, 0 updated, 0 unchanged, 0 skipped." in (
-        capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert "Dry run, nothing saved: 2 created, 0 updated, 0 unchanged, 0 skipped in " in out
+    assert "files/s)." in out and "worker embeds" not in out
     assert not Entry.objects.exists()
     call_command("import", str(root), "--project", "acme", "--user", "alice")
     assert Entry.objects.count() == 2
     assert Entry.objects.get(title="B heading").subtopic.path == "sub"
     revisions = Entry.history.count()
     call_command("import", str(root), "--project", "acme", "--user", "alice")
-    assert "0 created, 0 updated, 2 unchanged, 0 skipped." in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 created, 0 updated, 2 unchanged, 0 skipped in " in out
+    assert "worker embeds the 2 new or changed entries" in out  # the second run's, not this
     assert Entry.history.count() == revisions
     write(root, "a.md", "---\ntitle: A\ntags: x, y\n---\none, edited\n")
     call_command("import", str(root), "--project", "acme", "--user", "alice")
-    assert "0 created, 1 updated, 1 unchanged, 0 skipped." in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 created, 1 updated, 1 unchanged, 0 skipped in " in out
+    assert "The worker embeds the 1 new or changed entries next" in out
 
 
 def test_import_without_a_project_uses_the_first_folder(tmp_path, actor):

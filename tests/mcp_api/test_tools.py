@@ -86,6 +86,9 @@ def test_search_returns_compact_hits_and_a_next_step(call):
         "snippet",
     }
     assert "get(" in text(res)
+    # No worker runs here: both entries wait for their vectors, and the answer says so.
+    note = "2 entries written in the last minute are found by words only until their vectors"
+    assert note in text(res) and res.structured_content["note"].startswith(note)
     assert call("search", query="cluster", tags="food").structured_content["results"] == []
 
 

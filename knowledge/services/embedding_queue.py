@@ -1,0 +1,151 @@
+"""Entries waiting for vectors, embedded by whichever worker process is free: each claims a
+batch of the oldest waiting entries (per-entry advisory locks, so two processes never embed the
+same entry at once and neither waits for the other), embeds their changed chunks in one model
+call, stores them and claims the next batch, until none waits or its time is up.
+
+Run by the embed task every write queues, by the periodic sweep and at worker start; never
+inside a user's write.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.db.models.functions import Now
+
+from knowledge.locks import advisory_lock
+from knowledge.models import Entry
+from knowledge.search.providers import EmbeddingProvider, get_provider
+from knowledge.selectors.embeddings import stale_embeddings
+from knowledge.services.embeddings import EmbedOutcome, entries_embed
+
+# The per-entry locks: pg_try_advisory_lock(ENTRY_LOCK_SPACE, entry id), the two-key form, so
+# they never meet the single-key locks of the sweep and the mirror.
+ENTRY_LOCK_SPACE = 0x63616972  # "cair"
+# One sweep at a time across every worker process (a session-level advisory lock: released on
+# unlock or when a killed worker's connection closes). Not the mirror's key (history.mirror).
+SWEEP_LOCK_KEY = 0x636169726E_02
+# How many more waiting entries a claim looks at than it takes: the ones other processes hold
+# are skipped, so several processes each find a batch of their own.
+_LOOK_AHEAD = 4
+# An entry whose text changed while the model ran is claimed once more in the same run, then
+# left to the next run (a writer editing in a loop must not hold a worker forever).
+_TRIES = 2
+
+
+@dataclass
+class EmbedRun:
+    """What one run did: the count per outcome, and the outcome of the entry it was asked for."""
+
+    counts: Counter = field(default_factory=Counter)
+    first: EmbedOutcome | str | None = None
+
+
+def _claim(batch: int, *, first: int | None, skip: list[int], workers: int) -> list[int]:
+    """Lock and return up to `batch` entries: `first` (whether it waits or not: the task of its
+    write asks for it), then the oldest waiting ones no other process holds; no more than a
+    `workers`-th of those, so a short queue is shared by the worker processes, not taken by
+    the first one while the others idle."""
+    with connection.cursor() as cur:
+        cur.execute(
+            """
+            SELECT id FROM (
+                (SELECT id, 0 AS o, NULL::timestamptz AS t FROM knowledge_entry WHERE id = %s)
+                UNION ALL
+                (SELECT id, 1, embed_pending_since FROM knowledge_entry
+                 WHERE embed_pending_since IS NOT NULL AND id IS DISTINCT FROM %s
+                   AND NOT id = ANY(%s)
+                 ORDER BY embed_pending_since, id LIMIT %s)
+            ) c
+            WHERE pg_try_advisory_lock(%s, (c.id & 2147483647)::int)
+            ORDER BY o, t, id
+            """,
+            [first, first, skip, batch * _LOOK_AHEAD, ENTRY_LOCK_SPACE],
+        )
+        locked = [row[0] for row in cur.fetchall()]
+    take = max(1, min(batch, -(-len(locked) // max(1, workers))))
+    _release(locked[take:])
+    return locked[:take]
+
+
+def _release(ids: list[int]) -> None:
+    if ids:
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT pg_advisory_unlock(%s, (i & 2147483647)::int) FROM unnest(%s::bigint[]) i",
+                [ENTRY_LOCK_SPACE, ids],
+            )
+
+
+def entries_embed_pending(
+    *,
+    batch_size: int,
+    max_seconds: float | None = None,
+    first: int | None = None,
+    workers: int = 1,
+    provider: EmbeddingProvider | None = None,
+) -> EmbedRun:
+    """Embed waiting entries, oldest first, `batch_size` per model call, until none is left
+    that no other process holds, or past max_seconds (then after the batch that passed it).
+    `first`: embed this entry in the first batch if it needs it (the task its write queued).
+    `workers`: how many processes embed at once; each claims at most its share of the queue.
+    """
+    run = EmbedRun()
+    provider = provider or get_provider()
+    if provider is None:
+        return run
+    tries: Counter[int] = Counter()
+    asked, started = first, time.monotonic()
+    while True:
+        skip = [i for i, n in tries.items() if n >= _TRIES]
+        ids = _claim(max(1, batch_size), first=first, skip=skip, workers=workers)
+        if not ids:
+            break
+        try:
+            outcomes = entries_embed(entry_ids=ids, provider=provider)
+        finally:
+            _release(ids)
+        first = None
+        if asked in outcomes:
+            run.first = outcomes[asked]
+        run.counts.update(outcomes.values())
+        tries.update(ids)
+        if max_seconds is not None and time.monotonic() - started > max_seconds:
+            break
+    if run.first is None and asked is not None:  # another process holds it, or it is gone
+        run.first = "elsewhere" if Entry.objects.filter(pk=asked).exists() else "missing"
+    return run
+
+
+def entries_embed_stale(
+    *,
+    batch_size: int = 32,
+    max_seconds: float | None = None,
+    workers: int = 1,
+    provider: EmbeddingProvider | None = None,
+) -> dict[str, int]:
+    """Mark every entry whose vectors are missing or out of date as waiting (a model change, a
+    restore, rows written around the services), then embed the waiting ones: the sweep that
+    heals lost embed tasks, a broker outage, a model change, entries seeded offline.
+
+    Each batch is stored as it is done, so a sweep cut short (time limit, model down) keeps its
+    progress and the next one starts with what is left. With max_seconds it stops after the
+    batch that passes that time. Returns the count per outcome; {"busy": 1} when another sweep
+    holds the lock.
+    """
+    provider = provider or get_provider()
+    if provider is None:
+        return {}
+    with advisory_lock(SWEEP_LOCK_KEY) as got:
+        if not got:
+            return {"busy": 1}
+        stale_embeddings(model_name=provider.name).filter(embed_pending_since__isnull=True).update(
+            embed_pending_since=Now()
+        )
+        run = entries_embed_pending(
+            batch_size=batch_size, max_seconds=max_seconds, workers=workers, provider=provider
+        )
+    return dict(run.counts)

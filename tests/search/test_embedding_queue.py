@@ -1,0 +1,162 @@
+"""Waiting entries are embedded in batches, oldest first, by whichever worker process is free:
+per-entry advisory locks keep two processes off the same entry without either waiting."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection, connections
+
+from knowledge.models import Entry, EntryChunk
+from knowledge.services import background
+from knowledge.services.embedding_queue import ENTRY_LOCK_SPACE, entries_embed_pending
+from knowledge.tasks import embed_entry
+from memory_site import embedded
+from tests.factories import EntryFactory
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def texts_sent(fake_server) -> list[str]:
+    return [t for request in fake_server.requests for t in request["body"]["input"]]
+
+
+def waiting() -> int:
+    return Entry.objects.filter(embed_pending_since__isnull=False).count()
+
+
+@pytest.mark.django_db
+def test_waiting_entries_are_embedded_oldest_first_a_batch_per_model_call(
+    project, http_provider_settings, fake_server
+):
+    entries = [EntryFactory(project=project, title=f"Note {i}", body=f"body {i}") for i in range(5)]
+    run = entries_embed_pending(batch_size=2)
+    assert dict(run.counts) == {"embedded": 5} and waiting() == 0
+    assert [len(r["body"]["input"]) for r in fake_server.requests] == [2, 2, 1]
+    assert [t.split("\n")[0] for t in texts_sent(fake_server)] == [e.title for e in entries]
+    assert dict(entries_embed_pending(batch_size=2).counts) == {}  # nothing waits: no call
+    assert len(fake_server.requests) == 3
+
+
+@pytest.mark.django_db
+def test_a_short_queue_is_shared_by_the_worker_processes(
+    project, http_provider_settings, fake_server
+):
+    for i in range(6):
+        EntryFactory(project=project, title=f"Note {i}", body=f"body {i}")
+    # Two processes: each claims at most half of what waits, so the other has work too.
+    entries_embed_pending(batch_size=8, workers=2)
+    assert [len(r["body"]["input"]) for r in fake_server.requests] == [3, 2, 1]
+
+
+@pytest.mark.django_db
+def test_the_task_embeds_its_entry_and_the_others_waiting(
+    project, http_provider_settings, fake_server, settings
+):
+    settings.CAIRN_EMBED_BATCH, settings.CAIRN_WORKER_CONCURRENCY = 8, 1
+    older = [EntryFactory(project=project, title=f"Older {i}", body="x") for i in range(3)]
+    mine = EntryFactory(project=project, title="Mine", body="y")
+    assert embed_entry(mine.pk) == "embedded"
+    assert len(fake_server.requests) == 1  # one model call for all four
+    assert texts_sent(fake_server)[0].startswith("Mine")  # the task's own entry first
+    assert waiting() == 0
+    for entry in older:
+        assert embed_entry(entry.pk) == "unchanged"  # their tasks find nothing to do
+    assert len(fake_server.requests) == 1
+    gone = EntryFactory(project=project, title="Gone", body="z")
+    gone_pk = gone.pk
+    Entry.objects.filter(pk=gone_pk).delete()
+    assert embed_entry(gone_pk) == "missing"
+
+
+@pytest.mark.django_db
+def test_an_entry_another_process_holds_is_skipped_not_waited_for(
+    project, http_provider_settings, fake_server
+):
+    held, _ = (EntryFactory(project=project, title=t, body="b") for t in ("Held", "Free"))
+    other = connections.create_connection("default")  # another worker's session
+    try:
+        with other.cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(%s, %s)", [ENTRY_LOCK_SPACE, held.pk])
+        run = entries_embed_pending(batch_size=8, first=held.pk)
+        assert run.first == "elsewhere" and dict(run.counts) == {"embedded": 1}
+        assert texts_sent(fake_server) == ["Free\nb"]
+        assert list(Entry.objects.filter(embed_pending_since__isnull=False)) == [held]
+        with other.cursor() as cur:
+            cur.execute("SELECT pg_advisory_unlock(%s, %s)", [ENTRY_LOCK_SPACE, held.pk])
+    finally:
+        other.close()
+    assert dict(entries_embed_pending(batch_size=8).counts) == {"embedded": 1}
+    with connection.cursor() as cur:  # every entry lock was released
+        cur.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        assert cur.fetchone()[0] == 0
+
+
+@pytest.fixture
+def prefork_worker(transactional_db, tmp_path, fake_server, http_provider_settings):
+    """The embedded broker and a real Celery worker of two processes (prefork, as `serve`
+    starts it) embedding with the fake server, started on demand."""
+    started_broker = embedded.start_broker()
+    log_path = tmp_path / "worker.log"
+    log = open(log_path, "wb")  # noqa: SIM115
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@/{db['NAME']}?host={db['HOST']}&port={db['PORT']}",
+        "CAIRN_EMBEDDING_PROVIDER": "http",
+        "CAIRN_EMBEDDING_URL": fake_server.url,
+        "CAIRN_EMBEDDING_MODEL": "fake-embed",
+        "CAIRN_EMBED_BATCH": "3",
+        "CAIRN_WORKER_CONCURRENCY": "2",
+    }
+    procs = []
+
+    args = [sys.executable, "-m", "celery", "-A", "memory_site", "worker", "--concurrency", "2",
+            "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+            "-Q", "celery", "--purge"]  # fmt: skip
+
+    def start():
+        proc = subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        proc.log_path = log_path
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    log.close()
+    if started_broker is not None:
+        embedded.stop_broker()
+
+
+def test_two_worker_processes_embed_every_waiting_entry_once_in_batches(
+    prefork_worker, project, fake_server, monkeypatch
+):
+    monkeypatch.setattr(background, "enabled", False)  # a backlog: written with no worker
+    entries = [
+        EntryFactory(project=project, title=f"Backlog {i}", body=f"text {i}") for i in range(12)
+    ]
+    monkeypatch.setattr(background, "enabled", True)
+    worker = prefork_worker()
+    # Their tasks (one per write, as a busy server queues them) race the start-up sweep.
+    entries += [EntryFactory(project=project, title=f"New {i}", body=f"t {i}") for i in range(6)]
+    deadline = time.monotonic() + 120
+    while waiting() and time.monotonic() < deadline:
+        assert worker.poll() is None, worker.log_path.read_text(errors="replace")[-3000:]
+        time.sleep(0.2)
+    log = worker.log_path.read_text(errors="replace")
+    assert waiting() == 0, log[-3000:]
+    sent = texts_sent(fake_server)
+    assert sorted(sent) == sorted(f"{e.title}\n{e.body}" for e in entries), log[-3000:]  # once
+    assert len(fake_server.requests) < len(entries)  # batched across entries
+    assert max(len(r["body"]["input"]) for r in fake_server.requests) == 3
+    assert EntryChunk.objects.count() == len(entries)
