@@ -228,7 +228,7 @@ def restore(source: Path, *, force: bool = False, step: Step = lambda name: None
     result.migrated = sorted(f"{app}.{name}" for app, name in after - before)
     step("restore the mirror")
     result.mirror_kept_aside = _restore_mirror(source, manifest)
-    step("check")
+    step("verify")
     result.problems = check_counts(manifest)
     result.committed = mirror.drain().committed  # what the dump had pending
     result.problems += maintenance.verify()

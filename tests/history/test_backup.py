@@ -17,7 +17,9 @@ from history import mirror
 from history.mirror.repo import open_mirror
 from knowledge.actors import Actor
 from knowledge.graph.context import build_context
+from knowledge.models import Entry
 from knowledge.search import search_entries
+from knowledge.services import entry_delete
 from memory_site.backup import BUNDLE, DUMP, MANIFEST, BackupError, client_tool
 from tests.history import test_restore as drill
 from tests.history.test_restore import access, lose_the_database, snapshot
@@ -56,6 +58,10 @@ def test_a_lost_database_and_mirror_come_back_from_a_backup(written, tmp_path, c
 
     with pytest.raises(CommandError, match="already holds projects or entries"):
         call_command("restore", str(target))
+    entry_delete(actor=alice, ref=Entry.objects.get(title="Roadmap 2026").pk,
+                 reason="a mistake the snapshot undoes")  # fmt: skip
+    call_command("restore", str(target), "--force")
+    assert snapshot() == before
     with pytest.raises(CommandError, match="not an empty directory"):
         call_command("backup", str(target))
 
