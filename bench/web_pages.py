@@ -78,9 +78,13 @@ def main() -> None:
         .order_by("-links", "pk")
         .first()
     )
+    misfit = Entry.objects.get(project__slug="platform", title="Tom Becker")
     pages = {
         "home /": "/",
-        "project /p/platform/": "/p/platform/",
+        "project /p/platform/ (with note types)": "/p/platform/",
+        "note type /p/platform/?kind=person": "/p/platform/?kind=person",
+        "misfits /p/platform/?kind=person&fit=no": "/p/platform/?kind=person&fit=no",
+        "entry with a schema /e/<misfit>/": f"/e/{misfit.short_id}/",
         "subtopic /p/customer-x/t/2026-08/incident/": "/p/customer-x/t/2026-08/incident/",
         "entry /e/<id>/": f"/e/{entry.short_id}/",
         "diff /e/<id>/diff/": f"/e/{entry.short_id}/diff/?from=1&to=1",

@@ -67,7 +67,7 @@ def _run_text(run) -> tuple[str, dict]:
                                           if run.cut else "") + "."
     ]  # fmt: skip
     if misfits:
-        lines.append(f"{len(misfits)} do not fit:")
+        lines.append(f"{len(misfits)} {'does' if len(misfits) == 1 else 'do'} not fit:")
         for fit in misfits[:MAX_LISTED]:
             e = fit.entry
             lines.append(

@@ -159,3 +159,68 @@ def test_a_staff_member_searches_filters_moves_edits_and_reverts(
 
     hosts = {urlsplit(url).netloc for url in requests if not url.startswith("data:")}
     assert hosts == {urlsplit(base).netloc}, f"requests left the site: {hosts}"
+
+
+def test_a_schema_shows_its_fields_the_editor_its_fit_and_strict_refuses_on_the_form(
+    desk,
+    page: Page,
+    csp,  # noqa: F811 (the fixture imported above)
+):
+    base, me = desk["url"], desk["actor"]
+    schema = entry_upsert(
+        actor=me,
+        project="launch",
+        fields=EntryFields(
+            title="person",
+            kind="schema",
+            body="```yaml\nrole: string, job title\nteam: string\n```",
+        ),
+    ).entry
+    tom = entry_upsert(
+        actor=me,
+        project="launch",
+        fields=EntryFields(title="Tom", kind="person", body="- [role] SRE"),
+    ).entry
+    launch = tom.project
+    launch.schema_mode = "strict"
+    launch.save(update_fields=["schema_mode"])
+    page.set_viewport_size({"width": 1440, "height": 900})
+    sign_in(page, base)
+
+    # The schema entry's page: its fields as parsed.
+    page.goto(f"{base}/admin/knowledge/entry/{schema.pk}/change/")
+    fields = page.locator(".field-schema_fields #cairn-schema-fields")
+    expect(fields.locator('tr[data-field="role"]')).to_contain_text("job title")
+    expect(fields.locator('tr[data-field="team"]')).to_contain_text("required")
+
+    # The editor: the live preview says what is missing while typing, and when it fits.
+    page.goto(f"{base}/admin/knowledge/entry/{tom.pk}/change/")
+    fit = page.locator("#cairn-live #cairn-live-schema")
+    expect(fit.locator('li[data-field="team"]')).to_contain_text("team is missing")
+    expect(fit).to_contain_text("saving would be refused")
+    page.locator(".CodeMirror").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("\n- [hobby] chess\n")
+    page.keyboard.press("Control+s")
+    errors = page.locator("#entry_form .errornote, #entry_form .errorlist")
+    expect(errors.first).to_be_visible()
+    expect(page.locator('.cairn-schema-misfits li[data-field="team"]').first).to_contain_text(
+        "team is missing"
+    )
+    expect(page.locator("#entry_form")).to_contain_text(f"version {schema.version}")
+    expect(page.locator(".CodeMirror")).to_contain_text("[hobby] chess")  # the text is kept
+    assert Entry.objects.get(pk=tom.pk).version == 1
+
+    page.locator(".CodeMirror").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("\n- [team] Platform\n")
+    expect(fit).to_contain_text("fits")
+    page.keyboard.press("Control+s")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert Entry.objects.get(pk=tom.pk).version == 2
+
+    # The pages: the entry fits in one line; the project counts its person entries.
+    page.goto(f"{base}/e/{tom.short_id}/")
+    expect(page.locator("#schema-fit")).to_contain_text("Fits the person schema")
+    page.goto(f"{base}/p/launch/")
+    expect(page.locator('#note-types tr[data-kind="person"]')).to_contain_text("all 1")
