@@ -43,6 +43,7 @@ def entry_meta(entry: Entry) -> dict:
         "project": entry.project.slug,
         "subtopic": entry.subtopic.path if entry.subtopic_id else "",
         "path": entry.path,
+        "address": entry.permalink,
         "kind": entry.kind,
         "tags": list(entry.tags),
         "status": entry.status,
@@ -93,7 +94,7 @@ def entry_window(
         {"kind": s.kind, "external_id": s.external_id, "url": s.url} for s in entry.sources.all()
     ]
     head = (
-        f"# {entry.title}\n{entry.short_id} · {meta['path']} · {entry.kind} · {entry.status} · "
+        f"# {entry.title}\n{entry.short_id} · {entry.permalink} · {entry.kind} · {entry.status} · "
         f"v{entry.version} · by {entry.generated_by or '?'}"
         + (" · verified" if entry.is_verified else "")
         + (f" · tags: {', '.join(entry.tags)}" if entry.tags else "")
@@ -213,9 +214,9 @@ def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToo
 def open_entries(entries: list[Entry]) -> CallToolResult:
     return _listing(
         entries,
-        "Open entries (need follow-up):",
-        "Nothing is open. Mark an entry open with upsert(…, status='open').",
-        "Next: get(id) to read one; upsert(…, status='resolved') when it is done.",
+        "Open entries (need follow-up; tasks until resolved):",
+        "Nothing is open. Mark an entry open with update(id, status='open').",
+        "Next: get(id) to read one; update(id, status='resolved') when it is done.",
     )
 
 
@@ -247,7 +248,12 @@ def project_page(page: dict, subtopic: str) -> CallToolResult:
     here = [entry_meta(e) for e in page["entries"]]
     counts = {"total": page["total"], "open": page["open"]}
     lines = [f"{proj.slug} ({proj.name}): {counts['total']} entries, {counts['open']} open."]
-    lines += [f"{'  ' * n['depth']}- {n['path']} ({n['entries']})" for n in tree]
+    lines += [
+        f"{'  ' * n['depth']}- {n['path']} ({n['total']}"
+        + (f", {n['entries']} directly" if n["total"] != n["entries"] else "")
+        + ")"
+        for n in tree
+    ]
     if here:
         lines.append(f"Entries in {proj.slug}/{subtopic}:")
         lines += [f"- {e['short_id']} · {e['title']}" for e in here]

@@ -54,7 +54,7 @@ StrList = Annotated[
 ]
 EntryRef = Annotated[
     int | Annotated[str, Field(max_length=limits.REF)],
-    Field(description="Entry id (the number, e.g. 42), short id, or project/subtopic/title."),
+    Field(description="Entry id (42), short id, project/subtopic/title or memory:// address."),
 ]
 Status = Annotated[
     Literal["active", "open", "resolved", "superseded", "archived"] | None,
@@ -134,7 +134,13 @@ async def get(
 async def upsert(
     project: Project,
     title: Annotated[Title, Field(description="Identity within the subtopic (case-insensitive).")],
-    body: Annotated[Body, Field(description="The whole Markdown body.")],
+    body: Annotated[
+        Body,
+        Field(
+            description="The whole Markdown body. `- [category] fact #tag` lines are "
+            "observations; `- relation_type [[Other title]]` lines are links."
+        ),
+    ],
     subtopic: Subtopic = None,
     kind: Annotated[
         Annotated[str, Field(max_length=limits.KIND)] | None,
@@ -158,7 +164,10 @@ async def upsert(
 async def edit(
     id: EntryRef,
     operation: Literal["append", "prepend", "find_replace", "replace_section"],
-    content: Annotated[Body, Field(description="Text to add, or the replacement.")],
+    content: Annotated[
+        Body,
+        Field(description="Text to add, or the replacement; `- [category] fact`, `- rel [[T]]`."),
+    ],
     find: Annotated[Body | None, Field(description="find_replace: exact text to replace.")] = None,
     section: Annotated[
         Short | None,
@@ -196,7 +205,7 @@ async def list_open(
     subtopic: Subtopic = None,
     limit: Annotated[int, Field(ge=1, le=200)] = 50,
 ) -> CallToolResult:
-    """Entries with status open (things that need follow-up), newest first."""
+    """Entries that need follow-up (status open, and tasks until resolved), newest first."""
     return await _call(handlers.list_open, **locals())
 
 
