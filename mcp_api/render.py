@@ -15,6 +15,7 @@ from mcp_types import CallToolResult, TextContent
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
 from mcp_api import hints
+from mcp_api.profile_text import whoami_text
 from mcp_api.schema_text import misfit_note
 from mcp_api.write_text import change_summary, report_lines
 
@@ -358,24 +359,7 @@ def entry_corrected(new: Entry, old: Entry) -> CallToolResult:
 
 
 def whoami(me: dict) -> CallToolResult:
-    token = me["token"]
-    how = ""
-    if token:
-        expires = token["expires"][:10] if token["expires"] else "never"
-        only = f", only {', '.join(token['projects'])}" if token["projects"] else ""
-        how = f" (token {token['name']!r}, scope {token['scope']}, expires {expires}{only})"
-    lines = [f"You are {me['user'] or 'nobody (not signed in)'}, writing as {me['agent']}{how}."]
-    lines.append(f"Projects you can read ({len(me['projects'])}):")
-    lines += [
-        f"- {p['slug']} ({p['name']}, {p['sensitivity']}): {p['role']}"
-        + (f"; to write, ask {p['ask']}" if "ask" in p else "")
-        for p in me["projects"]
-    ]
-    lines.append(
-        "You may create projects." if me["may_create_projects"] else "You may not create projects."
-    )
-    lines.append("Next: browse(project) to look inside one; search(query) to find anything.")
-    return result("\n".join(lines), me)
+    return result(whoami_text(me), me)
 
 
 def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> CallToolResult:

@@ -100,9 +100,9 @@ async def search(
         str,
         Field(
             max_length=settings.CAIRN_SEARCH_MAX_QUERY_CHARS,
-            description="Words to look for; quotes for phrases.",
+            description="Words; quotes for phrases. Empty: filters only, newest first.",
         ),
-    ],
+    ] = "",
     project: OptProject = None,
     subtopic: Subtopic = None,
     kinds: StrList = None,
@@ -116,8 +116,8 @@ async def search(
         StrList, Field(description="Only entries with an observation '- [category] …' of these.")
     ] = None,
 ) -> CallToolResult:
-    """Search the team memory. Returns compact hits (id, title, path, kind, tags, status,
-    updated, snippet); read one with get(id). Call this before writing anything."""
+    """Search the team memory: compact hits, best first; read one with get(id). Search
+    before writing anything."""
     return await _call(handlers.search, **locals())
 
 
@@ -126,8 +126,8 @@ async def get(
     offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
     max_chars: Annotated[int, Field(ge=200, le=50000)] = 8000,
 ) -> CallToolResult:
-    """Read one entry: metadata and a window of its Markdown body. When more remains,
-    next_offset tells where to continue."""
+    """Read one entry: metadata and a window of its body; next_offset says where more
+    continues."""
     return await _call(handlers.get, **locals())
 
 
