@@ -130,6 +130,34 @@ def _transport_security() -> TransportSecuritySettings:
     )
 
 
+def _lean(schema: Any) -> Any:
+    """A JSON schema without pydantic's generated titles (`"title": "Max Chars"`, which repeat
+    the name), without the null branch of optional arguments, with descriptions on one line:
+    tools/list is read into every agent's context. Calls are still checked by the full model."""
+    if isinstance(schema, list):
+        return [_lean(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "default" in schema and schema["default"] is None:  # optional: null says nothing more
+        schema = {k: v for k, v in schema.items() if k != "default"}
+        branches = [b for b in schema.get("anyOf", []) if b != {"type": "null"}]
+        if len(branches) == 1:
+            schema = {**{k: v for k, v in schema.items() if k != "anyOf"}, **branches[0]}
+        elif branches:
+            schema = {**schema, "anyOf": branches}
+    out = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs"):
+            out[key] = {name: _lean(sub) for name, sub in value.items()}
+        elif key == "description" and isinstance(value, str):
+            out[key] = " ".join(value.split())
+        else:
+            out[key] = _lean(value)
+    return out
+
+
 def build_server() -> CairnMCP:
     """The server with every tool of tools.TOOLS registered, in that order (tools/list order)."""
     server = CairnMCP(
@@ -143,6 +171,9 @@ def build_server() -> CairnMCP:
     )
     for fn, hints in [*TOOLS, *SCHEMA_TOOLS]:
         server.add_tool(fn, annotations=hints)
+        tool = server._tool_manager.get_tool(fn.__name__)
+        tool.parameters = _lean(tool.parameters)
+        tool.description = " ".join((tool.description or "").split())
     return server
 
 

@@ -15,6 +15,7 @@ from mcp_types import CallToolResult, TextContent
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
 from mcp_api import hints
+from mcp_api.profile_text import whoami_text
 from mcp_api.schema_text import misfit_note
 from mcp_api.write_text import change_summary, report_lines
 
@@ -43,6 +44,7 @@ def entry_meta(entry: Entry) -> dict:
         "project": entry.project.slug,
         "subtopic": entry.subtopic.path if entry.subtopic_id else "",
         "path": entry.path,
+        "address": entry.permalink,
         "kind": entry.kind,
         "tags": list(entry.tags),
         "status": entry.status,
@@ -97,7 +99,7 @@ def entry_window(
         {"kind": s.kind, "external_id": s.external_id, "url": s.url} for s in entry.sources.all()
     ]
     head = (
-        f"# {entry.title}\n{entry.short_id} · {meta['path']} · {entry.kind} · {entry.status} · "
+        f"# {entry.title}\n{entry.short_id} · {entry.permalink} · {entry.kind} · {entry.status} · "
         f"v{entry.version} · by {entry.generated_by or '?'}"
         + (" · verified" if entry.is_verified else "")
         + (f" · tags: {', '.join(entry.tags)}" if entry.tags else "")
@@ -217,9 +219,9 @@ def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToo
 def open_entries(entries: list[Entry]) -> CallToolResult:
     return _listing(
         entries,
-        "Open entries (need follow-up):",
-        "Nothing is open. Mark an entry open with upsert(…, status='open').",
-        "Next: get(id) to read one; upsert(…, status='resolved') when it is done.",
+        "Open entries (need follow-up; tasks until resolved):",
+        "Nothing is open. Mark an entry open with update(id, status='open').",
+        "Next: get(id) to read one; update(id, status='resolved') when it is done.",
     )
 
 
@@ -251,7 +253,12 @@ def project_page(page: dict, subtopic: str) -> CallToolResult:
     here = [entry_meta(e) for e in page["entries"]]
     counts = {"total": page["total"], "open": page["open"]}
     lines = [f"{proj.slug} ({proj.name}): {counts['total']} entries, {counts['open']} open."]
-    lines += [f"{'  ' * n['depth']}- {n['path']} ({n['entries']})" for n in tree]
+    lines += [
+        f"{'  ' * n['depth']}- {n['path']} ({n['total']}"
+        + (f", {n['entries']} directly" if n["total"] != n["entries"] else "")
+        + ")"
+        for n in tree
+    ]
     if here:
         lines.append(f"Entries in {proj.slug}/{subtopic}:")
         lines += [f"- {e['short_id']} · {e['title']}" for e in here]
@@ -356,24 +363,7 @@ def entry_corrected(new: Entry, old: Entry) -> CallToolResult:
 
 
 def whoami(me: dict) -> CallToolResult:
-    token = me["token"]
-    how = ""
-    if token:
-        expires = token["expires"][:10] if token["expires"] else "never"
-        only = f", only {', '.join(token['projects'])}" if token["projects"] else ""
-        how = f" (token {token['name']!r}, scope {token['scope']}, expires {expires}{only})"
-    lines = [f"You are {me['user'] or 'nobody (not signed in)'}, writing as {me['agent']}{how}."]
-    lines.append(f"Projects you can read ({len(me['projects'])}):")
-    lines += [
-        f"- {p['slug']} ({p['name']}, {p['sensitivity']}): {p['role']}"
-        + (f"; to write, ask {p['ask']}" if "ask" in p else "")
-        for p in me["projects"]
-    ]
-    lines.append(
-        "You may create projects." if me["may_create_projects"] else "You may not create projects."
-    )
-    lines.append("Next: browse(project) to look inside one; search(query) to find anything.")
-    return result("\n".join(lines), me)
+    return result(whoami_text(me), me)
 
 
 def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> CallToolResult:

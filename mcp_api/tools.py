@@ -54,7 +54,7 @@ StrList = Annotated[
 ]
 EntryRef = Annotated[
     int | Annotated[str, Field(max_length=limits.REF)],
-    Field(description="Entry id (the number, e.g. 42), short id, or project/subtopic/title."),
+    Field(description="Entry id (42), short id, project/subtopic/title or memory:// address."),
 ]
 Status = Annotated[
     Literal["active", "open", "resolved", "superseded", "archived"] | None,
@@ -100,9 +100,9 @@ async def search(
         str,
         Field(
             max_length=settings.CAIRN_SEARCH_MAX_QUERY_CHARS,
-            description="Words to look for; quotes for phrases.",
+            description="Words; quotes for phrases. Empty: filters only, newest first.",
         ),
-    ],
+    ] = "",
     project: OptProject = None,
     subtopic: Subtopic = None,
     kinds: StrList = None,
@@ -116,8 +116,8 @@ async def search(
         StrList, Field(description="Only entries with an observation '- [category] …' of these.")
     ] = None,
 ) -> CallToolResult:
-    """Search the team memory. Returns compact hits (id, title, path, kind, tags, status,
-    updated, snippet); read one with get(id). Call this before writing anything."""
+    """Search the team memory: compact hits, best first; read one with get(id). Search
+    before writing anything."""
     return await _call(handlers.search, **locals())
 
 
@@ -126,15 +126,21 @@ async def get(
     offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
     max_chars: Annotated[int, Field(ge=200, le=50000)] = 8000,
 ) -> CallToolResult:
-    """Read one entry: metadata and a window of its Markdown body. When more remains,
-    next_offset tells where to continue."""
+    """Read one entry: metadata and a window of its body; next_offset says where more
+    continues."""
     return await _call(handlers.get, **locals())
 
 
 async def upsert(
     project: Project,
     title: Annotated[Title, Field(description="Identity within the subtopic (case-insensitive).")],
-    body: Annotated[Body, Field(description="The whole Markdown body.")],
+    body: Annotated[
+        Body,
+        Field(
+            description="The whole Markdown body. `- [category] fact #tag` lines are "
+            "observations; `- relation_type [[Other title]]` lines are links."
+        ),
+    ],
     subtopic: Subtopic = None,
     kind: Annotated[
         Annotated[str, Field(max_length=limits.KIND)] | None,
@@ -158,7 +164,10 @@ async def upsert(
 async def edit(
     id: EntryRef,
     operation: Literal["append", "prepend", "find_replace", "replace_section"],
-    content: Annotated[Body, Field(description="Text to add, or the replacement.")],
+    content: Annotated[
+        Body,
+        Field(description="Text to add, or the replacement; `- [category] fact`, `- rel [[T]]`."),
+    ],
     find: Annotated[Body | None, Field(description="find_replace: exact text to replace.")] = None,
     section: Annotated[
         Short | None,
@@ -196,7 +205,7 @@ async def list_open(
     subtopic: Subtopic = None,
     limit: Annotated[int, Field(ge=1, le=200)] = 50,
 ) -> CallToolResult:
-    """Entries with status open (things that need follow-up), newest first."""
+    """Entries that need follow-up (status open, and tasks until resolved), newest first."""
     return await _call(handlers.list_open, **locals())
 
 

@@ -116,9 +116,11 @@ def project_role(actor: Actor, project: Project) -> str | None:
 
 def project_maintainers(project: Project, limit: int = 5) -> str:
     """Whom to ask about a project: its maintainers (users, `group:NAME`), or an administrator."""
-    rows = Membership.objects.filter(project=project, role=Role.MAINTAINER).select_related(
-        "user", "group"
-    )[:limit]
+    rows = (
+        Membership.objects.filter(project=project, role=Role.MAINTAINER)
+        .select_related("user", "group")
+        .order_by("user__username", "group__name")[:limit]
+    )
     names = [m.user.get_username() if m.user_id else f"group:{m.group.name}" for m in rows]
     return ", ".join(names) if names else "a Cairn administrator"
 

@@ -9,6 +9,20 @@ from knowledge.models import Entry, EntryStatus
 from knowledge.paths import normalize_path
 from knowledge.selectors import entry_list, project_get, subtopic_tree
 
+# Open: needs follow-up. A task is open until it is resolved (or archived), whatever its status
+# says before that.
+OPEN = Q(status=EntryStatus.OPEN) | Q(kind="task", status=EntryStatus.ACTIVE)
+
+
+def _with_totals(tree: list[dict]) -> list[dict]:
+    """Each node's `total`: its entries and those of every subtopic below it."""
+    for node in tree:
+        prefix = f"{node['path']}/"
+        node["total"] = node["entries"] + sum(
+            n["entries"] for n in tree if n["path"].startswith(prefix)
+        )
+    return tree
+
 
 def entries_open(
     actor: Actor,
@@ -17,8 +31,8 @@ def entries_open(
     subtopic: str | None = None,
     limit: int = 50,
 ) -> list[Entry]:
-    """Entries with status open (things that need follow-up), newest first."""
-    entries = entry_list(actor, project=project, subtopic=subtopic, status=[EntryStatus.OPEN])
+    """Entries that need follow-up (status open, and tasks not yet resolved), newest first."""
+    entries = entry_list(actor, project=project, subtopic=subtopic).filter(OPEN)
     return list(entries.order_by("-updated_at")[:limit])
 
 
@@ -39,10 +53,8 @@ def project_browse(
     entries directly in `subtopic` (at the project root without one), by title."""
     proj = project_get(actor, project)
     entries = entry_list(actor).filter(project=proj)
-    counts = entries.aggregate(
-        total=Count("id"), open=Count("id", filter=Q(status=EntryStatus.OPEN))
-    )
-    tree = subtopic_tree(actor, proj.pk)
+    counts = entries.aggregate(total=Count("id"), open=Count("id", filter=OPEN))
+    tree = _with_totals(subtopic_tree(actor, proj.pk))
     if subtopic:
         prefix = normalize_path(subtopic)
         tree = [n for n in tree if n["path"] == prefix or n["path"].startswith(f"{prefix}/")]

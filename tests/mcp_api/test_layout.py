@@ -15,11 +15,12 @@ ALLOWED = {
     "app": {"auth", "render", "tools", "schemas"},
     "tools": {"auth", "connections", "handlers"},
     "handlers": {"render"},
-    "render": {"hints", "schema_text", "write_text"},
+    "render": {"hints", "schema_text", "write_text", "profile_text"},
     # the schema tools: tool functions, handlers and answers of one small feature
     "schemas": {"auth", "connections", "handlers", "render", "schema_text", "tools"},
     "schema_text": set(),
     "write_text": set(),
+    "profile_text": set(),
     "hints": set(),
     "auth": {"connections", "hints"},
     "connections": set(),

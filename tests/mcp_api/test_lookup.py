@@ -77,3 +77,30 @@ def test_old_argument_names_still_work(call):
     assert "Named" in text(_ok(call("get", id_or_path=entry["short_id"])))
     res = _ok(call("build_context", url=entry["short_id"], timeframe="30d"))
     assert "Named" in text(res)
+
+
+def test_browse_counts_include_subtopics_below(call):
+    for n in range(3):
+        _new(call, f"Note {n}", subtopic="incidents/2026-08/checkout")
+    res = _ok(call("browse", project="acme"))
+    tree = {n["path"]: n for n in res.structured_content["subtopics"]}
+    assert (tree["incidents/2026-08"]["entries"], tree["incidents/2026-08"]["total"]) == (0, 3)
+    assert "- incidents/2026-08 (3, 0 directly)" in text(res)
+
+
+def test_a_task_is_open_until_resolved(call):
+    task = _new(call, "Call the vendor", kind="task")
+    assert [e["title"] for e in call("list_open").structured_content["entries"]] == [
+        "Call the vendor"
+    ]
+    assert call("browse", project="acme").structured_content["project"]["open"] == 1
+    _ok(call("update", id=task["short_id"], status="resolved"))
+    assert call("list_open").structured_content["entries"] == []
+
+
+def test_every_entry_says_its_memory_address(call):
+    entry = _new(call, "Addressed", subtopic="a/b")
+    assert entry["address"] == "memory://acme/a/b/addressed"
+    res = _ok(call("get", id=entry["address"]))
+    assert res.structured_content["entry"]["address"] == entry["address"]
+    assert entry["address"] in text(res)

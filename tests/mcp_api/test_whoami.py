@@ -26,9 +26,9 @@ def test_whoami_names_the_user_agent_token_and_projects_with_roles(call, owner):
     assert me["token"]["scope"] == "write"
     roles = {p["slug"]: p["role"] for p in me["projects"]}
     assert roles == {"acme": "maintainer", "beta": "viewer"}
-    assert "beta (Beta, internal): viewer; to write, ask factory, bea" in text(res)
+    assert "beta (Beta, internal): viewer; to write, ask bea, factory" in text(res)
     assert "You are owner, writing as agent:pytest (token 'test', scope write" in text(res)
 
     refused = call("upsert", project="beta", title="T", body="x")
     assert refused.is_error
-    assert "Ask one of its maintainers: factory, bea." in text(refused)
+    assert "Ask one of its maintainers: bea, factory." in text(refused)

@@ -1,0 +1,25 @@
+"""The text of whoami's answer. Imports nothing of mcp_api, so render may use it."""
+
+from __future__ import annotations
+
+
+def whoami_text(me: dict) -> str:
+    """whoami's answer: who, how, which projects with which role, what next."""
+    token = me["token"]
+    how = ""
+    if token:
+        expires = token["expires"][:10] if token["expires"] else "never"
+        only = f", only {', '.join(token['projects'])}" if token["projects"] else ""
+        how = f" (token {token['name']!r}, scope {token['scope']}, expires {expires}{only})"
+    lines = [f"You are {me['user'] or 'nobody (not signed in)'}, writing as {me['agent']}{how}."]
+    lines.append(f"Projects you can read ({len(me['projects'])}):")
+    lines += [
+        f"- {p['slug']} ({p['name']}, {p['sensitivity']}): {p['role']}"
+        + (f"; to write, ask {p['ask']}" if "ask" in p else "")
+        for p in me["projects"]
+    ]
+    lines.append(
+        "You may create projects." if me["may_create_projects"] else "You may not create projects."
+    )
+    lines.append("Next: browse(project) to look inside one; search(query) to find anything.")
+    return "\n".join(lines)
