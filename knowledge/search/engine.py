@@ -251,7 +251,7 @@ def search_entries(
         raise ValidationFailed(f"limit must be between 1 and {MAX_LIMIT}.", field="limit")
     check_query(query)
     if parse(query).is_empty and not parse(query).excluded:
-        return SearchResults(filtered_entries(actor, filters, limit=limit))  # no words, no vectors to wait for
+        return SearchResults(filtered_entries(actor, filters, limit=limit))  # nothing to embed
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(
         actor, query, mode=mode, candidates=candidates, prefetch=limit, filters=filters
