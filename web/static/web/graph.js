@@ -35,16 +35,27 @@
         { selector: "node", style: {
           "background-color": color("--accent"), label: "data(label)", color: color("--fg"),
           "font-size": 10, "text-valign": "bottom", "text-margin-y": 3,
+          // Long titles wrap onto short lines over a backdrop: the layout makes room for them.
+          "text-wrap": "wrap", "text-max-width": "120px",
+          "text-background-color": color("--bg"), "text-background-opacity": 0.85,
+          "text-background-padding": "1px", "min-zoomed-font-size": 6,
           width: "mapData(degree, 0, " + most + ", 12, 44)", height: "mapData(degree, 0, " + most + ", 12, 44)" } },
         { selector: "edge", style: {
           width: 1.2, "line-color": color("--line"), "target-arrow-color": color("--line"),
-          "target-arrow-shape": "triangle", "curve-style": "bezier", label: "data(type)",
+          "target-arrow-shape": "triangle", "curve-style": "bezier",
           "font-size": 8, color: color("--muted"), "text-rotation": "autorotate" } },
         { selector: ".faded", style: { opacity: 0.15 } },
+        // A relation's type shows on the edges of the node under the pointer, not everywhere.
+        { selector: "edge.near", style: { label: "data(type)" } },
         { selector: ".near", style: { "line-color": color("--accent"), "target-arrow-color": color("--accent") } },
         { selector: "node:selected", style: { "border-width": 3, "border-color": color("--warn") } }
       ],
-      layout: { name: "cose", animate: false, randomize: true, nodeRepulsion: 8000 }
+      // Force-directed, with each node's label counted as part of it so none lands on another.
+      layout: {
+        name: "cose", animate: false, randomize: true, nodeDimensionsIncludeLabels: true,
+        nodeRepulsion: function () { return 400000; }, nodeOverlap: 40, idealEdgeLength: function () { return 110; },
+        componentSpacing: 90, gravity: 0.3, numIter: 2500, padding: 30
+      }
     });
     window.cairnGraph = cy;
     cy.on("mouseover", "node", function (e) {
