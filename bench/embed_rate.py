@@ -54,6 +54,40 @@ def sessions(path: Path, limit: int) -> list[tuple[str, str, str]]:
     return out[:limit]
 
 
+def edit_work(data) -> list[list[object]]:
+    """Chunks the model reads for an edit of each session, re-embedding whole entries (before)
+    against only the chunks whose text changed (after): no model needed, only the chunking."""
+    from django.conf import settings
+
+    from knowledge.search.chunking import chunk_text
+    from knowledge.services.embeddings import chunk_hash
+
+    def hashes(title: str, body: str) -> list[str]:
+        # What the worker embeds (knowledge.services.embeddings): a session is far below
+        # CAIRN_EMBED_MAX_TOKENS, so every chunk.
+        chunks = chunk_text(
+            body, size=settings.CAIRN_CHUNK_WORDS, overlap=settings.CAIRN_CHUNK_OVERLAP
+        )
+        return [chunk_hash(c.for_embedding(title)) for c in chunks]
+
+    edits = {
+        "append a turn": lambda lines: [*lines, "Melanie: One more thing I forgot to say."],
+        "fix a typo mid-session": lambda lines: [
+            *lines[: len(lines) // 2], lines[len(lines) // 2] + " (edited)",
+            *lines[len(lines) // 2 + 1 :]],
+    }  # fmt: skip
+    rows = []
+    for name, edit in edits.items():
+        whole = changed = 0
+        for _, title, body in data:
+            old = set(hashes(title, body))
+            new = hashes(title, "\n".join(edit(body.split("\n"))))
+            whole += len(new)
+            changed += sum(1 for h in new if h not in old)
+        rows.append([name, len(data), whole, changed, whole / max(1, changed)])
+    return rows
+
+
 def start_worker(db_name: str, tmp: Path, overrides: dict, log_path: Path) -> subprocess.Popen:
     env = (
         os.environ
@@ -226,6 +260,7 @@ def main() -> None:
     parser.add_argument("--steady-seconds", type=float, default=60)
     parser.add_argument("--configs", default="before,after", help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per phase")
+    parser.add_argument("--edits-only", action="store_true", help="only the edit table")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "bench"))
     tmp = Path(tempfile.mkdtemp(prefix="cairn-bench-embed-"))
@@ -240,6 +275,12 @@ def main() -> None:
     from memory_site import embedded
 
     data = sessions(Path(args.data), args.sessions)
+    edits = edit_work(data)
+    print_table(
+        ["edit", "sessions", "chunks, whole entries", "chunks, changed only", "less"], edits
+    )
+    if args.edits_only:
+        return
     connection.settings_dict["TEST"]["NAME"] = "bench_embed_rate"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     started_broker = embedded.start_broker()
@@ -271,7 +312,10 @@ def main() -> None:
           r["steady_max"], f"{r['load_after'][0]:.1f}"] for r in rows],
     )  # fmt: skip
     print(f"load average before: {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}")
-    write_json("embed_rate", {"args": vars(args), "load_before": load_before, "rows": rows})
+    write_json(
+        "embed_rate",
+        {"args": vars(args), "load_before": load_before, "rows": rows, "edits": edits},
+    )
 
 
 if __name__ == "__main__":
