@@ -32,7 +32,7 @@ from knowledge.search import timing
 from knowledge.search.by_filters import filtered_entries
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.fulltext import text_ranking, word_stats
-from knowledge.search.fusion import Fusion, fuse_lists
+from knowledge.search.fusion import Fusion, above_floor, fuse_lists
 from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
@@ -256,7 +256,9 @@ def search_entries(
         relaxed = query.replace('"', " ")
         found = rankings(actor, relaxed, mode=mode, candidates=candidates, filters=filters)
     with timing.stage("fusion"):
-        fused = fuse(found, mode)[:limit]
+        fused = fuse(found, mode)
+        floor = settings.CAIRN_SEARCH_MIN_SIMILARITY
+        fused = above_floor(fused, found.text, found.semantic_scores, floor)[:limit]
     with timing.stage("hits + snippets"):
         return load_hits(fused, found)
 
