@@ -14,6 +14,7 @@ import re
 
 from knowledge.actors import Actor
 from knowledge.graph.selectors import entry_relations
+from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import visible_projects
@@ -101,6 +102,20 @@ def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
     return added, removed, gone
 
 
+def heading_above(body: str, old: str) -> str | None:
+    """The heading under which the new text starts (where `body` first differs from `old`),
+    None above the first heading: a later replace_section of that heading replaces it too."""
+    a, b = old.split("\n"), body.split("\n")
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    found, fenced = None, False
+    for line in b[: start + 1]:
+        if is_fence(line):
+            fenced = not fenced
+        elif not fenced and (heading := parse_heading(line)):
+            found = heading[1]
+    return found
+
+
 def _fields_of(row_or_entry) -> dict:
     path = row_or_entry.project.slug + (
         f"/{row_or_entry.subtopic.path}" if row_or_entry.subtopic_id else ""
@@ -155,6 +170,7 @@ def _change(actor: Actor, entry: Entry) -> dict:
         "removed_lines_more": len(gone) - len(shown),
         "fields": fields,
         "from_version": before.version,
+        "under_heading": heading_above(entry.body, before.body) if added else None,
     }
 
 

@@ -21,7 +21,9 @@ def test_replace_section_names_the_line_it_drops_and_who_wrote_it(call, make_tok
     sam = make_token(name="sam", agent_label="agent:sam")
     entry = _ok(call("upsert", project="acme", title="Incident", body=BODY)).structured_content
     ref = entry["entry"]["short_id"]
-    _ok(call("edit", sam, id=ref, operation="append", content="Follow-up owner: Sam"))
+    appended = _ok(call("edit", sam, id=ref, operation="append", content="Follow-up owner: Sam"))
+    assert appended.structured_content["report"]["change"]["under_heading"] == "Next steps"
+    assert "under the heading 'Next steps': replace_section('Next steps')" in text(appended)
 
     res = _ok(
         call("edit", id=ref, operation="replace_section", section="Next steps", content="- Done")
