@@ -233,7 +233,7 @@ def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
         ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
         shared = sorted(mine & _words(hit.title))
         if ratio >= 0.75:
-            why = f"a similar title ({round(ratio * 100)}% alike)"
+            why = f"title {round(ratio * 100)}% alike"
         elif mine and len(shared) >= max(2, (len(mine) + 1) // 2):
             why = "its title shares " + ", ".join(shared)
         else:
