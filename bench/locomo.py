@@ -335,6 +335,11 @@ def main() -> None:
         help="choose the fusion by leave-one-conversation-out cross-validation",
     )
     parser.add_argument(
+        "--floors",
+        default="0,0.7,0.75,0.78,0.8,0.82,0.85",
+        help="relevance floors (CAIRN_SEARCH_MIN_SIMILARITY) to measure on the hybrid ranking",
+    )
+    parser.add_argument(
         "--weights",
         default="0,0.1,0.2,0.25,0.3,0.4,0.5,0.75,1.0",
         help="semantic weights to sweep (text weight 1.0) for the tuning table",
@@ -356,6 +361,7 @@ def main() -> None:
     from knowledge.models import Entry
     from knowledge.search import SearchFilters, query_vectors, timing
     from knowledge.search.engine import default_fusion, fuse, rankings, search_entries
+    from knowledge.search.fusion import above_floor
     from knowledge.search.providers import get_provider
     from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
     from tests.factories import UserFactory
@@ -363,6 +369,8 @@ def main() -> None:
     actor = Actor.for_user(UserFactory(username="bench"), agent="agent:bench")
     modes = [m for m in args.modes.split(",") if m]
     sweep = [float(w) for w in args.weights.split(",") if w]
+    floors = [float(f) for f in args.floors.split(",") if f]
+    floor_rows = []
     provider = get_provider()
     cached = CachedProvider(provider, ROOT / "var" / "bench-cache" / "embeddings.sqlite3")
     report: dict = {
@@ -416,6 +424,8 @@ def main() -> None:
         latency: dict[str, list[float]] = {m: [] for m in per_mode}
         empty: dict[str, int] = dict.fromkeys(per_mode, 0)
         sweep_scores: dict[float, list[dict]] = {w: [] for w in sweep}
+        floor_scores: dict[float, list[dict]] = {f: [] for f in floors}
+        floor_cut: dict[float, int] = dict.fromkeys(floors, 0)
         cv_items: list[tuple[str, set[str], object, list[str]]] = []
         hybrid_stages: list[dict[str, float]] = []
         for sid, qa in tqdm(questions, desc=f"search {level}", unit="q"):
@@ -456,6 +466,11 @@ def main() -> None:
                     fused = fuse(found, "hybrid", text_weight=1.0, semantic_weight=w)[:20]
                     sweep_scores[w].append(score([units.get(i, "?") for i, _ in fused], gold))
                 cv_items.append((sid, gold, found, bm25_ranked))
+                fused = fuse(found, "hybrid")
+                for f in floors:
+                    kept = above_floor(fused, found.text, found.semantic_scores, f)[:20]
+                    floor_cut[f] += len(fused[:20]) - len(kept)
+                    floor_scores[f].append(score([units.get(i, "?") for i, _ in kept], gold))
         level_report = {
             "entries": len(units),
             "questions": len(questions),
@@ -492,6 +507,19 @@ def main() -> None:
             sweep_rows.append(
                 [level, w, *[means[f"recall@{k}"] for k in KS], means["hit@5"], means["mrr"]]
             )
+        level_report["floors"] = {}
+        for f, rows in floor_scores.items():
+            if not rows:
+                continue
+            means = mean_scores(rows)
+            level_report["floors"][str(f)] = {
+                **{k: round(v, 4) for k, v in means.items()},
+                "hits_dropped_per_query": round(floor_cut[f] / len(rows), 2),
+            }
+            floor_rows.append(
+                [level, f, *[means[f"recall@{k}"] for k in KS], means["mrr"],
+                 floor_cut[f] / len(rows)]
+            )  # fmt: skip
         if hybrid_stages:
             names = sorted({n for st in hybrid_stages for n in st})
             level_report["hybrid_stages_p50_ms"] = {
@@ -522,6 +550,9 @@ def main() -> None:
     if sweep_rows:
         print("\nFusion sweep (text weight 1.0, k=60; semantic weight below):")
         print(table(["level", "sem w", *[f"R@{k}" for k in KS], "hit@5", "MRR"], sweep_rows))
+    if floor_rows:
+        print("\nRelevance floor (hybrid; meaning-only hits below the similarity dropped):")
+        print(table(["level", "floor", *[f"R@{k}" for k in KS], "MRR", "dropped/q"], floor_rows))
     if stage_rows:
         print("\nWhere an in-process hybrid search's time goes (p50 ms, cold query vectors):")
         print(table(["level", "stage", "p50 ms"], stage_rows))

@@ -18,11 +18,16 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import (
+    ListResourcesResult,
+    ReadResourceResult,
+    TextResourceContents,
+)
 from pydantic import ValidationError
 
 from knowledge import limits
 from knowledge.inputs import find_nul
-from mcp_api import render
+from mcp_api import render, resources
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
 from mcp_api.schemas import SCHEMA_TOOLS
 from mcp_api.tools import TOOLS
@@ -60,7 +65,21 @@ def _renamed(arguments: dict[str, Any], valid: list[str]) -> dict[str, Any]:
 
 
 class CairnMCP(MCPServer):
-    """MCPServer that names valid arguments when a call uses unknown or malformed ones."""
+    """MCPServer that names valid arguments when a call uses unknown or malformed ones, and
+    serves the entries the caller can see as resources (mcp_api.resources)."""
+
+    async def _handle_list_resources(self, ctx, params) -> ListResourcesResult:
+        found, cursor = await resources.list_page(getattr(params, "cursor", None))
+        return ListResourcesResult(resources=found, next_cursor=cursor)
+
+    async def list_resource_templates(self):
+        return resources.TEMPLATES
+
+    async def _handle_read_resource(self, ctx, params) -> ReadResourceResult:
+        text = await resources.read(str(params.uri))
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=params.uri, text=text, mime_type=resources.MARKDOWN)]
+        )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         tool = self._tool_manager.get_tool(name)
@@ -174,6 +193,8 @@ def build_server() -> CairnMCP:
         tool = server._tool_manager.get_tool(fn.__name__)
         tool.parameters = _lean(tool.parameters)
         tool.description = " ".join((tool.description or "").split())
+    for fn in resources.PROMPTS:
+        server.prompt(description=" ".join((fn.__doc__ or "").split()))(fn)
     return server
 
 

@@ -50,7 +50,7 @@ StrList = Annotated[
     Annotated[list[_Item], Field(max_length=limits.ITEMS)]
     | Annotated[str, Field(max_length=limits.TAGS)]
     | None,
-    Field(description="A list, or a comma-separated string."),
+    Field(description="A list or 'a, b'."),
 ]
 EntryRef = Annotated[
     int | Annotated[str, Field(max_length=limits.REF)],
@@ -270,9 +270,7 @@ async def create_project(
         str | None, Field(max_length=limits.NAME, description="Display name; defaults to the slug.")
     ] = None,
     description: Annotated[str, Field(max_length=limits.DESCRIPTION)] = "",
-    sensitivity: Annotated[
-        Short, Field(description="public, internal, confidential or restricted.")
-    ] = "internal",
+    sensitivity: Literal["public", "internal", "confidential", "restricted"] = "internal",
 ) -> CallToolResult:
     """Create a project. Ask the user first: most writes belong in an existing project."""
     return await _call(handlers.create_project, **locals())

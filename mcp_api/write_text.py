@@ -97,6 +97,11 @@ def report_lines(report: dict | None, short_id: str) -> list[str]:
         return []
     change = report.get("change") or {}
     lines = removed_lines(change)
+    if (heading := change.get("under_heading")) and not change.get("removed"):
+        lines.append(
+            f"New text is under the heading {heading!r}: replace_section({heading!r}) would "
+            "replace it too."
+        )
     if change.get("fields"):
         lines.append("Fields: " + fields_line(change["fields"]))
     lines += facts_lines(report)

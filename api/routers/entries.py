@@ -26,6 +26,7 @@ from api.schemas.entries import (
 from api.schemas.fields import ReasonText, Ref
 from knowledge.errors import AlreadyExists, EntryConflict
 from knowledge.selectors import entry_get, entry_list
+from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,
@@ -95,6 +96,7 @@ def create_entry(request: HttpRequest, data: EntryCreateIn):
 def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
     result = _upsert(request, data, expected_version=data.expected_version)
+    sources = [s.model_dump() for s in data.sources] if data.sources is not None else None
     status = 201 if result.outcome == "created" else 200
     report = getattr(result.entry, "schema_report", None)
     return Status(
@@ -103,6 +105,7 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
             "outcome": result.outcome,
             "entry": result.entry,
             "schema_report": report.as_dict() if report is not None else None,
+            "report": write_report(request.auth, result.entry, result.outcome, sources=sources),
         },
     )
 

@@ -105,6 +105,9 @@ class UpsertOut(Schema):
     outcome: Literal["created", "updated", "unchanged"]
     entry: EntryDetailOut
     schema_report: dict | None = None  # warn mode: how the entry fits its note type's schema
+    # What the write did: lines added and removed (the removed text with who wrote it), fields
+    # changed, observations and relations parsed, sources recorded, similar entries (new one).
+    report: dict | None = None
 
 
 class EntryPatch(StrictIn):

@@ -33,7 +33,7 @@ from knowledge.search.by_filters import filtered_entries
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_in
 from knowledge.search.fulltext import text_ranking, word_stats
-from knowledge.search.fusion import Fusion, fuse_lists
+from knowledge.search.fusion import Fusion, above_floor, fuse_lists
 from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
@@ -262,7 +262,9 @@ def search_entries(
         relaxed = query.replace('"', " ")
         found = rankings(actor, relaxed, mode=mode, candidates=candidates, filters=filters)
     with timing.stage("fusion"):
-        fused = fuse(found, mode)[:limit]
+        fused = fuse(found, mode)
+        floor = settings.CAIRN_SEARCH_MIN_SIMILARITY
+        fused = above_floor(fused, found.text, found.semantic_scores, floor)[:limit]
     with timing.stage("hits + snippets"):
         hits = SearchResults(load_hits(fused, found))
     hits.note = found.pending.note(mode) if found.pending else ""

@@ -77,6 +77,20 @@ def by_scores(
     return _ordered(scores, text)
 
 
+def above_floor(
+    fused: list[tuple[int, float]],
+    text: list[int],
+    semantic_scores: dict[int, float],
+    floor: float,
+) -> list[tuple[int, float]]:
+    """The fused hits without those found only by meaning (not by the full text) whose
+    similarity is below `floor`: with few word matches, scaling lifts unrelated entries in."""
+    if floor <= 0:
+        return fused
+    words = set(text)
+    return [(i, s) for i, s in fused if i in words or semantic_scores.get(i, 1.0) >= floor]
+
+
 def fuse_lists(
     fusion: Fusion,
     text: list[int],

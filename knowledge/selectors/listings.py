@@ -7,7 +7,7 @@ from django.db.models import Count, Q
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryStatus
 from knowledge.paths import normalize_path
-from knowledge.selectors import entry_list, project_get, subtopic_tree
+from knowledge.selectors import entry_list, project_get, subtopic_tree, visible_entries
 
 # Open: needs follow-up. A task is open until it is resolved (or archived), whatever its status
 # says before that.
@@ -67,3 +67,18 @@ def project_browse(
         "subtopics": tree,
         "entries": list(entries.order_by("title")[:limit]),
     }
+
+
+def entries_page(
+    actor: Actor, *, after: int = 0, limit: int = 100
+) -> tuple[list[Entry], int | None]:
+    """Every entry the actor can see, by id, `limit` at a time after id `after`: the page and
+    the id to continue after (None at the end)."""
+    rows = list(
+        visible_entries(actor)
+        .select_related("project", "subtopic")
+        .filter(pk__gt=after)
+        .order_by("pk")[: limit + 1]
+    )
+    more = len(rows) > limit
+    return rows[:limit], rows[limit - 1].pk if more else None

@@ -14,6 +14,7 @@ import re
 
 from knowledge.actors import Actor
 from knowledge.graph.selectors import entry_relations
+from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import visible_projects
@@ -24,6 +25,7 @@ MAX_BLAME_REVISIONS = 30
 MAX_FACTS = 20
 MAX_SIMILAR = 3
 MAX_SOURCES = 20
+MAX_DIFF_LINES = 2000
 METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
 _WORD = re.compile(r"[\w-]+")
 _STOPWORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "with", "by", "at"}
@@ -76,8 +78,19 @@ def _origins(actor: Actor, entry: Entry, lines: list[str], before: int) -> dict[
 
 
 def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
-    """(lines added, lines removed, the removed non-blank lines in order)."""
+    """(lines added, lines removed, the removed non-blank lines in order). The common start and
+    end are set aside first, so an edit to a long body compares only the part it changed; a
+    middle longer than MAX_DIFF_LINES counts as replaced whole (bounded work)."""
     a, b = old.split("\n"), new.split("\n")
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start : len(a) - end], b[start : len(b) - end]
+    if len(a) > MAX_DIFF_LINES or len(b) > MAX_DIFF_LINES:
+        return len(b), len(a), [line for line in a if line.strip()]
     added = removed = 0
     gone: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -87,6 +100,20 @@ def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
         if tag in ("replace", "insert"):
             added += j2 - j1
     return added, removed, gone
+
+
+def heading_above(body: str, old: str) -> str | None:
+    """The heading under which the new text starts (where `body` first differs from `old`),
+    None above the first heading: a later replace_section of that heading replaces it too."""
+    a, b = old.split("\n"), body.split("\n")
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    found, fenced = None, False
+    for line in b[: start + 1]:
+        if is_fence(line):
+            fenced = not fenced
+        elif not fenced and (heading := parse_heading(line)):
+            found = heading[1]
+    return found
 
 
 def _fields_of(row_or_entry) -> dict:
@@ -143,6 +170,7 @@ def _change(actor: Actor, entry: Entry) -> dict:
         "removed_lines_more": len(gone) - len(shown),
         "fields": fields,
         "from_version": before.version,
+        "under_heading": heading_above(entry.body, before.body) if added else None,
     }
 
 
@@ -205,7 +233,7 @@ def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
         ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
         shared = sorted(mine & _words(hit.title))
         if ratio >= 0.75:
-            why = f"a similar title ({round(ratio * 100)}% alike)"
+            why = f"title {round(ratio * 100)}% alike"
         elif mine and len(shared) >= max(2, (len(mine) + 1) // 2):
             why = "its title shares " + ", ".join(shared)
         else:

@@ -58,6 +58,10 @@ CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default
 # goes first when it scores at least this many times its second (0: off); knowledge/search/fusion.py
 CAIRN_SEARCH_FUSION = env("CAIRN_SEARCH_FUSION", default="score")
 CAIRN_SEARCH_TEXT_LEAD = env.float("CAIRN_SEARCH_TEXT_LEAD", default=0.0)
+# Relevance floor: a hit found only by meaning (none of the query's words) whose similarity is
+# below this is dropped (0: off). 0.8 loses no recall@10 on LoCoMo dev with the default model
+# (bench/README.md, bench/locomo.py --floors); another model's scale needs its own measure.
+CAIRN_SEARCH_MIN_SIMILARITY = env.float("CAIRN_SEARCH_MIN_SIMILARITY", default=0.8)
 # How many candidates each ranking contributes before fusion, and HNSW search breadth.
 CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
 CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)

@@ -82,6 +82,19 @@ def test_upsert_create_get_list_and_subtopics(api):
     assert [n["path"] for n in grown] == ["a", "a/b", "a/c"]
 
 
+def test_put_reports_what_the_write_did_and_a_search_may_have_no_words(api):
+    _put(api, title="Plan", body="keep\nold line\n- relates_to [[Nowhere]]", tags=["ops"])
+    res = _put(api, title="Plan", body="keep\nnew line\n- relates_to [[Nowhere]]").json()
+    change = res["report"]["change"]
+    assert (change["added"], change["removed"]) == (1, 1)
+    assert change["removed_lines"][0]["text"] == "old line"
+    assert res["report"]["relations"][0] == {
+        "type": "relates_to", "target": "Nowhere", "resolved": False, "entry": None
+    }  # fmt: skip
+    found = api.get(f"{V1}/search", {"tags": "ops"}).json()["results"]
+    assert [h["title"] for h in found] == ["Plan"]
+
+
 def test_post_creates_only(api):
     data = {"project": "acme", "title": "Once", "body": "x"}
     assert api.post(f"{V1}/entries", data, content_type="application/json").status_code == 201

@@ -12,7 +12,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "mcp_api"
 # Which mcp_api modules each module may import; nothing imports app (asgi.py mounts it).
 ALLOWED = {
-    "app": {"auth", "render", "tools", "schemas"},
+    "app": {"auth", "render", "tools", "schemas", "resources"},
+    "resources": {"auth", "connections", "handlers"},
     "tools": {"auth", "connections", "handlers"},
     "handlers": {"render"},
     "render": {"hints", "schema_text", "write_text", "profile_text"},

@@ -21,7 +21,9 @@ def test_replace_section_names_the_line_it_drops_and_who_wrote_it(call, make_tok
     sam = make_token(name="sam", agent_label="agent:sam")
     entry = _ok(call("upsert", project="acme", title="Incident", body=BODY)).structured_content
     ref = entry["entry"]["short_id"]
-    _ok(call("edit", sam, id=ref, operation="append", content="Follow-up owner: Sam"))
+    appended = _ok(call("edit", sam, id=ref, operation="append", content="Follow-up owner: Sam"))
+    assert appended.structured_content["report"]["change"]["under_heading"] == "Next steps"
+    assert "under the heading 'Next steps': replace_section('Next steps')" in text(appended)
 
     res = _ok(
         call("edit", id=ref, operation="replace_section", section="Next steps", content="- Done")
@@ -149,3 +151,15 @@ def test_append_and_prepend_may_write_under_a_heading(call):
     assert Entry.objects.get(short_id=ref).body == (
         "# Plan\n\n## Next\n\n- one\n\n- two\n\n## Done\n\n- minus one\n\n- zero\n"
     )
+
+
+def test_body_change_counts_lines_and_stays_bounded():
+    from knowledge.selectors.write_reports import MAX_DIFF_LINES, body_change
+
+    assert body_change("a\nb\nc", "a\nB\nc\nd") == (2, 1, ["b"])
+    assert body_change("x\n\ny", "x\n\ny") == (0, 0, [])
+    long = "\n".join(f"line {n}" for n in range(MAX_DIFF_LINES + 5))
+    added, removed, gone = body_change(long, "other")
+    assert (added, removed, len(gone)) == (1, MAX_DIFF_LINES + 5, MAX_DIFF_LINES + 5)
+    edited = long.replace("line 7\n", "line seven\n")
+    assert body_change(long, edited) == (1, 1, ["line 7"])

@@ -216,9 +216,14 @@ def test_an_entry_is_found_by_text_before_it_is_embedded(actor, project, index):
     assert titles(search_entries(actor, "zebra", mode="semantic")) == ["Unembedded note"]
 
 
-def test_a_query_of_stop_words_still_answers_in_hybrid_mode(actor, corpus):
+def test_a_query_of_stop_words_still_answers_in_hybrid_mode(actor, corpus, settings):
     assert search_entries(actor, "what is it", mode="text") == []
+    settings.CAIRN_SEARCH_MIN_SIMILARITY = 0.0
     assert len(search_entries(actor, "what is it")) == 4
+    # With the relevance floor, meaning-only hits this far from the question are left out.
+    settings.CAIRN_SEARCH_MIN_SIMILARITY = 0.8
+    kept = search_entries(actor, "what is it")
+    assert 1 <= len(kept) < 4
 
 
 @pytest.mark.parametrize(
