@@ -220,10 +220,15 @@ def _words(text: str) -> set[str]:
 
 def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
     """Entries the actor can see that may say the same as a new entry: the search service asked
-    with its title; kept when the titles are alike or share most words."""
+    with its title; kept when the titles are alike or share most words. Words only: the test
+    is on titles, so embedding the query (the costliest part of a search) would buy nothing."""
     query = " ".join(list(_words(entry.title))[:12]) or entry.title[:100]
     hits = search_entries(
-        actor, query, filters=SearchFilters(project=entry.project_id), limit=MAX_SIMILAR + 3
+        actor,
+        query,
+        filters=SearchFilters(project=entry.project_id),
+        limit=MAX_SIMILAR + 3,
+        mode="text",
     )
     mine = _words(entry.title)
     found = []
