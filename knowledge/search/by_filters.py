@@ -22,19 +22,5 @@ def filtered_entries(actor: Actor, filters: SearchFilters, *, limit: int) -> lis
     entries, _ = search_scope(actor, filters)
     rows = entries.select_related("project", "subtopic").order_by("-updated_at", "-id")[:limit]
     return [
-        SearchHit(
-            id=e.pk,
-            short_id=e.short_id,
-            title=e.title,
-            project=e.project.slug,
-            path=e.path,
-            kind=e.kind,
-            tags=list(e.tags),
-            status=e.status,
-            updated=e.updated_at,
-            score=0.0,
-            snippet=plain_snippet(e.body),
-            matched=["filters"],
-        )
-        for e in rows
+        SearchHit.of(e, score=0.0, snippet=plain_snippet(e.body), matched=["filters"]) for e in rows
     ]

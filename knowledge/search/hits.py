@@ -66,16 +66,8 @@ def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit
             m for m, ids_ in (("text", text_ids), ("semantic", semantic_ids)) if entry_id in ids_
         ]
         hits.append(
-            SearchHit(
-                id=entry.pk,
-                short_id=entry.short_id,
-                title=entry.title,
-                project=entry.project.slug,
-                path=entry.path,
-                kind=entry.kind,
-                tags=list(entry.tags),
-                status=entry.status,
-                updated=entry.updated_at,
+            SearchHit.of(
+                entry,
                 score=round(score, 6),
                 snippet=_snippet(
                     entry,
