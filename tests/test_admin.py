@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from knowledge.models import Entry, Membership, Project, Role, Subtopic
+from tests.admin_forms import project_form
 from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -219,21 +220,6 @@ def _maintainer_client(client, project):
     return client
 
 
-def _members_post(project, roles: dict[str, str]):
-    """The project's change form with each member's role set from `roles` (by username)."""
-    memberships = list(project.memberships.select_related("user").order_by("pk"))
-    data = {
-        "name": project.name, "description": "", "sensitivity": project.sensitivity,
-        "memberships-TOTAL_FORMS": str(len(memberships)),
-        "memberships-INITIAL_FORMS": str(len(memberships)),
-    }  # fmt: skip
-    for i, m in enumerate(memberships):
-        data |= {f"memberships-{i}-id": m.pk, f"memberships-{i}-project": project.pk,
-                 f"memberships-{i}-user": m.user_id, f"memberships-{i}-group": "",
-                 f"memberships-{i}-role": roles.get(m.user.username, m.role)}  # fmt: skip
-    return data
-
-
 def _roles(project):
     return {m.user.username: m.role for m in project.memberships.select_related("user")}
 
@@ -244,7 +230,7 @@ def test_the_last_maintainer_hands_over_in_one_save(client, user):
     Membership.objects.create(project=project, user=user, role=Role.EDITOR)
     url = reverse("admin:knowledge_project_change", args=[project.pk])
     response = maintainer.post(
-        url, _members_post(project, {"boss": "editor", "alice": "maintainer"})
+        url, project_form(project, {"boss": "editor", "alice": "maintainer"})
     )
     assert response.status_code == 302, response.content.decode()[:3000]
     assert _roles(project) == {"boss": "editor", "alice": "maintainer"}
@@ -254,7 +240,7 @@ def test_removing_every_maintainer_is_refused_and_changes_nothing(client, projec
     maintainer = _maintainer_client(client, project)  # alice's row (editor) comes first
     url = reverse("admin:knowledge_project_change", args=[project.pk])
     response = maintainer.post(
-        url, _members_post(project, {"alice": "viewer", "boss": "viewer"}), follow=True
+        url, project_form(project, {"alice": "viewer", "boss": "viewer"}), follow=True
     )
     assert b"oss is the last maintainer of acme. Make someone else maintainer first." in (
         response.content  # "Boss …": the admin's messages start with a capital
@@ -265,7 +251,7 @@ def test_removing_every_maintainer_is_refused_and_changes_nothing(client, projec
 def test_a_page_save_that_renames_and_removes_the_last_maintainer_saves_neither(client, project):
     maintainer = _maintainer_client(client, project)
     url = reverse("admin:knowledge_project_change", args=[project.pk])
-    data = _members_post(project, {"boss": "viewer"}) | {"name": "Acme Renamed"}
+    data = project_form(project, {"boss": "viewer"}) | {"name": "Acme Renamed"}
     response = maintainer.post(url, data, follow=True)
     assert b"oss is the last maintainer of acme." in response.content
     project.refresh_from_db()
@@ -276,7 +262,7 @@ def test_a_page_save_that_renames_and_removes_the_last_maintainer_saves_neither(
 def test_a_page_save_renames_and_changes_members_at_once(client, project):
     maintainer = _maintainer_client(client, project)
     url = reverse("admin:knowledge_project_change", args=[project.pk])
-    data = _members_post(project, {"alice": "maintainer"}) | {"name": "Acme Renamed"}
+    data = project_form(project, {"alice": "maintainer"}) | {"name": "Acme Renamed"}
     response = maintainer.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
     project.refresh_from_db()

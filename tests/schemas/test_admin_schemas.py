@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_upsert
+from tests.admin_forms import project_form
 
 pytestmark = pytest.mark.django_db
 
@@ -156,24 +157,10 @@ def test_the_live_preview_says_nothing_of_schemas_without_one(admin_client, proj
     assert "cairn-live-schema" not in hidden
 
 
-def _project_post(project, **changes):
-    memberships = list(project.memberships.order_by("pk"))
-    data = {
-        "name": project.name, "description": "", "sensitivity": project.sensitivity,
-        "memberships-TOTAL_FORMS": str(len(memberships)),
-        "memberships-INITIAL_FORMS": str(len(memberships)),
-    }  # fmt: skip
-    for i, m in enumerate(memberships):
-        data |= {f"memberships-{i}-id": m.pk, f"memberships-{i}-project": project.pk,
-                 f"memberships-{i}-user": m.user_id or "", f"memberships-{i}-group": "",
-                 f"memberships-{i}-role": m.role}  # fmt: skip
-    return data | changes
-
-
 def test_a_maintainer_sets_the_schema_mode_on_the_project_page(admin_client, project):
     url = reverse("admin:knowledge_project_change", args=[project.pk])
     assert 'name="schema_mode"' in html(admin_client.get(url))
-    response = admin_client.post(url, _project_post(project, schema_mode="strict"))
+    response = admin_client.post(url, project_form(project, schema_mode="strict"))
     assert response.status_code == 302, html(response)[:2000]
     project.refresh_from_db()
     assert project.schema_mode == "strict"
@@ -183,7 +170,7 @@ def test_a_maintainer_sets_the_schema_mode_on_the_project_page(admin_client, pro
 def test_a_project_save_without_the_schema_mode_keeps_it(admin_client, project):
     set_mode(project, "warn")
     url = reverse("admin:knowledge_project_change", args=[project.pk])
-    response = admin_client.post(url, _project_post(project, name="Acme Two"))
+    response = admin_client.post(url, project_form(project, name="Acme Two"))
     assert response.status_code == 302, html(response)[:2000]
     project.refresh_from_db()
     assert (project.name, project.schema_mode) == ("Acme Two", "warn")
@@ -191,7 +178,7 @@ def test_a_project_save_without_the_schema_mode_keeps_it(admin_client, project):
 
 def test_an_unknown_schema_mode_is_refused_on_the_form(admin_client, project):
     url = reverse("admin:knowledge_project_change", args=[project.pk])
-    response = admin_client.post(url, _project_post(project, schema_mode="loose"))
+    response = admin_client.post(url, project_form(project, schema_mode="loose"))
     assert response.status_code == 200 and "Select a valid choice" in html(response)
     project.refresh_from_db()
     assert project.schema_mode == "off"
