@@ -8,6 +8,8 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
+from knowledge.services import background
+
 log = logging.getLogger(__name__)
 
 
@@ -16,6 +18,7 @@ def mirror_drain(self) -> dict:
     """Commit every pending revision to the mirror, in order (idempotent; one drain at a time)."""
     from history import mirror
 
+    background.task_started(background.DRAIN)
     try:
         result = mirror.drain()
     except Exception as exc:

@@ -10,6 +10,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from knowledge.search.providers import EmbeddingUnavailable
+from knowledge.services import background
 from knowledge.services.embedding_queue import entries_embed_pending, entries_embed_stale
 from knowledge.services.embeddings import lexeme_stats_refresh
 
@@ -33,6 +34,7 @@ def embed_entry(entry_id: int) -> str:
     chunks went with it). Until this runs the entry is already found by full text. Tasks of
     entries a run already embedded find nothing left to do.
     """
+    background.task_started(background.EMBED)
     run = entries_embed_pending(
         first=entry_id,
         batch_size=settings.CAIRN_EMBED_BATCH,
@@ -75,7 +77,8 @@ def embedding_sweep() -> dict:
 @worker_ready.connect
 def _sweep_on_worker_start(sender=None, **kwargs) -> None:
     # Entries written while no worker ran (seed_demo before the first start, a broker outage)
-    # are embedded now, not at the first beat.
+    # are embedded now, not at the first beat; writes queue their tasks again from here on.
+    background.tasks_started()
     try:
         embedding_sweep.apply_async(retry=False)
     except Exception as exc:

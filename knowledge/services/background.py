@@ -1,5 +1,13 @@
 """Background work started after a write commits. A write never waits for, or fails on, it:
-if the broker is down the task is not sent, and the periodic sweeps catch up later."""
+if the broker is down the task is not sent, and the periodic sweeps catch up later.
+
+Under load one task does the work of many writes: the embedding task embeds every entry that
+waits, the drain commits every pending revision. So a write queues its task only when none is
+queued and not yet started: a "wake" key in the broker (SET NX) marks one as queued, and the task
+deletes it as it starts (`task_started`), before it looks for work, so a write committed after
+that queues the next one. The key expires after WAKE_SECONDS, so a lost task delays work by that
+much at most (and the sweeps catch up anyway). Brokers other than Redis queue a task per write.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +28,35 @@ _broker_down_until = 0.0
 _warned_embedded_down = False
 # Benchmarks switch queueing off to measure a write alone (or to let revisions pile up).
 enabled = True
+WAKE_SECONDS = 30
+
+
+def wake_key(task_name: str) -> str:
+    # Databases sharing a broker (a bench, the tests) keep their own keys.
+    return f"cairn:wake:{settings.DATABASES['default']['NAME']}:{task_name}"
+
+
+def _redis(producer):
+    """The broker's Redis client (Valkey embedded, Redis in team mode), or None."""
+    client = getattr(producer.connection.default_channel, "client", None)
+    return client if hasattr(client, "set") and hasattr(client, "delete") else None
+
+
+def task_started(task_name: str) -> None:
+    """Called by a coalesced task as it starts, before it looks for work."""
+    try:
+        with current_app.producer_or_acquire() as producer:
+            client = _redis(producer)
+            if client is not None:
+                client.delete(wake_key(task_name))
+    except Exception as exc:  # the key expires on its own; the task's work matters more
+        log.warning("Could not clear the wake key of %s (%s).", task_name, exc)
+
+
+def tasks_started() -> None:
+    """A worker starts: its sweeps do whatever the queued tasks would have done."""
+    for name in COALESCED:
+        task_started(name)
 
 
 def _send(task_name: str, *args: object) -> None:
@@ -41,7 +78,13 @@ def _send(task_name: str, *args: object) -> None:
         return
     try:
         # The site's Celery app (memory_site/celery.py) is the current one once Django is set up.
-        current_app.send_task(task_name, args=args, retry=False)
+        with current_app.producer_or_acquire() as producer:
+            client = _redis(producer) if task_name in COALESCED else None
+            if client is not None and not client.set(
+                wake_key(task_name), "1", nx=True, ex=WAKE_SECONDS
+            ):
+                return  # one is queued and has not started: it will see this write
+            current_app.send_task(task_name, args=args, retry=False, producer=producer)
     except Exception as exc:
         _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
         log.warning(
@@ -52,12 +95,16 @@ def _send(task_name: str, *args: object) -> None:
         )
 
 
+EMBED, DRAIN = "knowledge.tasks.embed_entry", "history.tasks.mirror_drain"
+COALESCED = (EMBED, DRAIN)
+
+
 def entry_written(entry_id: int) -> None:
     """Call inside the write's transaction, after the entry (or its deletion) is saved."""
-    transaction.on_commit(lambda: _send("knowledge.tasks.embed_entry", entry_id))
-    transaction.on_commit(lambda: _send("history.tasks.mirror_drain"))
+    transaction.on_commit(lambda: _send(EMBED, entry_id))
+    transaction.on_commit(lambda: _send(DRAIN))
 
 
 def queue_drain() -> None:
     """Ask a worker to drain the git mirror now (nothing happens when no broker runs)."""
-    _send("history.tasks.mirror_drain")
+    _send(DRAIN)

@@ -48,6 +48,7 @@ def broker():
 
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("celery")  # leftovers from earlier runs
+    background.tasks_started()  # and the marks of the tasks just purged
     yield
     if started is not None:
         embedded.stop_broker()
