@@ -85,7 +85,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--web-workers", type=int, default=1, help="uvicorn processes")
+        parser.add_argument(
+            "--web-workers",
+            type=int,
+            default=None,
+            help="uvicorn processes (default CAIRN_WEB_PROCESSES)",
+        )
         parser.add_argument(
             "--concurrency",
             type=int,
@@ -113,6 +118,7 @@ class Command(BaseCommand):
             self._check_migrations(migrate)
             _fresh_metrics_dir()
             concurrency = max(1, concurrency or settings.CAIRN_WORKER_CONCURRENCY)
+            web_workers = max(1, web_workers or settings.CAIRN_WEB_PROCESSES)
             self._start(host, port, web_workers, concurrency, no_worker)
             self._watch()
         finally:
