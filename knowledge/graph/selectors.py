@@ -103,8 +103,9 @@ def seen_when_written(rows: QuerySet, entry_field: str, visible: QuerySet) -> Qu
 # --- an entry's relations ------------------------------------------------------------------------
 
 
-def entry_relations(actor: Actor, entry: Entry) -> dict:
-    """The entry's current outgoing relations (resolved or waiting) and its backlinks.
+def entry_relations(actor: Actor, entry: Entry, *, backlinks: bool = True) -> dict:
+    """The entry's current outgoing relations (resolved or waiting) and its backlinks (unless
+    backlinks=False: a write's report shows only what the new text links to).
 
     `entry` is one the actor can see (from entry_get). An outgoing relation whose target the
     actor may not see has `entry: None`, like a waiting one: only the link text shows.
@@ -126,7 +127,9 @@ def entry_relations(actor: Actor, entry: Entry) -> dict:
                 "entry": entry_compact(target) if target else None,
             }
         )
-    backlinks = [
+    if not backlinks:
+        return {"outgoing": outgoing, "backlinks": []}
+    incoming = [
         {"type": rel.relation_type, "entry": entry_compact(rel.source)}
         for rel in Relation.objects.filter(
             target_id=entry.pk, valid_to__isnull=True, source__project__in=visible
@@ -134,7 +137,7 @@ def entry_relations(actor: Actor, entry: Entry) -> dict:
         .select_related("source__project", "source__subtopic")
         .order_by("-source__updated_at", "pk")[:MAX_RELATIONS]
     ]
-    return {"outgoing": outgoing, "backlinks": backlinks}
+    return {"outgoing": outgoing, "backlinks": incoming}
 
 
 # --- the neighbourhood walk -----------------------------------------------------------------------

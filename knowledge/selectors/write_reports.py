@@ -193,7 +193,7 @@ def _facts(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]]:
             "resolved": r["entry"] is not None,
             "entry": r["entry"],
         }
-        for r in entry_relations(actor, entry)["outgoing"][:MAX_FACTS]
+        for r in entry_relations(actor, entry, backlinks=False)["outgoing"][:MAX_FACTS]
     ]
     return observations, relations
 
