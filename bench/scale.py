@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import scale_costs
 from bench._setup import percentile, setup_django, table, write_json
 
 SYLLABLES = [
@@ -44,6 +45,7 @@ class Corpus:
         words = set()
         while len(words) < vocabulary:
             words.add("".join(self.rng.choices(SYLLABLES, k=self.rng.randint(2, 4))))
+        self.titles: dict[str, list[str]] = {}
         self.words = sorted(words)
         self.rng.shuffle(self.words)
         # Zipf-like frequencies, like real text: a few words everywhere, most words rare.
@@ -75,6 +77,17 @@ class Corpus:
             "tags": self.rng.sample(TAGS, self.rng.randint(0, 3)),
         }
 
+    def linked_entry(self) -> dict:
+        """The next entry written through the services: it names two entries written before
+        it in its project as relations, so build_context has neighbours to walk."""
+        self.linked = getattr(self, "linked", 0) + 1
+        data = self.entry(10_000_000 + self.linked)
+        earlier = self.titles.setdefault(data["project"], [])
+        links = self.rng.sample(earlier, min(2, len(earlier)))
+        data["body"] += "".join(f"\n- relates_to [[{title}]]" for title in links)
+        earlier.append(data["title"])
+        return data
+
     def query(self) -> str:
         # Questions mix mid-frequency topic words with common and unknown ones.
         words = self.rng.choices(self.words[50:4000], k=self.rng.randint(2, 5))
@@ -83,12 +96,18 @@ class Corpus:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Search latency and indexing rates at scale")
-    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=100, help="queries per mode and filter")
     parser.add_argument("--ingest-sample", type=int, default=500)
     parser.add_argument("--embed-sample", type=int, default=64, help="entries embedded for real")
     parser.add_argument("--db", default="cairn_bench_scale")
     parser.add_argument("--modes", default="text,semantic,hybrid")
+    parser.add_argument("--writes", type=int, default=100, help="timed writes per size")
+    parser.add_argument(
+        "--vector-writes", type=int, default=30, help="writes at 1/s, timed to their vectors"
+    )
+    parser.add_argument("--contexts", type=int, default=50, help="build_context calls per size")
+    parser.add_argument("--no-costs", action="store_true", help="search latency only")
     parser.add_argument("--filters", default="none,project,project+subtopic,kinds+tags,after")
     parser.add_argument(
         "--reuse",
@@ -143,8 +162,8 @@ def main() -> None:
     next_index = Entry.objects.count() + 1
     if not args.reuse:
         start = time.perf_counter()
-        for i in tqdm(range(args.ingest_sample), desc="ingest via services"):
-            data = corpus.entry(i)
+        for _ in tqdm(range(args.ingest_sample), desc="ingest via services"):
+            data = corpus.linked_entry()
             entry_upsert(
                 actor=actor,
                 project=data["project"],
@@ -169,7 +188,7 @@ def main() -> None:
     )
     sample_chunks = len(real_vectors)
 
-    rows, stage_rows = [], []
+    rows, stage_rows, costs_rows = [], [], []
     for size in sizes:
         # 3. Bulk-fill up to `size` entries (same full-text expression as the service).
         todo = size - Entry.objects.count()
@@ -306,6 +325,16 @@ def main() -> None:
                 stage_rows.append(
                     [size, fname, mode, ", ".join(f"{k} {v:.1f}" for k, v in by_stage.items())]
                 )
+        if not args.no_costs:
+            level["costs"] = scale_costs.measure(
+                actor=actor,
+                corpus=corpus,
+                size=size,
+                writes=args.writes,
+                vector_writes=args.vector_writes,
+                contexts=args.contexts,
+            )
+            costs_rows.append(level["costs"] | {"latency": level["latency"]})
         report["sizes"][str(size)] = level
 
     chunks_per_entry = EntryChunk.objects.count() / max(1, Entry.objects.count())
@@ -349,6 +378,10 @@ def main() -> None:
             f"{level['fulltext_reindex_per_s']} entries/s; word statistics refresh "
             f"{level['stats_refresh_s']} s"
         )
+    if costs_rows:
+        print("\nThe cost of growth (service level; search p50 / p95 ms, hybrid, query embedding")
+        print("included; memory is PSS of the process tree):")
+        print(scale_costs.table_of(costs_rows, table))
     print(f"JSON: {write_json('scale', report)}")
 
 
