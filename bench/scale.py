@@ -77,11 +77,13 @@ class Corpus:
             "tags": self.rng.sample(TAGS, self.rng.randint(0, 3)),
         }
 
-    def linked_entry(self) -> dict:
+    def linked_entry(self, words: int | None = None) -> dict:
         """The next entry written through the services: it names two entries written before
         it in its project as relations, so build_context has neighbours to walk."""
         self.linked = getattr(self, "linked", 0) + 1
         data = self.entry(10_000_000 + self.linked)
+        if words:
+            data["body"] = self.text(words)
         earlier = self.titles.setdefault(data["project"], [])
         links = self.rng.sample(earlier, min(2, len(earlier)))
         data["body"] += "".join(f"\n- relates_to [[{title}]]" for title in links)
@@ -92,6 +94,48 @@ class Corpus:
         # Questions mix mid-frequency topic words with common and unknown ones.
         words = self.rng.choices(self.words[50:4000], k=self.rng.randint(2, 5))
         return " ".join(["what", "about", *words, "zzqx"])
+
+
+def synthesize(entries, real_vectors, rng) -> None:
+    """Vectors for `entries` from the real sample's space, one per real chunk boundary (0.7·a
+    + 0.3·b + noise, normalized), and the entries marked embedded."""
+    import numpy as np
+    from django.conf import settings
+
+    from knowledge.models import Entry, EntryChunk
+    from knowledge.search.chunking import chunk_text
+    from knowledge.search.providers import get_provider
+    from knowledge.services.embeddings import embedding_key
+
+    model = get_provider().name
+    chunks = []
+    for entry in entries:
+        pieces = chunk_text(
+            entry.body, size=settings.CAIRN_CHUNK_WORDS, overlap=settings.CAIRN_CHUNK_OVERLAP
+        ) or [None]
+        for ordinal, piece in enumerate(pieces):
+            a, b = rng.integers(0, len(real_vectors), 2)
+            vec = 0.7 * real_vectors[a] + 0.3 * real_vectors[b]
+            vec = vec + rng.normal(0, 0.02, vec.shape)
+            vec = vec / np.linalg.norm(vec)
+            chunks.append(
+                EntryChunk(
+                    entry=entry,
+                    ordinal=ordinal,
+                    text=piece.text if piece else entry.title,
+                    model=model,
+                    embedding=vec.astype(np.float32),
+                )
+            )
+    EntryChunk.objects.filter(entry__in=entries).delete()
+    EntryChunk.objects.bulk_create(chunks, batch_size=1000)
+    for entry in entries:
+        entry.embedded_hash = embedding_key(entry)
+        entry.embedding_model = model
+        entry.embed_pending_since = None
+    Entry.objects.bulk_update(
+        entries, ["embedded_hash", "embedding_model", "embed_pending_since"], 1000
+    )
 
 
 def main() -> None:
@@ -126,11 +170,9 @@ def main() -> None:
     from knowledge.models import Entry, EntryChunk, Project, content_hash
     from knowledge.paths import entry_slug
     from knowledge.search import SearchFilters, search_entries, timing
-    from knowledge.search.chunking import chunk_text
     from knowledge.search.providers import get_provider
     from knowledge.services import EntryFields, entry_upsert, project_create, subtopic_ensure
     from knowledge.services.embeddings import (
-        embedding_key,
         entries_embed,
         entries_reindex_text,
         lexeme_stats_refresh,
@@ -229,37 +271,7 @@ def main() -> None:
                         """,
                         [settings.CAIRN_SEARCH_CONFIG] * 3 + [ids],
                     )
-                # Synthetic vectors from the real sample's space, one per real chunk boundary.
-                chunks = []
-                rng = np.random.default_rng(next_index)
-                for entry in made:
-                    pieces = chunk_text(
-                        entry.body,
-                        size=settings.CAIRN_CHUNK_WORDS,
-                        overlap=settings.CAIRN_CHUNK_OVERLAP,
-                    ) or [None]
-                    for ordinal, piece in enumerate(pieces):
-                        a, b = rng.integers(0, sample_chunks, 2)
-                        vec = 0.7 * real_vectors[a] + 0.3 * real_vectors[b]
-                        vec = vec + rng.normal(0, 0.02, vec.shape)
-                        vec = vec / np.linalg.norm(vec)
-                        chunks.append(
-                            EntryChunk(
-                                entry=entry,
-                                ordinal=ordinal,
-                                text=piece.text if piece else entry.title,
-                                model=provider.name,
-                                embedding=vec.astype(np.float32),
-                            )
-                        )
-                EntryChunk.objects.bulk_create(chunks, batch_size=1000)
-                for entry in made:
-                    entry.embedded_hash = embedding_key(entry)
-                    entry.embedding_model = provider.name
-                    entry.embed_pending_since = None
-                Entry.objects.bulk_update(
-                    made, ["embedded_hash", "embedding_model", "embed_pending_since"], 1000
-                )
+                synthesize(made, real_vectors, np.random.default_rng(next_index))
                 todo -= len(made)
                 bar.update(len(made))
         start = time.perf_counter()
@@ -329,6 +341,13 @@ def main() -> None:
             level["costs"] = scale_costs.measure(
                 actor=actor,
                 corpus=corpus,
+                # Entries written through the services wait for vectors no worker made:
+                # synthesized like the rest, so write→vectors times only its own writes.
+                settle=lambda: synthesize(
+                    list(Entry.objects.filter(embed_pending_since__isnull=False)),
+                    real_vectors,
+                    np.random.default_rng(size),  # noqa: B023 (called at once)
+                ),
                 size=size,
                 writes=args.writes,
                 vector_writes=args.vector_writes,

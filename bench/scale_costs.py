@@ -11,6 +11,7 @@ would count them twice), with the largest single RSS beside it.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import shutil
@@ -23,8 +24,11 @@ from pathlib import Path
 import httpx
 import psutil
 
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+SHORT_NOTE_WORDS = 40
 
 
 def _env(settings_dict: dict, mirror: Path) -> dict[str, str]:
@@ -142,7 +146,9 @@ def database_mb() -> float:
         return round(cursor.fetchone()[0] / 2**20, 1)
 
 
-def measure(*, actor, corpus, size: int, writes: int, vector_writes: int, contexts: int) -> dict:
+def measure(
+    *, actor, corpus, settle, size: int, writes: int, vector_writes: int, contexts: int
+) -> dict:
     """One row of the costs table at `size` entries (the corpus is already filled)."""
     from django.db import connection
 
@@ -152,8 +158,8 @@ def measure(*, actor, corpus, size: int, writes: int, vector_writes: int, contex
     from knowledge.services import EntryFields, background, entry_upsert, token_create
     from memory_site import embedded
 
-    def write() -> int:
-        data = corpus.linked_entry()
+    def write(words: int | None = None) -> int:
+        data = corpus.linked_entry(words)
         made = entry_upsert(
             actor=actor,
             project=data["project"],
@@ -181,20 +187,25 @@ def measure(*, actor, corpus, size: int, writes: int, vector_writes: int, contex
         build_context(actor, str(pk), depth=1)
         ctx_times.append((time.perf_counter() - start) * 1000)
 
+    settle()
     mirror = ROOT / "var" / "bench-scale-mirror.git"
     shutil.rmtree(mirror, ignore_errors=True)
     env = _env(connection.settings_dict, mirror)
-    embedded.start_broker()
+    started_broker = embedded.start_broker()
     worker = Worker(env, ROOT / "var" / f"bench-scale-worker-{size}.log")
     background.enabled = True
     try:
         time.sleep(8)  # the pool forks and connects; the first write loads the model
-        write()
-        vectors = write_to_vectors(write, vector_writes, 1.0)
+        # Short notes (one chunk): the model's cost per chunk is the same at every size, and
+        # this machine's two cores embed about one such note per second.
+        write(SHORT_NOTE_WORDS)
+        vectors = write_to_vectors(lambda: write(SHORT_NOTE_WORDS), vector_writes, 1.0)
         worker_mem = memory_mb(psutil.Process(worker.proc.pid))
     finally:
         background.enabled = False
         worker.stop()
+        if started_broker is not None:
+            embedded.stop_broker()
     secret = token_create(actor=actor, user=actor.user, name=f"bench-scale-{size}").secret
     web_mem = web_memory(env, secret, [corpus.query() for _ in range(20)], str(linked[0][1]))
     return {
