@@ -77,7 +77,11 @@ def _check_operations(url: str, var_dir: Path) -> None:
 def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     port = _free_port()
     env = _newcomer_env(tmp_path, database_url=_database_url())
-    env |= {"CAIRN_WORKER_CONCURRENCY": "2", "CAIRN_EMBEDDING_THREADS": "1"}
+    env |= {
+        "CAIRN_WORKER_CONCURRENCY": "2",
+        "CAIRN_EMBEDDING_THREADS": "1",
+        "CAIRN_WEB_PROCESSES": "2",
+    }
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -93,6 +97,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         output = "".join(lines)
         assert f"Cairn is running at http://127.0.0.1:{port}/" in output, output
         assert "Log in as admin / " in output
+        assert "Web … 2 process(es)" in output
         assert "Worker … 2 process(es), embedding model with 1 thread(s) each" in output
         assert (tmp_path / "admin-password.txt").exists()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/") as response:

@@ -31,8 +31,10 @@ CAIRN_EMBEDDING_THREADS = env.int(
     "CAIRN_EMBEDDING_THREADS", default=max(1, (CAIRN_CORES or 1) // CAIRN_WORKER_CONCURRENCY)
 )
 CAIRN_EMBED_BATCH = env.int("CAIRN_EMBED_BATCH", default=8)
-# The uvicorn processes `serve` starts (--web-workers overrides).
-CAIRN_WEB_PROCESSES = env.int("CAIRN_WEB_PROCESSES", default=1)
+# The uvicorn processes `serve` starts (--web-workers overrides): two where there are two cores.
+# On 2 cores, 16 agents made 13% more calls/s with 2 than with 1 (bench/agents_mix.py); each
+# process holds its own query model (~150 MB).
+CAIRN_WEB_PROCESSES = env.int("CAIRN_WEB_PROCESSES", default=max(1, min(CAIRN_CORES or 1, 2)))
 # How much lower the worker's CPU priority is than the web's (nice; 0 = the same).
 CAIRN_WORKER_NICE = env.int("CAIRN_WORKER_NICE", default=10)
 # Also a worker started by hand (team mode, Docker) without --concurrency.

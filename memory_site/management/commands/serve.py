@@ -147,6 +147,7 @@ class Command(BaseCommand):
             embedded.start_broker()
             self.cleanups.append(("broker", embedded.stop_broker))
             self.stdout.write(f"Broker (embedded Valkey) … {embedded.BROKER_SOCKET}")
+        self.stdout.write(f"Web … {web_workers} process(es)")
         if not no_worker:
             self.stdout.write(
                 f"Worker … {concurrency} process(es), embedding model with "
