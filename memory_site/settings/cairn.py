@@ -32,8 +32,9 @@ CAIRN_EMBEDDING_THREADS = env.int(
 )
 CAIRN_EMBED_BATCH = env.int("CAIRN_EMBED_BATCH", default=8)
 # The uvicorn processes `serve` starts (--web-workers overrides): two where there are two cores.
-# On 2 cores, 16 agents made 13% more calls/s with 2 than with 1 (bench/agents_mix.py); each
-# process holds its own query model (~150 MB).
+# On 2 cores, 16 agents made as many calls/s with 2 as with 1, within the noise (3 sittings:
+# +13%, +13%, -7%; bench/agents_mix.py); two keep one slow call from holding up the rest. Each
+# process holds its own query model (~145 MB).
 CAIRN_WEB_PROCESSES = env.int("CAIRN_WEB_PROCESSES", default=max(1, min(CAIRN_CORES or 1, 2)))
 # How much lower the worker's CPU priority is than the web's (nice; 0 = the same).
 CAIRN_WORKER_NICE = env.int("CAIRN_WORKER_NICE", default=10)
@@ -80,7 +81,7 @@ CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
 # Snippets: "fast" (from the body each hit loads anyway) or "headline" (Postgres ts_headline).
 CAIRN_SEARCH_SNIPPETS = env("CAIRN_SEARCH_SNIPPETS", default="fast")
 CAIRN_SEARCH_EMBED_AHEAD = env.bool("CAIRN_SEARCH_EMBED_AHEAD", default=True)
-# The embedding task recounts word statistics (idf) at most this often, in seconds.
+# Celery beat recounts the word statistics (idf) this often, in seconds (its own task).
 CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)
 
 # --- Agents and programs: MCP endpoint and REST API (mcp_api/, api/) -------------------------

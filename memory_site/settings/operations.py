@@ -4,7 +4,7 @@ heal background work, the reverse proxy, and logs (ops/, memory_site/health.py).
 from pathlib import Path
 
 from memory_site.settings.base import env
-from memory_site.settings.cairn import CAIRN_MIRROR_SWEEP_SECONDS
+from memory_site.settings.cairn import CAIRN_MIRROR_SWEEP_SECONDS, CAIRN_SEARCH_STATS_MAX_AGE
 
 # --- Operations: timings, metrics, logs (ops/), health (memory_site/health.py) ----------------
 # Prometheus counters of several processes (web workers, Celery) meet in this directory
@@ -35,7 +35,8 @@ CAIRN_TIMINGS_FLUSH_THREAD = env.bool("CAIRN_TIMINGS_FLUSH_THREAD", default=True
 # call; one embedding run (a sweep or a write's task) works at most this long, then lets the
 # worker's other tasks through.
 CAIRN_EMBED_SWEEP_SECONDS = env.float("CAIRN_EMBED_SWEEP_SECONDS", default=60.0)
-# Celery beat runs both sweeps: the mirror's (settings/cairn.py) and the embeddings'.
+# Celery beat runs both sweeps, the mirror's (settings/cairn.py) and the embeddings', and the
+# recount of the word statistics full-text ranking uses.
 CELERY_BEAT_SCHEDULE = {
     "history-mirror-sweep": {
         "task": "history.tasks.mirror_drain",
@@ -44,6 +45,10 @@ CELERY_BEAT_SCHEDULE = {
     "knowledge-embedding-sweep": {
         "task": "knowledge.tasks.embedding_sweep",
         "schedule": CAIRN_EMBED_SWEEP_SECONDS,
+    },
+    "knowledge-word-stats": {
+        "task": "knowledge.tasks.word_stats_refresh",
+        "schedule": CAIRN_SEARCH_STATS_MAX_AGE,
     },
 }
 # Behind a reverse proxy (README "Behind a reverse proxy"): /metrics wants CAIRN_METRICS_TOKEN
