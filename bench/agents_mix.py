@@ -140,7 +140,7 @@ def profile_table(path: Path, top: int) -> dict[str, list[tuple[str, float]]]:
     }
 
 
-def run(web: int, agents: int, seconds: float, profile: int = 0) -> dict:
+def run(web: int, agents: int, seconds: float, profile: int = 0, writes_only: bool = False) -> dict:
     env = prepare_database()
     from memory_site import embedded
 
@@ -165,7 +165,9 @@ def run(web: int, agents: int, seconds: float, profile: int = 0) -> dict:
         started = time.monotonic()
         raw = ROOT / "var" / f"bench-agents-mix-profile-{web}.txt"
         spy = start_profile(proc.pid, seconds, raw) if profile else None
-        result = anyio.run(agents_phase, url, env["CAIRN_BENCH_TOKEN"], agents, seconds)
+        result = anyio.run(
+            agents_phase, url, env["CAIRN_BENCH_TOKEN"], agents, seconds, writes_only
+        )
         if spy:
             spy.wait(60)
         load = os.getloadavg()[0]
@@ -182,6 +184,7 @@ def run(web: int, agents: int, seconds: float, profile: int = 0) -> dict:
     cpu = {k: after[k] - before[k] for k in after}
     return {
         "web_processes": web,
+        "mix": "writes only" if writes_only else "reads and writes",
         "agents": agents,
         "seconds": seconds,
         "calls": calls,
@@ -221,12 +224,15 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=int, default=0, metavar="N", help="sample with py-spy; print top N"
     )
+    parser.add_argument(
+        "--writes-only", action="store_true", help="upserts and appends only (issue 23's mix)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
     runs = []
     for web in [int(w) for w in args.web.split(",")]:
         print(f"{web} web process(es), {args.agents} agents, {args.seconds:.0f} s …", flush=True)
-        runs.append(run(web, args.agents, args.seconds, args.profile))
+        runs.append(run(web, args.agents, args.seconds, args.profile, args.writes_only))
     print()
     print_table(
         ["web", "calls/s", "p50 ms", "p95 ms", "errors", "lost", "catch-up s",

@@ -95,7 +95,12 @@ def _pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-async def agents_phase(url: str, token: str, agents: int, seconds: float) -> dict:
+async def agents_phase(
+    url: str, token: str, agents: int, seconds: float, writes_only: bool = False
+) -> dict:
+    """`agents` MCP clients for `seconds`: reads (search 35 %, get 15 %, browse 5 %) and writes
+    (upsert 10 %, append 35 %: 15 % to one shared entry, 20 % to the agent's own); with
+    writes_only, the writes alone in the same proportions (issue 23's mix)."""
     latencies: dict[str, list[float]] = {}
     errors: list[str] = []
     acked: dict[str, list[str]] = {}  # entry short id → markers acknowledged
@@ -120,6 +125,8 @@ async def agents_phase(url: str, token: str, agents: int, seconds: float) -> dic
             while time.monotonic() < deadline:
                 i += 1
                 roll = rng.random()
+                if writes_only:  # the same writes, without the reads
+                    roll = 0.55 + roll * 0.45
                 if roll < 0.35:
                     tool, args = "search", {"query": f"marker agent {rng.randrange(agents)}"}
                 elif roll < 0.5:

@@ -110,14 +110,16 @@ def upsert(
         expected_version=expected_version,
         reason=reason,
     )
-    report = write_report(actor, result.entry, result.outcome, sources=sources)
+    report = write_report(
+        actor, result.entry, result.outcome, sources=sources, before=result.before
+    )
     return render.entry_saved(result.entry, result.outcome, report=report)
 
 
 def edit(actor: Actor, *, id, **change):
     """change: operation, content, find, section, expected_count, expected_version, reason."""
     result = entry_edit(actor=actor, ref=id, **change)
-    report = write_report(actor, result.entry, result.outcome)
+    report = write_report(actor, result.entry, result.outcome, before=result.before)
     return render.entry_saved(result.entry, result.outcome, report=report)
 
 

@@ -105,7 +105,9 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
             "outcome": result.outcome,
             "entry": result.entry,
             "schema_report": report.as_dict() if report is not None else None,
-            "report": write_report(request.auth, result.entry, result.outcome, sources=sources),
+            "report": write_report(
+                request.auth, result.entry, result.outcome, sources=sources, before=result.before
+            ),
         },
     )
 

@@ -18,6 +18,7 @@ from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import visible_projects
+from knowledge.snapshots import EntrySnapshot
 
 MAX_REMOVED_LINES = 20
 MAX_LINE_CHARS = 300
@@ -117,6 +118,14 @@ def heading_above(body: str, old: str) -> str | None:
 
 
 def _fields_of(row_or_entry) -> dict:
+    if isinstance(row_or_entry, EntrySnapshot):
+        return {
+            "title": row_or_entry.title,
+            "kind": row_or_entry.kind,
+            "status": row_or_entry.status,
+            "tags": list(row_or_entry.tags),
+            "path": row_or_entry.path,
+        }
     path = row_or_entry.project.slug + (
         f"/{row_or_entry.subtopic.path}" if row_or_entry.subtopic_id else ""
     )
@@ -146,8 +155,9 @@ def metadata_line(fields: dict) -> str:
     )
 
 
-def _change(actor: Actor, entry: Entry) -> dict:
-    before = _previous(actor, entry, entry.version - 1) if entry.version > 1 else None
+def _change(actor: Actor, entry: Entry, before: EntrySnapshot | None = None) -> dict:
+    if before is None and entry.version > 1:
+        before = _previous(actor, entry, entry.version - 1)
     if before is None:
         added = len(entry.body.split("\n")) if entry.body else 0
         return {"added": added, "removed": 0, "removed_lines": [], "fields": {}}
@@ -256,13 +266,20 @@ def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
 
 
 def write_report(
-    actor: Actor, entry: Entry, outcome: str, *, sources: list[dict] | None = None
+    actor: Actor,
+    entry: Entry,
+    outcome: str,
+    *,
+    sources: list[dict] | None = None,
+    before: EntrySnapshot | None = None,
 ) -> dict:
-    """What the write that left `entry` as it is did (outcome: created, updated, unchanged)."""
+    """What the write that left `entry` as it is did (outcome: created, updated, unchanged).
+    `before`: the entry as the write found it (UpsertResult.before); without it the previous
+    revision is read back."""
     report: dict = {"outcome": outcome, "address": entry.permalink}
     if outcome == "unchanged":
         return report
-    report["change"] = _change(actor, entry)
+    report["change"] = _change(actor, entry, before)
     report["observations"], report["relations"] = _facts(actor, entry)
     report["sources"] = _sources(entry, sources)
     if outcome == "created":

@@ -18,6 +18,7 @@ from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
+from knowledge.snapshots import EntrySnapshot
 
 EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
 
@@ -158,6 +159,7 @@ def entry_edit(
     Outcome "unchanged" (no new revision) when the body would read the same."""
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
+    before = EntrySnapshot.of(entry)
     body = apply_edit(
         entry.body,
         operation=operation,
@@ -169,7 +171,7 @@ def entry_edit(
     if not k.apply_changes(entry, EntryFields(body=body)):
         return k.UpsertResult(entry, "unchanged")
     k.save_entry(entry, actor, reason or f"edit: {operation}")
-    return k.UpsertResult(entry, "updated")
+    return k.UpsertResult(entry, "updated", before)
 
 
 @transaction.atomic(durable=True)

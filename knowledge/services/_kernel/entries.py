@@ -50,6 +50,7 @@ from knowledge.services._kernel.checks import (
 from knowledge.services._kernel.schemas import check_schema
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
+from knowledge.snapshots import EntrySnapshot
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
@@ -330,6 +331,7 @@ Outcome = Literal["created", "updated", "unchanged"]
 class UpsertResult:
     entry: Entry
     outcome: Outcome
+    before: EntrySnapshot | None = None  # the entry before an update, for the write's report
 
 
 def upsert_entry(
@@ -373,10 +375,11 @@ def upsert_entry(
         )
 
     check_version(entry, expected_version)
+    before = EntrySnapshot.of(entry)
     # The identity matched case-insensitively: the title as stored stays.
     changed = apply_changes(entry, replace(fields, title=entry.title))
     new_links = link_sources(entry, sources)
     if not changed and not new_links:
         return UpsertResult(entry, "unchanged")
     save_entry(entry, actor, reason or f"update {entry.title}", schema_lenient=schema_lenient)
-    return UpsertResult(entry, "updated")
+    return UpsertResult(entry, "updated", before)

@@ -1,0 +1,49 @@
+"""A write's report compares against the entry as the write found it (UpsertResult.before),
+with the same answer as reading the previous revision back."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from knowledge.selectors.write_reports import write_report
+from knowledge.services import EntryFields, entry_edit, entry_upsert
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_edits_report_from_its_snapshot_equals_the_one_read_back(actor, project):
+    made = entry_upsert(
+        actor=actor,
+        project="acme",
+        subtopic="ops",
+        fields=EntryFields(title="Runbook", body="# Runbook\n\n- restart cache\n- page Sam\n"),
+    )
+    assert made.before is None  # a new entry has no before
+    edited = entry_edit(
+        actor=actor, ref=made.entry.pk, operation="find_replace", find="- page Sam", content=""
+    )
+    assert edited.before.version == made.entry.version == edited.entry.version - 1
+    assert edited.before.path == "acme/ops"
+    from_snapshot = write_report(actor, edited.entry, "updated", before=edited.before)
+    read_back = write_report(actor, edited.entry, "updated")
+    assert from_snapshot == read_back
+    assert [r["text"] for r in from_snapshot["change"]["removed_lines"]] == ["- page Sam"]
+
+
+def test_an_upserts_report_names_changed_fields_without_reading_the_revision(actor, project):
+    fields = EntryFields(title="Plan", body="one\n", tags=["a"], status="open")
+    entry_upsert(actor=actor, project="acme", fields=fields)
+    updated = entry_upsert(
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Plan", body="one\ntwo\n", tags=["a", "b"], status="resolved"),
+    )
+    with CaptureQueriesContext(connection) as with_snapshot:
+        report = write_report(actor, updated.entry, "updated", before=updated.before)
+    with CaptureQueriesContext(connection) as read_back:
+        assert write_report(actor, updated.entry, "updated") == report
+    assert report["change"]["fields"] == {
+        "tags": {"from": ["a"], "to": ["a", "b"]},
+        "status": {"from": "open", "to": "resolved"},
+    }
+    assert len(with_snapshot) == len(read_back) - 1  # the revision is not read back
