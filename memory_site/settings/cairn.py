@@ -32,8 +32,8 @@ CAIRN_EMBEDDING_THREADS = env.int(
 )
 CAIRN_EMBED_BATCH = env.int("CAIRN_EMBED_BATCH", default=8)
 # The uvicorn processes `serve` starts (--web-workers overrides): two where there are two cores.
-# On 2 cores, 16 agents made as many calls/s with 2 as with 1, within the noise (3 sittings:
-# +13%, +13%, -7%; bench/agents_mix.py); two keep one slow call from holding up the rest. Each
+# On 2 cores, 16 agents made as many calls/s with 2 as with 1, within the noise (4 sittings:
+# +13%, +13%, -7%, +7%; bench/agents_mix.py); two keep one slow call from holding up the rest. Each
 # process holds its own query model (~145 MB).
 CAIRN_WEB_PROCESSES = env.int("CAIRN_WEB_PROCESSES", default=max(1, min(CAIRN_CORES or 1, 2)))
 # How much lower the worker's CPU priority is than the web's (nice; 0 = the same).
