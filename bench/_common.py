@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import socket
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -53,3 +55,22 @@ def write_json(name: str, payload: dict) -> Path:
     path.write_text(json.dumps(payload, indent=2))
     print(f"\nwrote {path.relative_to(ROOT)}")
     return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(proc: subprocess.Popen, port: int, *, timeout: float, what: str) -> None:
+    """Until `proc` listens on 127.0.0.1:`port`; raises when it exits or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start") from None
+            time.sleep(0.2)

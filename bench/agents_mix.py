@@ -30,7 +30,6 @@ import collections
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,15 +40,9 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench._common import percentile, print_table, write_json  # noqa: E402
+from bench._common import free_port, percentile, print_table, wait_for_port, write_json  # noqa: E402
 from bench.mcp_load import PY, prepare_database  # noqa: E402
 from bench.reliability import agents_phase, wait_complete  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tree_cpu(root: psutil.Process) -> float:
@@ -80,21 +73,13 @@ def postmaster_process() -> psutil.Process:
 
 
 def start_serve(env: dict, web: int) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+    port = free_port()
     log = open(ROOT / "var" / f"bench-agents-mix-serve-{web}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [PY, "manage.py", "serve", "--port", str(port), "--web-workers", str(web)],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"serve did not start; see {log.name}") from None
-            time.sleep(0.3)
+    wait_for_port(proc, port, timeout=120, what=f"serve (see {log.name})")
     # The worker's model loads on its first task; wait until it is up (not counted).
     time.sleep(5)
     return proc, f"http://127.0.0.1:{port}/mcp"

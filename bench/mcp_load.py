@@ -18,7 +18,6 @@ import os
 import platform
 import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,14 +33,10 @@ from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench._common import free_port, wait_for_port  # noqa: E402
+
 PY = sys.executable
 BENCH_DB = "cairn_bench"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def prepare_database() -> dict[str, str]:
@@ -102,7 +97,7 @@ def _stop_what_we_started() -> None:
 
 
 def start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             PY,
@@ -122,15 +117,7 @@ def start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen, s
         cwd=ROOT,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start; run it by hand to see why") from None
-            time.sleep(0.2)
+    wait_for_port(proc, port, timeout=60, what="uvicorn (run it by hand to see why)")
     return proc, f"http://127.0.0.1:{port}/mcp"
 
 

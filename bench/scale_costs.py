@@ -15,7 +15,6 @@ import logging
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,8 @@ from pathlib import Path
 
 import httpx
 import psutil
+
+from bench._common import free_port, wait_for_port
 
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
@@ -54,12 +55,6 @@ def memory_mb(root: psutil.Process) -> dict[str, float]:
         pss += info.pss
         rss = max(rss, info.rss)
     return {"pss_mb": round(pss / 2**20, 1), "largest_rss_mb": round(rss / 2**20, 1)}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Worker:
@@ -109,7 +104,7 @@ def write_to_vectors(write, writes: int, interval: float, timeout: float = 120) 
 
 def web_memory(env: dict[str, str], token: str, queries: list[str], ref: str) -> dict:
     """A uvicorn process on the bench database, after REST searches and a few gets."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [PY, "-m", "uvicorn", "memory_site.asgi:application", "--port", str(port),
          "--log-level", "warning"],
@@ -117,15 +112,7 @@ def web_memory(env: dict[str, str], token: str, queries: list[str], ref: str) ->
     )  # fmt: skip
     try:
         base = f"http://127.0.0.1:{port}/api/v1"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("uvicorn did not start") from None
-                time.sleep(0.2)
+        wait_for_port(proc, port, timeout=60, what="uvicorn")
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(headers=headers, timeout=60) as http:
             for q in queries:
