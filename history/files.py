@@ -4,13 +4,15 @@ rendering and its parser. No git, no ORM: export and import use these too."""
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
 
 import yaml
+
+from knowledge.diffs import changed_line_count
+from knowledge.safe_yaml import load_yaml
 
 MAX_NAME_BYTES = 200  # below every filesystem's 255-byte limit, with room for "-<id>.md"
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {
@@ -19,8 +21,6 @@ _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {
 _UNSAFE = re.compile(r"[^\w.-]+", re.UNICODE)
 # libyaml's emitter writes the same bytes as PyYAML's pure-Python one (tested), four times faster.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-# And its parser: a restore reads one frontmatter per revision (8 ms each in pure Python).
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 # --- Names --------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def with_key(raw: bytes, key: str, value) -> bytes:
     render_entry would write for the state with that field changed."""
     text = raw.decode("utf-8")
     end = text.index("\n---\n", 3)
-    data = yaml.safe_load(text[4 : end + 1]) or {}
+    data = load_yaml(text[4 : end + 1]) or {}
     data[key] = value
     data = {k: data[k] for k in _KEY_ORDER if k in data and data[k] not in (None, "", [], {})}
     return f"---\n{_dump(data)}{text[end + 1 :]}".encode()
@@ -208,7 +208,7 @@ def parse_markdown(raw: bytes | str) -> tuple[dict, str]:
     else:
         raise FrontmatterError("the frontmatter starts with --- but never ends")
     try:
-        data = yaml.load(head, Loader=_LOADER) if head.strip() else {}
+        data = load_yaml(head) if head.strip() else {}
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"bad YAML in the frontmatter: {exc}".splitlines()[0]) from exc
     if not isinstance(data, dict):
@@ -229,8 +229,4 @@ def entry_id_of(blob: bytes) -> str | None:
 def changed_lines(old: bytes | None, new: bytes | None) -> int:
     a = old.decode(errors="replace").splitlines() if old else []
     b = new.decode(errors="replace").splitlines() if new else []
-    return sum(
-        1
-        for line in difflib.unified_diff(a, b, lineterm="", n=0)
-        if line[:1] in "+-" and not line.startswith(("+++", "---"))
-    )
+    return changed_line_count(a, b)

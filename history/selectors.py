@@ -10,6 +10,7 @@ from django.utils import timezone
 from history.files import render_entry
 from history.mirror.render import Names, sources_by_entry, state_of
 from history.mirror.repo import HistoricalEntry, parked, pending
+from knowledge import diffs
 from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.rendering import too_large
@@ -53,13 +54,8 @@ def revision_text(row) -> str:
 
 
 def unified_diff(old: str, new: str, *, old_label: str, new_label: str, context: int = 3) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(),
-        new.splitlines(),
-        fromfile=old_label,
-        tofile=new_label,
-        n=context,
-        lineterm="",
+    lines = diffs.unified_diff(
+        old.splitlines(), new.splitlines(), fromfile=old_label, tofile=new_label, n=context
     )
     return "\n".join(lines)
 
@@ -76,10 +72,9 @@ def side_by_side_html(old: str, new: str, *, old_label: str, new_label: str) -> 
 
 
 def _rewrite_work(a: list[str], b: list[str]) -> int:
-    matcher = difflib.SequenceMatcher(None, a, b)
     return sum(
         sum(map(len, a[i1:i2])) * sum(map(len, b[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        for tag, i1, i2, j1, j2 in diffs.line_opcodes(a, b)
         if tag == "replace"
     )
 

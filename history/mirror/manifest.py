@@ -19,6 +19,7 @@ from history.files import iso_time, one_line_json
 from history.gitmirror import Mirror, Person, build_message
 from history.mirror.repo import committer
 from knowledge.models import Membership, Project, Subtopic
+from knowledge.safe_yaml import load_yaml
 
 MANIFEST_PATH = ".cairn/projects.yaml"
 MANIFEST_DIR = ".cairn/"
@@ -89,7 +90,7 @@ def render_manifest(data: dict | None = None) -> bytes:
 
 
 def parse_manifest(raw: bytes) -> dict:
-    data = yaml.safe_load(raw.decode("utf-8")) or {}
+    data = load_yaml(raw.decode("utf-8")) or {}
     if not isinstance(data, dict) or not isinstance(data.get("projects", []), list):
         raise ValueError(f"{MANIFEST_PATH} is not a Cairn projects manifest")
     return data

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from knowledge.markdown import is_fence
+from knowledge.safe_yaml import load_yaml
 
 SCALAR_TYPES = ("string", "integer", "number", "boolean", "any")
 MODIFIERS = ("array", "enum", "object")
@@ -32,7 +33,6 @@ MAX_NAME = 60
 MAX_TEXT = 500
 MAX_ENUM = 100
 YAML_INFO = ("yaml", "yml", "picoschema")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class SchemaError(ValueError):
@@ -249,7 +249,7 @@ def find_source(metadata: Mapping | None, body: str | None) -> Source | None:
     if len(block) > MAX_BLOCK:
         raise SchemaError(f"The schema's YAML block is over {MAX_BLOCK:,} characters.")
     try:
-        data = yaml.load(block, Loader=_Loader)  # a safe loader (C when built)
+        data = load_yaml(block)
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1} of the block)" if where is not None else ""

@@ -13,6 +13,7 @@ import difflib
 import re
 
 from knowledge.actors import Actor
+from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
@@ -94,7 +95,7 @@ def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
         return len(b), len(a), [line for line in a if line.strip()]
     added = removed = 0
     gone: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(a, b):
         if tag in ("replace", "delete"):
             removed += i2 - i1
             gone += [line for line in a[i1:i2] if line.strip()]
