@@ -114,7 +114,9 @@ def _scratch_databases() -> list[str]:
         return [row[0] for row in cur.fetchall()]
 
 
-@pytest.mark.parametrize("damage", ["cut to 2,000 bytes", "data section cut short"])
+@pytest.mark.parametrize(
+    "damage", ["cut to 2,000 bytes", "data section cut short", "data section overwritten"]
+)
 def test_a_damaged_dump_is_refused_and_the_database_keeps_its_data(
     written, tmp_path, capsys, damage
 ):
@@ -130,7 +132,9 @@ def test_a_damaged_dump_is_refused_and_the_database_keeps_its_data(
         expected = r"database\.dump is damaged; nothing was changed"
     else:
         # The table of contents (at the start) stays whole: only the restore finds the damage.
-        dump.write_bytes(data[:-100])
+        cut = data[:-100]
+        zeroed = data[:-600] + bytes(300) + data[-300:]
+        dump.write_bytes(cut if damage == "data section cut short" else zeroed)
         run([pg_restore, "--list", dump], what="list the cut dump")
         expected = r"damaged: restore another snapshot\. Refused: your database was not touched"
     before = snapshot()
