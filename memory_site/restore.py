@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,24 +134,38 @@ def _restore_list(toc: str, work: Path) -> Path:
     return path
 
 
-def _restore_mirror(source: Path, manifest: dict) -> str:
-    """Make the bundle the installation's mirror; returns where an older one was kept ("")."""
+def _stage_mirror(source: Path, manifest: dict) -> Path | None:
+    """Clone the bundle next to the installation's mirror (before the database swap, so a bad
+    bundle stops the restore while nothing is changed); None when the mirror had no commit."""
+    if not manifest["mirror"].get("head"):
+        return None  # the next drain starts a new one
+    target = Path(settings.CAIRN_MIRROR_PATH)
+    staged = target.with_name(f"{target.name}.restoring-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}")
+    tool = git()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        run([tool, "clone", "--bare", "--quiet", source / BUNDLE, staged],
+            what="restore the mirror")  # fmt: skip
+        run([tool, "-C", staged, "remote", "remove", "origin"], what="detach the restored mirror")
+        branch = manifest["mirror"].get("branch") or settings.CAIRN_MIRROR_BRANCH
+        run([tool, "-C", staged, "symbolic-ref", "HEAD", f"refs/heads/{branch}"],
+            what="point the mirror's HEAD at its branch")  # fmt: skip
+    except BackupError:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    return staged
+
+
+def _place_mirror(staged: Path | None) -> str:
+    """Make the staged clone the installation's mirror; returns where an older one was kept."""
     target = Path(settings.CAIRN_MIRROR_PATH)
     kept = ""
     if target.exists():
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        aside = target.with_name(f"{target.name}.old-{stamp}")
+        aside = target.with_name(f"{target.name}.old-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}")
         target.rename(aside)
         kept = str(aside)
-    if not manifest["mirror"].get("head"):
-        return kept  # the mirror had no commit yet: the next drain starts a new one
-    tool = git()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    run([tool, "clone", "--bare", "--quiet", source / BUNDLE, target], what="restore the mirror")
-    run([tool, "-C", target, "remote", "remove", "origin"], what="detach the restored mirror")
-    branch = manifest["mirror"].get("branch") or settings.CAIRN_MIRROR_BRANCH
-    run([tool, "-C", target, "symbolic-ref", "HEAD", f"refs/heads/{branch}"],
-        what="point the mirror's HEAD at its branch")  # fmt: skip
+    if staged is not None:
+        staged.rename(target)
     return kept
 
 
@@ -207,7 +222,12 @@ def _prove(source: Path, manifest: dict, pg_restore: Path, toc: str, env: dict,
                 f"({'; '.join(problems)}): the snapshot is damaged. {untouched}"
             )
         before = {(app, n) for app, names in migrations().items() for n in names}
-        call_command("migrate", interactive=False, verbosity=0)
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+        except Exception as exc:
+            raise BackupError(
+                f"This Cairn's migrations failed on the restored copy ({exc}). {untouched}"
+            ) from exc
         after = {(app, n) for app, names in migrations().items() for n in names}
     ContentType.objects.clear_cache()
     return sorted(f"{app}.{name}" for app, name in after - before)
@@ -244,17 +264,21 @@ def restore(source: Path, *, force: bool = False, drop_old: bool = False,
     scratch = database_swap.side_name(live, "restore")
     database_swap.create(scratch)
     result = RestoreResult(manifest=manifest)
+    staged = None
     try:
         result.migrated = _prove(source, manifest, pg_restore, toc, env, scratch)
+        step("restore the mirror")
+        staged = _stage_mirror(source, manifest)
         step("swap the databases")
         old = database_swap.swap(live, scratch)
     except BaseException:
         database_swap.drop(scratch)
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
         raise
     ContentType.objects.clear_cache()
     try:
-        step("restore the mirror")
-        result.mirror_kept_aside = _restore_mirror(source, manifest)
+        result.mirror_kept_aside = _place_mirror(staged)
         step("verify")
         result.problems = check_counts(manifest)
         result.committed = mirror.drain().committed  # what the dump had pending

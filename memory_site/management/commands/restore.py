@@ -8,7 +8,7 @@ from tqdm import tqdm
 from memory_site.backup import BackupError
 from memory_site.restore import restore
 
-STEPS = 6
+STEPS = 5  # check, restore into a new database, the mirror, swap, verify
 
 
 class Command(BaseCommand):
