@@ -21,11 +21,18 @@ import pygit2
 import yaml
 from django.conf import settings
 
-from history.files import FrontmatterError, entry_id_of, parse_markdown, parse_time
-from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, trailers_of
-from history.maintenance import verify
-from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest
-from history.mirror.repo import open_mirror
+from history.files import (
+    FrontmatterError,
+    alternate_path,
+    entry_id_of,
+    iso_time,
+    parse_markdown,
+    parse_time,
+)
+from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
+from history.maintenance import expected_files, verify
+from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest, render_manifest
+from history.mirror.repo import committer, open_mirror
 from history.restore_plan import RestorePlan, survey
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
@@ -293,6 +300,42 @@ def prepared(
         yield plan
 
 
+def _record_choices(mirror: Mirror, entries: set[str], manifest: bool) -> bool:
+    """One commit making the mirror's head say what this restore chose to restore otherwise
+    than the mirror did (marks dropped, revisions refused, memberships skipped, projects made
+    restricted), so `mirror verify` and the next drain start from the restored state. Returns
+    whether it committed."""
+    files = mirror.files()
+    at = {entry_id_of(data): path for path, data in files.items() if path.endswith(".md")}
+    expected = expected_files()
+    changes: dict[str, bytes | None] = {}
+    for short_id in sorted(entries):
+        path = at.get(short_id)
+        if short_id not in expected:
+            if path:  # the entry did not come back: neither does its file
+                changes[path] = None
+            continue
+        natural, data = expected[short_id]
+        if data is None or (path and files[path] == data):
+            continue
+        if path and path not in (natural, alternate_path(natural, short_id)):
+            changes[path] = None
+            path = None
+        changes[path or natural] = data
+    if manifest and files.get(MANIFEST_PATH) != render_manifest():
+        changes[MANIFEST_PATH] = render_manifest()
+    if not changes:
+        return False
+    now = dt.datetime.now(dt.UTC)
+    reason = "mirror restore: what was restored otherwise than this mirror said"
+    trailers = {"Cairn-Restore": "choices", "Cairn-Time": iso_time(now)}
+    message = build_message(reason, reason, revision=None, entry_id=None, trailers=trailers)
+    who = committer()
+    mirror.commit(changes, author=who, committer=who, message=message, when=now)
+    mirror.publish()
+    return True
+
+
 def apply(plan: RestorePlan, *, force: bool = False, progress=None):
     """Rebuild the database as `plan` says, make its mirror the installation's, and verify.
     Returns the report and the differences `mirror verify` finds ([] is good)."""
@@ -304,6 +347,9 @@ def apply(plan: RestorePlan, *, force: bool = False, progress=None):
         keep_verified=plan.keep_verified, sensitivity=plan.sensitivity,
     )  # fmt: skip
     target = _put_in_place(plan.mirror, plan.cloned)
+    mirror = open_mirror(target)
+    manifest = plan.projects is None or not plan.memberships
+    report.recorded = _record_choices(mirror, set(report.marked) | set(report.refused), manifest)
     return report, verify(open_mirror(target))
 
 

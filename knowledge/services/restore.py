@@ -51,7 +51,12 @@ class RestoreReport:
     created_users: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)  # revisions that could not be restored, why
     guests: bool = False  # the created accounts were put in the first guest group
-    dropped_verified: int = 0  # entries whose verification mark was dropped
+    # Entries (short ids) restored otherwise than the record says: a verification mark
+    # dropped, a revision refused or unreadable. The record's caller brings the record in line.
+    dropped_verified: list[str] = field(default_factory=list)
+    marked: list[str] = field(default_factory=list)  # entries with a mark in some revision
+    refused: list[str] = field(default_factory=list)
+    recorded: bool = False  # the record got a commit saying so (set by the record's caller)
     tokens_repointed: list[str] = field(default_factory=list)
     tokens_revoked: list[str] = field(default_factory=list)
 
@@ -124,13 +129,16 @@ def memory_restore(
     report.created_users = restorer.created_users
     report.lost = restorer.lost
     report.guests = bool(settings.CAIRN_GUEST_GROUPS and restorer.created_users)
-    report.dropped_verified = len(restorer.dropped_verified)
+    report.marked = sorted(restorer.marked)
+    report.dropped_verified = [] if keep_verified else report.marked
+    report.refused = sorted(restorer.refused)
     return report
 
 
 def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
     if rev.lost:
         restorer.lost.append(f"revision {rev.history_id} of entry {rev.short_id}: {rev.lost}")
+        restorer.refused.add(rev.short_id)
         return
     if rev.state is not None:
         try:
@@ -140,9 +148,10 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
                 f"revision {rev.history_id} of entry {rev.short_id}: refused as a write would "
                 f"be: {exc.message}"
             )
+            restorer.refused.add(rev.short_id)
             return
-        if rev.state.get("verified_by") and not restorer.keep_verified:
-            restorer.dropped_verified.add(rev.short_id)
+        if rev.state.get("verified_by"):
+            restorer.marked.add(rev.short_id)
     user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
     entry = restorer.entries.get(rev.short_id)
     if rev.action == "-":

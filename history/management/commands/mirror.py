@@ -178,8 +178,13 @@ class Command(DataCommand):
             )
         if report.dropped_verified:
             self.stdout.write(
-                f"Dropped the verification marks of {report.dropped_verified} entr(y/ies) "
+                f"Dropped the verification marks of {len(report.dropped_verified)} entr(y/ies) "
                 "(--keep-verified keeps them); verify them again in Cairn."
+            )
+        if report.recorded:
+            self.stdout.write(
+                "Committed to the mirror what this restore did otherwise than it said (marks "
+                "dropped, revisions refused, memberships or projects as chosen above)."
             )
         for line in report.tokens_repointed:
             self.stdout.write(f"Token re-pointed to the restored projects: {line}")

@@ -83,7 +83,8 @@ class Restorer:
     lost: list[str] = field(default_factory=list)
     sensitivity: str = Sensitivity.RESTRICTED  # of a project the manifest does not describe
     keep_verified: bool = False  # the mirror's verified_by is a username anyone could write
-    dropped_verified: set[str] = field(default_factory=set)  # entries whose mark was dropped
+    marked: set[str] = field(default_factory=set)  # entries with a verification mark recorded
+    refused: set[str] = field(default_factory=set)  # entries with a revision not restored
 
     # --- people ---------------------------------------------------------------------------
 
