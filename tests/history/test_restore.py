@@ -218,7 +218,15 @@ def test_force_replaces_what_the_database_holds(written):
     before = snapshot()
     entry_upsert(actor=Actor.for_user(written["admin"]), project="open",
                  fields=EntryFields(title="Not in the mirror", body="x"))  # fmt: skip
-    call_command("mirror", "restore", "--from", str(open_mirror().path), "--force", "--yes", "--keep-verified")
+    call_command(
+        "mirror",
+        "restore",
+        "--from",
+        str(open_mirror().path),
+        "--force",
+        "--yes",
+        "--keep-verified",
+    )
     assert snapshot() == before
 
 

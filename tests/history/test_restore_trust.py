@@ -69,7 +69,8 @@ def two_projects():
 # --- tokens ---------------------------------------------------------------------------------
 
 
-def test_a_restore_keeps_a_narrowed_token_narrowed(two_projects, capsys):
+def test_a_restore_keeps_a_narrowed_token_narrowed(two_projects, capsys, settings):
+    settings.CAIRN_TOKEN_CACHE_SECONDS = 0  # each call reads the token afresh, as a new process
     alice = two_projects
     narrow = token_create(actor=Actor.system(), user=alice, name="a", projects=["narrow-a"])
     assert _slugs(token_authenticate(narrow.secret)) == ["narrow-a"]
@@ -88,7 +89,8 @@ def test_a_restore_keeps_a_narrowed_token_narrowed(two_projects, capsys):
     assert "Token revoked (none of its projects came back): c (" in out
 
 
-def test_a_narrowed_token_whose_projects_are_gone_sees_nothing(two_projects):
+def test_a_narrowed_token_whose_projects_are_gone_sees_nothing(two_projects, settings):
+    settings.CAIRN_TOKEN_CACHE_SECONDS = 0
     alice = two_projects
     narrow = token_create(actor=Actor.system(), user=alice, name="a", projects=["narrow-a"])
     Project.objects.filter(slug="narrow-a").delete()  # as the admin's delete does
