@@ -33,7 +33,7 @@ from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_mes
 from history.maintenance import expected_files, verify
 from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest, render_manifest
 from history.mirror.repo import committer, open_mirror
-from history.restore_plan import RestorePlan, survey
+from history.restore_plan import RestorePlan, describe, survey
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
 from knowledge.services import RestoredRevision, RestoreReport, memory_restore
@@ -334,6 +334,11 @@ def _record_choices(mirror: Mirror, entries: set[str], manifest: bool) -> bool:
     mirror.commit(changes, author=who, committer=who, message=message, when=now)
     mirror.publish()
     return True
+
+
+def plan_lines(plan: RestorePlan) -> list[str]:
+    """What applying `plan` would do, as lines for the operator to read before saying yes."""
+    return describe(plan)
 
 
 def apply(plan: RestorePlan, *, force: bool = False, progress=None):

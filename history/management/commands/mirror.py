@@ -8,7 +8,6 @@ from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from history import maintenance, mirror, restoring
-from history.restore_plan import describe
 from knowledge.errors import KnowledgeError
 from knowledge.management.base import DataCommand
 from knowledge.models import Sensitivity
@@ -128,7 +127,7 @@ class Command(DataCommand):
                 keep_verified=options.get("keep_verified", False),
                 memberships=options.get("memberships", True),
             ) as plan:  # fmt: skip
-                for line in describe(plan):
+                for line in restoring.plan_lines(plan):
                     self.stdout.write(line)
                 self._confirm()
                 with tqdm(desc="restore", unit="rev", disable=None) as bar:
