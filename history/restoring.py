@@ -192,8 +192,9 @@ def _revision(
     )
     if "Cairn-Reason" in trailers:
         reason = json.loads(trailers["Cairn-Reason"])
+        reason = None if reason is None else str(reason)[:100]  # as a write records it
     else:
-        reason = lines[0] if has_summary else None
+        reason = lines[0][:100] if has_summary else None
     when = parse_time(trailers.get("Cairn-Time")) or dt.datetime.fromtimestamp(
         commit.author.time, dt.UTC
     )
@@ -234,7 +235,17 @@ def revisions(mirror: Mirror) -> Iterator[RestoredRevision]:
         _track(mirror, commit, paths)
         trailers = trailers_of(commit.message)
         if TRAILER_REVISION in trailers:
-            yield _revision(mirror, commit, trailers, paths)
+            try:
+                rev = _revision(mirror, commit, trailers, paths)
+            except (ValueError, TypeError, OverflowError) as exc:  # trailers a pusher wrote
+                number = trailers[TRAILER_REVISION]
+                rev = RestoredRevision(
+                    history_id=int(number) if number.isdigit() else 0, commit=str(commit.id),
+                    action="~", short_id=trailers.get(TRAILER_ENTRY, "?"),
+                    when=dt.datetime.fromtimestamp(0, dt.UTC),
+                    lost=f"commit {str(commit.id)[:12]}'s trailers cannot be read ({exc})",
+                )  # fmt: skip
+            yield rev
 
 
 # --- the whole restore ------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from knowledge.services._kernel.restoring import (
     HistoricalSubtopic,
     RestoredRevision,
     Restorer,
+    check_revision,
     check_state,
     entry_values,
     history_row,
@@ -140,18 +141,19 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         restorer.lost.append(f"revision {rev.history_id} of entry {rev.short_id}: {rev.lost}")
         restorer.refused.add(rev.short_id)
         return
-    if rev.state is not None:
-        try:
+    try:
+        check_revision(restorer, rev)
+        if rev.state is not None:
             check_state(rev.state)
-        except ValidationFailed as exc:
-            restorer.lost.append(
-                f"revision {rev.history_id} of entry {rev.short_id}: refused as a write would "
-                f"be: {exc.message}"
-            )
-            restorer.refused.add(rev.short_id)
-            return
-        if rev.state.get("verified_by"):
-            restorer.marked.add(rev.short_id)
+    except ValidationFailed as exc:
+        restorer.lost.append(
+            f"revision {rev.history_id} of entry {rev.short_id}: refused as a write would "
+            f"be: {exc.message}"
+        )
+        restorer.refused.add(rev.short_id)
+        return
+    if rev.state is not None and rev.state.get("verified_by"):
+        restorer.marked.add(rev.short_id)
     user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
     entry = restorer.entries.get(rev.short_id)
     if rev.action == "-":
@@ -164,7 +166,12 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         rows.append(history_row(entry, rev, user))
         _delete(restorer, entry)
         return
-    values = entry_values(restorer, rev, entry)
+    try:
+        values = entry_values(restorer, rev, entry)
+    except ValidationFailed as exc:  # a project slug from the trailers that a write refuses
+        restorer.lost.append(f"revision {rev.history_id} of entry {rev.short_id}: {exc.message}")
+        restorer.refused.add(rev.short_id)
+        return
     stamps = {"created_at": values.pop("created_at"), "updated_at": values.pop("updated_at")}
     slug, digest = values.pop("slug"), values.pop("content_hash")
     if entry is None:

@@ -204,6 +204,7 @@ def test_a_forged_revision_is_refused_and_the_rest_restored(two_projects, capsys
     _forge(a, b"title: In narrow-a", b"title: In narrow-a\nsources: [{kind: url, "
            b"external_id: x, url: 'javascript:alert(1)'}]", top + 1)  # fmt: skip
     _forge(b, b"title: In narrow-b", b"title: &t In narrow-b\nkind: *t", top + 2)
+    _forge(b, b"title: &t In narrow-b\nkind: *t", b"title: Again", top + 1)  # id used twice
     lose_the_database()
     _restore("--yes")
     out = capsys.readouterr().out
@@ -211,6 +212,10 @@ def test_a_forged_revision_is_refused_and_the_rest_restored(two_projects, capsys
     assert "sources.url must be an absolute URL" in out
     assert f"revision {top + 2} of entry {b.short_id}: its file cannot be read" in out
     assert "anchors and aliases" in out
+    assert (
+        f"revision {top + 1} of entry {b.short_id}: refused as a write would be: revision id" in out
+    )
+    assert out.count("Not restored:") == 3
     assert Entry.objects.count() == 2 and not Entry.objects.get(pk=a.pk).sources.exists()
     # The mirror's head now says what was restored, so the next drain starts from there.
     assert "Committed to the mirror what this restore did" in out

@@ -8,6 +8,7 @@ django-simple-history switched off: each revision row is written as recorded, ne
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -85,6 +86,8 @@ class Restorer:
     keep_verified: bool = False  # the mirror's verified_by is a username anyone could write
     marked: set[str] = field(default_factory=set)  # entries with a verification mark recorded
     refused: set[str] = field(default_factory=set)  # entries with a revision not restored
+    revision_ids: set[int] = field(default_factory=set)
+    rows: dict[int, str] = field(default_factory=dict)  # entry row id -> its short id
 
     # --- people ---------------------------------------------------------------------------
 
@@ -303,6 +306,31 @@ def reset_sequences() -> None:
     with connection.cursor() as cursor:
         for sql in connection.ops.sequence_reset_sql(no_style(), models):
             cursor.execute(sql)
+
+
+_SHORT_ID = re.compile(r"^[0-9a-z]{1,12}$")
+
+
+def check_revision(restorer: Restorer, rev: RestoredRevision) -> None:
+    """What a commit's trailers say about a revision fits the tables: a new revision id, an
+    entry id and row that no other entry has, a place and an author of possible lengths."""
+    if rev.history_id <= 0 or rev.history_id in restorer.revision_ids:
+        raise ValidationFailed(
+            f"revision id {rev.history_id} is not a new positive number", field="Cairn-Revision"
+        )
+    if not _SHORT_ID.match(rev.short_id):
+        raise ValidationFailed(f"entry id {rev.short_id[:40]!r} is not one", field="Cairn-Entry")
+    owner = restorer.rows.setdefault(rev.entry_pk, rev.short_id) if rev.entry_pk else None
+    if owner is not None and owner != rev.short_id:
+        raise ValidationFailed(f"row {rev.entry_pk} belongs to entry {owner}", field="Cairn-Row")
+    limits.check_length(rev.project, field="Cairn-Project", limit=limits.SLUG)
+    limits.check_length(rev.subtopic, field="Cairn-Subtopic", limit=limits.PATH)
+    if rev.subtopic and not all(0 < len(part) <= 80 for part in rev.subtopic.split("/")):
+        raise ValidationFailed("a subtopic level is empty or too long", field="Cairn-Subtopic")
+    limits.check_length(rev.user, field="Cairn-User", limit=150)
+    if find_nul([rev.project, rev.subtopic, rev.user, rev.reason or ""]) is not None:
+        raise ValidationFailed("a trailer holds a NUL character", field="trailers")
+    restorer.revision_ids.add(rev.history_id)
 
 
 def check_state(state: dict) -> None:
