@@ -105,6 +105,7 @@ def token_create(
         scope=scope,
         agent_label=agent_label.strip()[:120],
         expires_at=expires_at,
+        narrowed=bool(chosen),
     )
     token.save()
     if chosen:
@@ -267,13 +268,15 @@ def token_authenticate(secret: str) -> Actor | None:
     if token is None or not token.user.is_active:
         return None
     _touch(token.pk, token.last_used_at, now)
+    # A narrowed token whose projects were all deleted sees nothing: an empty frozenset, never
+    # None ("every project of the user's").
     project_ids = frozenset(token.project_ids or ())
     scopes = {"read", "write"} if token.scope == TokenScope.WRITE else {"read"}
     actor = Actor(
         user=token.user,
         agent=token.agent_label,
         scopes=frozenset(scopes),
-        project_ids=project_ids or None,
+        project_ids=project_ids if token.narrowed else None,
         token_id=token.pk,
     )
     _remember_actor(digest, actor)
