@@ -143,6 +143,8 @@ def entry(request, ref: str):
         [(r["type"], r["entry"]) for r in page["backlinks"]],
         # the type's schema changes without this entry changing
         fit and (fit.schema.entry, fit.schema.version),
+        # a linked entry moves in or out of sight (or is renamed) without this one changing
+        [(e.pk, e.title) if e else None for e in (page["supersedes"], page["superseded_by"])],
     )
     if cached is not None and not len(storage):
         return cached
