@@ -184,8 +184,8 @@ def diff(request, ref: str):
     etag, cached = not_modified(request, "diff", item.pk, old, new)
     if cached is not None:
         return cached
-    old_text = history.revision_text(history.revision_for(actor, item, old))
-    new_text = history.revision_text(history.revision_for(actor, item, new))
+    old_text = history.revision_text(history.revision_for(actor, item, old), actor)
+    new_text = history.revision_text(history.revision_for(actor, item, new), actor)
     text = history.unified_diff(
         old_text, new_text, old_label=f"version {old}", new_label=f"version {new}"
     )

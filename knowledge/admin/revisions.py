@@ -90,7 +90,8 @@ class RevisionAdminMixin:
         except (ValueError, NotFound) as exc:
             messages.error(request, getattr(exc, "message", "Pick two versions to compare."))
             return HttpResponseRedirect(self._url("history", entry.pk))
-        old, new = selectors.revision_text(old_row), selectors.revision_text(new_row)
+        actor = actor_for(request)
+        old, new = selectors.revision_text(old_row, actor), selectors.revision_text(new_row, actor)
         labels = {"old_label": f"version {old_v}", "new_label": f"version {new_v}"}
         mode = "unified" if request.GET.get("mode") == "unified" else "side"
         side = selectors.side_by_side_html(old, new, **labels) if mode == "side" else None
@@ -158,9 +159,10 @@ class RevisionAdminMixin:
             "revision": selectors.revision_summary(row),
             "diff": selectors.unified_diff(
                 selectors.revision_text(
-                    selectors.revision_for(actor_for(request), entry, entry.version)
+                    selectors.revision_for(actor_for(request), entry, entry.version),
+                    actor_for(request),
                 ),
-                selectors.revision_text(row),
+                selectors.revision_text(row, actor_for(request)),
                 old_label=f"now (version {entry.version})",
                 new_label=f"after revert (as version {version})",
             ),

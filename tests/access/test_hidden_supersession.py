@@ -19,6 +19,7 @@ from knowledge.services import (
     EntryFields,
     entry_correct,
     entry_move,
+    entry_update,
     entry_upsert,
     project_create,
 )
@@ -190,3 +191,24 @@ def test_a_token_narrowed_to_one_project_does_not_see_across(world):
         handlers.guarded(handlers.get, actor, id=world.old.short_id, offset=0, max_chars=9)
     )["entry"]
     assert meta["superseded_by"] is None and meta["superseded_by_hidden"] is True
+
+
+def test_revision_texts_name_no_hidden_entry(world):
+    """The diff pages show the revision file, whose frontmatter names the superseded entry by
+    short id: a hidden one reads as "an entry you cannot see" there too."""
+    owner = Actor.for_user(world.root)
+    entry = entry_update(actor=owner, ref=world.successor.pk, fields=EntryFields(body="three"))
+    alice = _browser(world.alice)
+    pages = {
+        "web diff": f"/e/{entry.short_id}/diff/?from=2&to=3",
+        "admin diff": f"/admin/knowledge/entry/{entry.pk}/history/diff/?from=2&to=3&mode=unified",
+        "admin revert": f"/admin/knowledge/entry/{entry.pk}/history/revert/2/",
+    }
+    for name, url in pages.items():
+        page = alice.get(url)
+        assert page.status_code == 200, name
+        text = page.content.decode()
+        assert not _leaks(text, world), name
+        assert UNSEEN in text, name
+    root = _browser(world.root).get(pages["web diff"]).content.decode()
+    assert world.origin.short_id in root
