@@ -53,9 +53,12 @@ class RevisionAdminMixin:
         return reverse(f"admin:{info[0]}_{info[1]}_{name}", args=args)
 
     def _entry(self, request, object_id):
+        ref = unquote(object_id)
+        if "\x00" in ref:  # no entry is named with one, and no query may hold it
+            raise Http404("An entry reference holds no NUL byte (\\x00).")
         try:
-            return selectors.entry_get(actor_for(request), unquote(object_id))
-        except NotFound as exc:
+            return selectors.entry_get(actor_for(request), ref)
+        except KnowledgeError as exc:  # not found, or refused by the rules (too long)
             raise Http404(exc.message) from exc
 
     def history_view(self, request, object_id, extra_context=None):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from urllib.parse import quote, urlencode
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client
 
 from knowledge.services import EntryFields, entry_upsert
@@ -119,3 +120,34 @@ def test_a_nul_byte_is_named_and_nothing_is_asked_of_the_database(alice):
 def test_well_formed_addresses_still_work(alice):
     assert alice.get("/p/acme/t/ops/").status_code == 200
     assert alice.get("/p/acme/t/OPS/").status_code == 200  # the path rules normalize it
+
+
+@pytest.fixture
+def staff_alice(alice, user):
+    """Alice, also staff with the knowledge app's permissions (the admin's own checks)."""
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="knowledge"))
+    return alice
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_the_admin_refuses_bad_addresses_without_a_500(staff_alice, shape):
+    one = quote(shape, safe="")
+    for url in (
+        f"/admin/knowledge/entry/{one}/history/",
+        f"/admin/knowledge/entry/{one}/history/diff/",
+        f"/admin/knowledge/entry/{one}/change/",
+        "/admin/knowledge/entry/?" + urlencode({"tree": f"acme/{shape}"}),
+        "/admin/knowledge/entry/?" + urlencode({"tree": shape}),
+    ):
+        response = staff_alice.get(url)
+        assert response.status_code in (200, 302, 404), (url[:80], response.status_code)
+
+
+def test_the_admin_tree_filter_says_why_it_lists_everything(staff_alice):
+    response = staff_alice.get("/admin/knowledge/entry/?tree=acme/!!!", follow=True)
+    assert response.status_code == 200
+    text = said(response)
+    assert "has no letters or digits" in text and "shows every entry instead" in text
+    assert "Runbook" in text
