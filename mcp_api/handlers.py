@@ -17,6 +17,7 @@ from knowledge.graph.selectors import entry_relations
 from knowledge.search import SearchFilters, search_entries, timing
 from knowledge.selectors import entry_get, project_overview, sources_check
 from knowledge.selectors.listings import entries_open, entries_recent, project_browse
+from knowledge.selectors.supersession import unseen_links
 from knowledge.selectors.whoami import actor_profile
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
@@ -76,6 +77,7 @@ def get(actor: Actor, *, id, offset, max_chars):
         entry,
         offset=max(0, int(offset)),
         max_chars=max(200, min(int(max_chars), MAX_WINDOW)),
+        unseen=unseen_links(actor, [entry]),
         relations=entry_relations(actor, entry),
     )
 
@@ -113,14 +115,18 @@ def upsert(
     report = write_report(
         actor, result.entry, result.outcome, sources=sources, before=result.before
     )
-    return render.entry_saved(result.entry, result.outcome, report=report)
+    return render.entry_saved(
+        result.entry, result.outcome, report=report, unseen=unseen_links(actor, [result.entry])
+    )
 
 
 def edit(actor: Actor, *, id, **change):
     """change: operation, content, find, section, expected_count, expected_version, reason."""
     result = entry_edit(actor=actor, ref=id, **change)
     report = write_report(actor, result.entry, result.outcome, before=result.before)
-    return render.entry_saved(result.entry, result.outcome, report=report)
+    return render.entry_saved(
+        result.entry, result.outcome, report=report, unseen=unseen_links(actor, [result.entry])
+    )
 
 
 def update(actor: Actor, *, id, title, kind, tags, status, subtopic, expected_version, reason):
@@ -139,27 +145,29 @@ def update(actor: Actor, *, id, title, kind, tags, status, subtopic, expected_ve
         reason=reason,
     )
     outcome = "updated" if entry.version != before else "unchanged"
-    return render.entry_saved(entry, outcome, report=write_report(actor, entry, outcome))
+    report = write_report(actor, entry, outcome)
+    return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
 
 
 def list_open(actor: Actor, *, project, subtopic, limit):
     entries = entries_open(
         actor, project=project or None, subtopic=subtopic or None, limit=_limit(limit, 200)
     )
-    return render.open_entries(entries)
+    return render.open_entries(entries, unseen=unseen_links(actor, entries))
 
 
 def recent(actor: Actor, *, project, since, limit):
     start = inputs.when(since or "7d", field="since")
     entries = entries_recent(actor, project=project or None, since=start, limit=_limit(limit, 200))
-    return render.recent_entries(entries, start)
+    return render.recent_entries(entries, start, unseen=unseen_links(actor, entries))
 
 
 def browse(actor: Actor, *, project, subtopic):
     if not project:
         return render.projects(project_overview(actor))
     page = project_browse(actor, project=project, subtopic=subtopic or None)
-    return render.project_page(page, subtopic or "")
+    unseen = unseen_links(actor, page["entries"])
+    return render.project_page(page, subtopic or "", unseen=unseen)
 
 
 def history(actor: Actor, *, id, limit):
@@ -197,7 +205,7 @@ def create_project(actor: Actor, *, slug, name, description, sensitivity):
 
 def correct(actor: Actor, *, id, body, reason, title):
     new, old = entry_correct(actor=actor, ref=id, body=body, reason=reason, title=title or None)
-    return render.entry_corrected(new, old)
+    return render.entry_corrected(new, old, unseen=unseen_links(actor, [new, old]))
 
 
 def build_context(actor: Actor, *, id, depth, since, max_related, include_history, as_of):

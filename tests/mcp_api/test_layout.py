@@ -16,10 +16,11 @@ ALLOWED = {
     "resources": {"auth", "connections", "handlers"},
     "tools": {"auth", "connections", "handlers"},
     "handlers": {"render"},
-    "render": {"hints", "schema_text", "write_text", "profile_text"},
+    "render": {"hints", "schema_text", "write_text", "profile_text", "entry_meta"},
     # the schema tools: tool functions, handlers and answers of one small feature
     "schemas": {"auth", "connections", "handlers", "render", "schema_text", "tools"},
     "schema_text": set(),
+    "entry_meta": set(),
     "write_text": set(),
     "profile_text": set(),
     "hints": set(),
