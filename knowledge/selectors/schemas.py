@@ -29,6 +29,7 @@ from knowledge.schemas import (
     read_schema,
     validate,
 )
+from knowledge.schemas.cache import cached_schema
 from knowledge.selectors import entry_get, project_get, visible_entries
 from knowledge.selectors.schema_targets import Targets, stored_target_kinds
 
@@ -69,6 +70,13 @@ def load_schema(entry: Entry) -> Schema | None:
     """The schema a schema entry declares, stamped with its version (raises SchemaError)."""
     schema = read_schema(title=entry.title, metadata=entry.metadata, body=entry.body)
     return schema and replace(schema, version=entry.version, entry=entry.short_id)
+
+
+def stored_schema(entry: Entry) -> Schema | None:
+    """load_schema for a schema entry as the database holds it, parsed once per version in
+    this process (every page, report and write of the type asks). Never for a draft: it
+    carries a saved version's number with other text."""
+    return cached_schema((entry.pk, entry.version, entry.updated_at), lambda: load_schema(entry))
 
 
 def schema_library(project: Project) -> Project | None:
@@ -118,7 +126,7 @@ def project_schema(project: Project, note_type: str) -> Schema | None:
     if entry is None:
         return None
     try:
-        return load_schema(entry)
+        return stored_schema(entry)
     except SchemaError:
         return None
 
@@ -137,7 +145,7 @@ def _schema_or_error(entry: Entry | None) -> tuple[Schema | None, str]:
     if entry is None:
         return None, ""
     try:
-        return load_schema(entry), ""
+        return stored_schema(entry), ""
     except SchemaError as exc:
         return None, f"The schema entry {entry.short_id} does not parse: {exc.message}"
 
@@ -328,7 +336,7 @@ def project_schemas(project: Project) -> dict[str, Schema]:
             continue
         seen.add(kind)
         try:
-            schema = load_schema(entry)
+            schema = stored_schema(entry)
         except SchemaError:
             schema = None
         if schema is not None:
