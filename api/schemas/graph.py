@@ -46,6 +46,7 @@ class ContextRelationOut(Schema):
 class ContextEntryOut(GraphEntryOut):
     excerpt: str
     observations: list[ObservationOut]
+    observations_cut: bool = Field(False, description="the entry held more facts than shown")
 
 
 class RelatedEntryOut(ContextEntryOut):
@@ -105,6 +106,7 @@ class GraphOut(Schema):
     edges: list[GraphEdgeOut]
     cut: bool
     limit: int
+    edges_cut: bool = Field(False, description="more edges joined these nodes than were sent")
 
 
 class ContextParams(NoNul):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from knowledge import inputs
 from knowledge.actors import Actor
@@ -34,6 +35,9 @@ from knowledge.selectors import (
 MAX_RELATED = 50
 MAX_PRIMARY = 20
 MAX_OBSERVATIONS = 20  # per entry
+# include_history: every fact an entry ever held, 500 a version for as many versions as it was
+# rewritten. At most this many a primary entry (`observations_cut` says when there were more).
+MAX_HISTORY_OBSERVATIONS = 200
 MAX_URL = 1000
 
 
@@ -74,8 +78,10 @@ def _primary(actor: Actor, entries: QuerySet[Entry], url: str) -> tuple[str, lis
 
 def _observations(
     actor: Actor, entry_ids: list[int], as_of: datetime | None, history: set[int]
-) -> dict:
-    """Observations per entry id: current (or at as_of); all of them for ids in `history`."""
+) -> tuple[dict, set[int]]:
+    """Observations per entry id: current (or at as_of), MAX_OBSERVATIONS each; for ids in
+    `history` the no longer current too, MAX_HISTORY_OBSERVATIONS each. Also the ids that had
+    more than were kept. The database stops each entry's rows one past its cap."""
     rows = Observation.objects.filter(entry_id__in=entry_ids)
     if history or as_of is not None:
         rows = seen_when_written(rows, "entry_id", visible_projects(actor))
@@ -83,12 +89,20 @@ def _observations(
         rows = rows.filter(Q(entry_id__in=history) | Q(pk__in=facts_at(rows, as_of).values("pk")))
     else:
         rows = facts_at(rows, as_of)
+    order = ("position", "valid_from", "pk")
+    rank = Window(RowNumber(), partition_by=F("entry_id"), order_by=[F(f).asc() for f in order])
+    cap = max(MAX_OBSERVATIONS, MAX_HISTORY_OBSERVATIONS if history else 0)
     answer: dict[int, list[dict]] = {}
-    for obs in rows.order_by("entry_id", "position", "valid_from", "pk"):
+    cut: set[int] = set()
+    ranked = rows.annotate(rank=rank).filter(rank__lte=cap + 1)
+    for obs in ranked.order_by("entry_id", *order):
         items = answer.setdefault(obs.entry_id, [])
-        if len(items) < MAX_OBSERVATIONS or obs.entry_id in history:
+        limit = MAX_HISTORY_OBSERVATIONS if obs.entry_id in history else MAX_OBSERVATIONS
+        if len(items) < limit:
             items.append(observation_dict(obs))
-    return answer
+        else:
+            cut.add(obs.entry_id)
+    return answer, cut
 
 
 def build_context(
@@ -143,7 +157,7 @@ def build_context(
     shown = reached[:max_related]
     ids = [e.pk for e in primary] + [r["id"] for r in shown]
     history = {e.pk for e in primary} if include_history else set()
-    observations = _observations(actor, ids, at, history)
+    observations, cut = _observations(actor, ids, at, history)
     short = {e.pk: e.short_id for e in primary} | {i: e.short_id for i, e in by_id.items()}
     return {
         "url": url,
@@ -156,6 +170,7 @@ def build_context(
                 **entry_compact(e),
                 "excerpt": excerpt(e.body),
                 "observations": observations.get(e.pk, []),
+                "observations_cut": e.pk in cut,
             }
             for e in primary
         ],
@@ -165,6 +180,7 @@ def build_context(
                 **entry_compact(by_id[r["id"]]),
                 "excerpt": excerpt(by_id[r["id"]].body),
                 "observations": observations.get(r["id"], []),
+                "observations_cut": r["id"] in cut,
                 "relation": {
                     "type": r["type"],
                     "direction": r["direction"],

@@ -31,6 +31,9 @@ MAX_FRONTIER = 500  # entries expanded per hop
 MAX_EDGES_PER_HOP = 5000
 MAX_RELATIONS = 200  # per direction in entry_relations
 MAX_NODES = 2000
+# Each of MAX_NODES entries may hold 500 relations: a million edges in one answer. The edges
+# between the nodes shown stop here (`edges_cut` says so).
+MAX_GRAPH_EDGES = 10_000
 EXCERPT_CHARS = 240
 
 
@@ -202,7 +205,8 @@ def graph_data(
 ) -> dict:
     """Nodes (entries, with their degree in this graph) and edges (typed relations) of a project,
     of an entry's neighbourhood (`around`, up to `depth` hops), or of everything the actor can
-    see; at most `limit` nodes, newest first (`cut` says when there were more)."""
+    see; at most `limit` nodes, newest first (`cut` says when there were more), and at most
+    MAX_GRAPH_EDGES edges between them (`edges_cut`)."""
     limit = bounded(limit, "limit", 1, MAX_NODES)
     depth = bounded(depth, "depth", 1, MAX_DEPTH)
     entries = visible_entries(actor).select_related("project", "subtopic")
@@ -233,8 +237,10 @@ def graph_data(
             valid_to__isnull=True, source_id__in=ids, target_id__in=ids
         )
         .order_by("pk")
-        .values_list("source_id", "target_id", "relation_type")
+        .values_list("source_id", "target_id", "relation_type")[: MAX_GRAPH_EDGES + 1]
     ]
+    edges_cut = len(edges) > MAX_GRAPH_EDGES
+    edges = edges[:MAX_GRAPH_EDGES]
     degree = dict.fromkeys(ids, 0)
     for edge in edges:
         degree[edge["source"]] += 1
@@ -255,6 +261,7 @@ def graph_data(
         "edges": edges,
         "cut": cut,
         "limit": limit,
+        "edges_cut": edges_cut,  # degrees then count only the edges shown
     }
 
 

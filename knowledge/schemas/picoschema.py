@@ -32,6 +32,10 @@ MAX_BLOCK = 20_000
 MAX_NAME = 60
 MAX_TEXT = 500
 MAX_ENUM = 100
+# How deeply a metadata `schema` object may nest (objects MAX_DEPTH deep, an enum's list, room
+# to spare): the write path bounds metadata depth, but a preview or an old row may not have been.
+MAX_NESTING = 8
+_SCALARS = (str, int, float, bool)
 YAML_INFO = ("yaml", "yml", "picoschema")
 
 
@@ -159,6 +163,11 @@ def _enum_values(name: str, value: object) -> tuple[tuple[str, ...], str]:
         value = text[1:close].split(",")
     if not isinstance(value, list):
         raise SchemaError(f"Field {name!r}: an enum's values are a list [a, b].", field=name)
+    if not all(isinstance(v, _SCALARS) or v is None for v in value):
+        raise SchemaError(
+            f"Field {name!r}: an enum's values are words or numbers, e.g. [open, closed].",
+            field=name,
+        )
     values = tuple(dict.fromkeys(str(v).strip()[:MAX_TEXT] for v in value if str(v).strip()))
     if not values or len(values) > MAX_ENUM:
         raise SchemaError(
@@ -242,6 +251,11 @@ def find_source(metadata: Mapping | None, body: str | None) -> Source | None:
     block). None when there is neither."""
     metadata = metadata if isinstance(metadata, Mapping) else {}
     if isinstance(metadata.get("schema"), Mapping):
+        if _nesting(metadata["schema"]) > MAX_NESTING:
+            raise SchemaError(
+                f"metadata 'schema' nests deeper than {MAX_NESTING} levels; objects nest at "
+                f"most {MAX_DEPTH} deep."
+            )
         return Source(metadata["schema"], metadata)
     block = yaml_block(body or "")
     if block is None:
@@ -262,6 +276,21 @@ def find_source(metadata: Mapping | None, body: str | None) -> Source | None:
     return Source(data)
 
 
+def _nesting(value: object) -> int:
+    """How deeply objects and lists nest in `value`, without recursing (it may be deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping | list):
+            deepest = max(deepest, level)
+            if deepest > MAX_NESTING:
+                break
+            stack.extend(
+                (v, level + 1) for v in (item.values() if isinstance(item, Mapping) else item)
+            )
+    return deepest
+
+
 def read_schema(*, title: str, metadata: Mapping | None, body: str | None) -> Schema | None:
     """The schema a `schema` entry declares (None when it declares no fields). The note type is
     the header's `entity` (Basic Memory's key), else the entry's title."""
@@ -272,7 +301,10 @@ def read_schema(*, title: str, metadata: Mapping | None, body: str | None) -> Sc
     return Schema(
         note_type=note_type,
         fields=parse_fields(source.fields),
-        declared_version=source.header.get("version"),
+        # Kept only when a scalar: a cached Schema is shared, so it holds nothing mutable.
+        declared_version=version
+        if isinstance(version := source.header.get("version"), _SCALARS)
+        else None,
     )
 
 

@@ -6,9 +6,16 @@ body inside the query (a few milliseconds per search); this reads the body the h
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 _LITERAL = re.compile(r"'((?:[^']|'')*)'")
 WINDOW_CHARS = 200
+# A body may hold 1 MB of the searched word: every match of it once took 1.5 s a hit to sort
+# through. The snippet comes from the body's first SCAN_CHARS, from its first MAX_MATCHES
+# matches, and is cut within SLACK_CHARS of the window when no space comes sooner.
+SCAN_CHARS = 100_000
+MAX_MATCHES = 500
+SLACK_CHARS = 40
 
 
 def lexemes_of(tsquery: str | None) -> list[str]:
@@ -31,11 +38,13 @@ def _pattern(lexemes: list[str]) -> re.Pattern:
 
 def highlight(body: str, lexemes: list[str], chars: int = WINDOW_CHARS) -> str:
     """The `chars`-long stretch of `body` holding the most distinct query words, matches in
-    **bold**, '…' where it cuts; '' when no word matches. One regex pass over the body."""
+    **bold**, '…' where it cuts; '' when no word matches. One regex pass over the start of the
+    body (SCAN_CHARS), stopped after MAX_MATCHES matches."""
     if not lexemes or not body:
         return ""
     pattern = _pattern(lexemes)
-    hits = [(m.start(), m.group().lower()) for m in pattern.finditer(body)]
+    found = pattern.finditer(body, 0, SCAN_CHARS)
+    hits = [(m.start(), m.group().lower()) for m in islice(found, MAX_MATCHES)]
     if not hits:
         return ""
     best_start, best_score, right = hits[0][0], -1, 0
@@ -46,10 +55,14 @@ def highlight(body: str, lexemes: list[str], chars: int = WINDOW_CHARS) -> str:
         distinct = len({word for _, word in hits[left : right + 1]})
         if distinct > best_score:
             best_start, best_score = start, distinct
-    # Start a few words before the first match, so it reads in context; cut at spaces.
-    begin = body.rfind(" ", 0, max(0, best_start - 25)) + 1 if best_start > 25 else 0
-    end = body.find(" ", begin + chars)
-    end = len(body) if end < 0 else end
+    # Start a few words before the first match, so it reads in context; cut at spaces (or
+    # mid-word, when there is none nearby: a window never grows with the body).
+    begin = 0
+    if best_start > 25:
+        space = body.rfind(" ", best_start - 25 - SLACK_CHARS, best_start - 25)
+        begin = space + 1 if space >= 0 else best_start - 25
+    end = body.find(" ", begin + chars, begin + chars + SLACK_CHARS)
+    end = min(len(body), begin + chars) if end < 0 else end
     text = pattern.sub(lambda m: f"**{m.group()}**", body[begin:end])
     text = " ".join(text.split())
     return ("… " if begin > 0 else "") + text + (" …" if end < len(body.rstrip()) else "")

@@ -114,7 +114,7 @@ def _draft_metadata(text: str) -> dict:
         return {}
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # json.loads recurses: 5,000 [ overflow the stack
         return {}  # the form says what is wrong with it on save
     return value if isinstance(value, dict) else {}
 

@@ -1,21 +1,21 @@
-"""Reads for note-type schemas: find a note type's schema, and validate, infer and diff it
-against the entries of that type the actor may see. Every surface asks these.
-
-A schema is an entry of kind `schema` in a project whose title (or Basic Memory's `entity`
-key) names the note type; superseded and archived schema entries no longer apply.
+"""Reads for note-type schemas: validate, infer and diff a note type's schema against the
+entries of that type the actor may see, and list a project's note types. Every surface asks
+these. Finding and parsing the schema itself: knowledge.selectors.schema_lookup (its names are
+importable from here too). The reports read the entries' stored observations and relations
+(knowledge.selectors.schema_facts), never their bodies.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry, EntryStatus, Project, Relation, Sensitivity
+from knowledge.models import Entry, EntryStatus, Project, Relation
 from knowledge.schemas import (
     THRESHOLD,
     Drift,
@@ -26,24 +26,27 @@ from knowledge.schemas import (
     SchemaError,
     diff,
     infer,
-    read_schema,
     validate,
 )
-from knowledge.selectors import entry_get, project_get, visible_entries
+from knowledge.selectors import entry_get, project_get, visible_entries, visible_projects
+from knowledge.selectors.schema_facts import stored_facts
+from knowledge.selectors.schema_lookup import (
+    RETIRED,
+    SCHEMA_KIND,
+    note_type_of,
+    project_schema,
+    readable_schema_entry,
+    schema_library,
+    stored_schema,
+)
+from knowledge.selectors.schema_lookup import SHAREABLE as SHAREABLE  # callers read these here
+from knowledge.selectors.schema_lookup import load_schema as load_schema
+from knowledge.selectors.schema_lookup import schema_entry as schema_entry
 from knowledge.selectors.schema_targets import Targets, stored_target_kinds
 
-SCHEMA_KIND = "schema"
 MAX_ENTRIES = 2000  # entries of one type a report reads (newest first); the report says so
 MAX_TYPES = 200  # note types a project lists
 MAX_SCHEMAS = 500  # schema entries of one project read at once
-_RETIRED = (EntryStatus.SUPERSEDED, EntryStatus.ARCHIVED)
-# Who reads an entry may read the schema it is checked against: only projects every active user
-# can read may lend their schemas to others.
-SHAREABLE = (Sensitivity.PUBLIC, Sensitivity.INTERNAL)
-
-
-def note_type_of(text: str | None) -> str:
-    return (text or "").strip().lower()
 
 
 def facts_of(entry: Entry, targets: Targets | None = None) -> Facts:
@@ -58,69 +61,12 @@ def facts_of(entry: Entry, targets: Targets | None = None) -> Facts:
 
 
 def fits_of(actor: Actor, schema: Schema, entries: list[Entry]) -> list[Report]:
-    """Each saved entry against `schema`; a relation field also checks the kind of the entry
-    each link names (one query, only when the schema has such a field)."""
+    """Each saved entry against `schema`, from its stored observations and relations (not its
+    body); a relation field also checks the kind of the entry each link names (one query, only
+    when the schema has such a field)."""
     needed = schema.has_relations and entries
     targets = stored_target_kinds(actor, [e.pk for e in entries]) if needed else {}
-    return [validate(schema, facts_of(e, targets.get(e.pk))) for e in entries]
-
-
-def load_schema(entry: Entry) -> Schema | None:
-    """The schema a schema entry declares, stamped with its version (raises SchemaError)."""
-    schema = read_schema(title=entry.title, metadata=entry.metadata, body=entry.body)
-    return schema and replace(schema, version=entry.version, entry=entry.short_id)
-
-
-def schema_library(project: Project) -> Project | None:
-    """The shared project `project` takes schemas from, while it still shares them and everyone
-    may read it (a report about an entry must not reveal a project its reader cannot see)."""
-    if not project.schema_library_id:
-        return None
-    return Project.objects.filter(
-        pk=project.schema_library_id,
-        schemas_shared=True,
-        archived=False,
-        sensitivity__in=SHAREABLE,
-    ).first()
-
-
-def schema_entry(project: Project, note_type: str) -> Entry | None:
-    """The schema entry of `note_type` in `project` (the newest, when there are several), else
-    in the shared project it takes schemas from. Unscoped: the caller already holds the
-    project (a write to it, or a scoped read), and a schema library is readable by everyone."""
-    kind = note_type_of(note_type)
-    if not kind or kind == SCHEMA_KIND:
-        return None
-    own = _schema_entry_in(project, kind)
-    if own is None and (library := schema_library(project)) is not None:
-        return _schema_entry_in(library, kind)
-    return own
-
-
-def _schema_entry_in(project: Project, kind: str) -> Entry | None:
-    candidates = (
-        Entry.objects.filter(project=project, kind=SCHEMA_KIND)
-        .filter(Q(title__iexact=kind) | Q(metadata__entity__iexact=kind))
-        .exclude(status__in=_RETIRED)
-        .order_by("-updated_at")
-    )
-    for entry in candidates[:5]:
-        entity = (entry.metadata or {}).get("entity") if isinstance(entry.metadata, dict) else None
-        if note_type_of(str(entity) if entity else entry.title) == kind:
-            return entry
-    return None
-
-
-def project_schema(project: Project, note_type: str) -> Schema | None:
-    """The parsed schema of `note_type` in `project`, or None; a schema that no longer parses
-    counts as none (it could not be saved like that: it predates the check)."""
-    entry = schema_entry(project, note_type)
-    if entry is None:
-        return None
-    try:
-        return load_schema(entry)
-    except SchemaError:
-        return None
+    return [validate(schema, facts) for facts in stored_facts(entries, targets)]
 
 
 def _entries_of(actor: Actor, project: Project, note_type: str):
@@ -129,15 +75,17 @@ def _entries_of(actor: Actor, project: Project, note_type: str):
         .filter(project=project, kind=note_type_of(note_type))
         .exclude(status=EntryStatus.SUPERSEDED)
         .select_related("project", "subtopic")
+        .defer("body")  # the reports read the stored observations and relations instead
         .order_by("-updated_at")
     )
 
 
-def _schema_or_error(entry: Entry | None) -> tuple[Schema | None, str]:
+def _schema_or_error(actor: Actor, project: Project, note_type: str) -> tuple[Schema | None, str]:
+    entry, hidden = readable_schema_entry(actor, project, note_type)
     if entry is None:
-        return None, ""
+        return None, hidden
     try:
-        return load_schema(entry), ""
+        return stored_schema(entry), ""
     except SchemaError as exc:
         return None, f"The schema entry {entry.short_id} does not parse: {exc.message}"
 
@@ -173,7 +121,7 @@ class ValidationRun:
 
 
 def _run(actor: Actor, project: Project, note_type: str, entries=None) -> ValidationRun:
-    schema, error = _schema_or_error(schema_entry(project, note_type))
+    schema, error = _schema_or_error(actor, project, note_type)
     run = ValidationRun(project, note_type_of(note_type), schema, error=error)
     if schema is None:
         run.total = _entries_of(actor, project, note_type).count() if entries is None else 1
@@ -209,13 +157,14 @@ def schema_validate(
     kinds = list(
         visible_entries(actor)
         .filter(project=proj, kind=SCHEMA_KIND)
-        .exclude(status__in=_RETIRED)
+        .exclude(status__in=RETIRED)
         .values_list("title", "metadata")
     )
-    if (library := schema_library(proj)) is not None:
+    library = schema_library(proj)
+    if library is not None and visible_projects(actor).filter(pk=library.pk).exists():
         kinds += (
             Entry.objects.filter(project=library, kind=SCHEMA_KIND)
-            .exclude(status__in=_RETIRED)
+            .exclude(status__in=RETIRED)
             .values_list("title", "metadata")
         )
     types = {note_type_of(str((meta or {}).get("entity") or title)) for title, meta in kinds}
@@ -259,14 +208,14 @@ def schema_infer(
     proj = project_get(actor, project)
     found = _entries_of(actor, proj, note_type)
     entries = list(found[:MAX_ENTRIES])
-    facts = [facts_of(e) for e in entries]
+    facts = stored_facts(entries)
     inference = infer(
         note_type_of(note_type),
         facts,
         threshold=threshold,
         targets=_relation_targets(actor, entries),
     )
-    schema, _ = _schema_or_error(schema_entry(proj, note_type))
+    schema, _ = _schema_or_error(actor, proj, note_type)
     return InferenceRun(proj, inference, schema, total=found.count())
 
 
@@ -284,17 +233,17 @@ def schema_diff(
 ) -> DiffRun:
     """The type's schema against how its entries (those the actor may see) use fields today."""
     proj = project_get(actor, project)
-    schema, error = _schema_or_error(schema_entry(proj, note_type))
+    schema, error = _schema_or_error(actor, proj, note_type)
     if schema is None:
         return DiffRun(proj, note_type_of(note_type), None, None, error)
     entries = list(_entries_of(actor, proj, note_type)[:MAX_ENTRIES])
-    drift = diff(schema, [facts_of(e) for e in entries], threshold=threshold)
+    drift = diff(schema, stored_facts(entries), threshold=threshold)
     return DiffRun(proj, schema.note_type, schema, drift)
 
 
 def entry_schema_fit(actor: Actor, entry: Entry) -> Report | None:
     """How an entry (found with entry_get) fits its type's schema; None when it has none."""
-    schema = project_schema(entry.project, entry.kind)
+    schema = project_schema(entry.project, entry.kind, actor)
     return fits_of(actor, schema, [entry])[0] if schema else None
 
 
@@ -318,7 +267,7 @@ def project_schemas(project: Project) -> dict[str, Schema]:
     seen: set[str] = set()
     rows = (
         Entry.objects.filter(project=project, kind=SCHEMA_KIND)
-        .exclude(status__in=_RETIRED)
+        .exclude(status__in=RETIRED)
         .order_by("-updated_at")[:MAX_SCHEMAS]
     )
     for entry in rows:
@@ -328,7 +277,7 @@ def project_schemas(project: Project) -> dict[str, Schema]:
             continue
         seen.add(kind)
         try:
-            schema = load_schema(entry)
+            schema = stored_schema(entry)
         except SchemaError:
             schema = None
         if schema is not None:
@@ -360,14 +309,13 @@ def note_types_of(actor: Actor, project: Project) -> list[NoteType]:
             .exclude(status=EntryStatus.SUPERSEDED)
             .annotate(rank=newest)
             .filter(rank__lte=MAX_ENTRIES)
-            .only("body", "tags", "status", "kind", "metadata")
+            .only("tags", "status", "kind", "metadata")
         )
         rows = list(rows)
         linked = any(s.has_relations for s in schemas.values())
         targets = stored_target_kinds(actor, [e.pk for e in rows]) if linked and rows else {}
-        for entry in rows:
+        for entry, facts in zip(rows, stored_facts(rows, targets), strict=True):
             checked[entry.kind] += 1
-            facts = facts_of(entry, targets.get(entry.pk))
             fitting[entry.kind] += validate(schemas[entry.kind], facts).fits
     for item in types:
         if item.kind in schemas:

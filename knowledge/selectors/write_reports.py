@@ -27,7 +27,6 @@ MAX_BLAME_REVISIONS = 30
 MAX_FACTS = 20
 MAX_SIMILAR = 3
 MAX_SOURCES = 20
-MAX_DIFF_LINES = 2000
 METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
 _WORD = re.compile(r"[\w-]+")
 _STOPWORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "with", "by", "at"}
@@ -80,19 +79,10 @@ def _origins(actor: Actor, entry: Entry, lines: list[str], before: int) -> dict[
 
 
 def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
-    """(lines added, lines removed, the removed non-blank lines in order). The common start and
-    end are set aside first, so an edit to a long body compares only the part it changed; a
-    middle longer than MAX_DIFF_LINES counts as replaced whole (bounded work)."""
+    """(lines added, lines removed, the removed non-blank lines in order), by knowledge.diffs,
+    whose time grows with the text's length whatever the text (bodies are bounded by
+    CAIRN_MAX_BODY_BYTES), so no rewrite needs counting as replaced whole."""
     a, b = old.split("\n"), new.split("\n")
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    a, b = a[start : len(a) - end], b[start : len(b) - end]
-    if len(a) > MAX_DIFF_LINES or len(b) > MAX_DIFF_LINES:
-        return len(b), len(a), [line for line in a if line.strip()]
     added = removed = 0
     gone: list[str] = []
     for tag, i1, i2, j1, j2 in line_opcodes(a, b):

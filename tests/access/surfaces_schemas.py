@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
-from knowledge.models import Entry, Relation
+from knowledge.models import Entry, Observation, Relation
 from knowledge.selectors import schemas as reads
 from mcp_api import schemas as mcp_schemas
 from tests.access.surfaces import assert_silent, surface
@@ -31,6 +31,20 @@ def _setup(world: World) -> None:
     root = Actor.system()
     body = f"The {SECRET_WORD} budget.\n\n- [budget] 43\n- [codename] {SECRET_WORD}"
     Entry.objects.filter(pk=world.entry.pk).update(kind=TYPE, body=body)
+    # The rows the write path stores for that body: the schema reports read these, not bodies.
+    Observation.objects.bulk_create(
+        Observation(
+            entry=world.entry,
+            category=category,
+            content=content,
+            position=position,
+            valid_from=timezone.now(),
+            valid_from_version=1,
+        )
+        for position, (category, content) in enumerate(
+            (("budget", "43"), ("codename", SECRET_WORD))
+        )
+    )
     Entry.objects.create(
         project=world.target, title=TYPE, kind="schema", body=SCHEMA, slug=TYPE,
         content_hash="x", created_by=root.db_user,

@@ -1,0 +1,66 @@
+"""Every diff a writer can make Cairn compute stays near-linear (issue 32): the write report's
+line counts, the unified diff and the admin's side-by-side table, on the issue's input of
+repeated lines rewritten into other repeated lines (difflib's ndiff did not finish in 30 s)."""
+
+import pytest
+
+from history.selectors import side_by_side_html, unified_diff
+from knowledge.selectors.write_reports import body_change
+from tests.hardening.forked import timed
+
+
+def rewrite(n: int) -> tuple[str, str]:
+    return "A\n" + "x\n" * n + "B", "C\n" + "x\ny\n" * (n // 2) + "D"
+
+
+def _side(old, new):
+    html = side_by_side_html(old, new, old_label="v1", new_label="v2")
+    return html.count("<tr>"), html.count("diff_add")
+
+
+def _report(old, new):
+    added, removed, gone = body_change(old, new)
+    return added, removed, len(gone)
+
+
+def _unified(old, new):
+    return len(unified_diff(old, new, old_label="a", new_label="b").splitlines())
+
+
+@pytest.mark.parametrize("pipeline", [_side, _report, _unified], ids=["side", "report", "unified"])
+def test_a_repetitive_rewrite_costs_about_its_length(pipeline):
+    small, _ = timed(pipeline, *rewrite(1_000))
+    large, _ = timed(pipeline, *rewrite(10_000))
+    # Ten times the lines: near-linear work takes about ten times as long, quadratic a hundred.
+    assert large < max(small, 0.005) * 40, (small, large)
+
+
+def test_the_report_counts_a_long_rewrite_line_by_line():
+    # The rewrite keeps half the x lines: counted, not "replaced whole" past 2,000 lines.
+    assert timed(_report, *rewrite(10_000))[1] == (5_002, 5_002, 5_002)
+
+
+def test_the_side_by_side_table_marks_changes_and_escapes():
+    html = side_by_side_html(
+        "one\ntwo\nkeep the words\n<i>gone</i>",
+        "one\n<b>three</b>\nkeep these words",
+        old_label="v<1>",
+        new_label="v2",
+    )
+    assert '<th colspan="2" class="diff_header">v&lt;1&gt;</th>' in html
+    assert '<span class="diff_sub">two</span>' in html
+    assert '<span class="diff_add">&lt;b&gt;three&lt;/b&gt;</span>' in html
+    assert 'keep the<span class="diff_chg">se</span> words' in html
+    assert (
+        '<span class="diff_sub">&lt;i&gt;gone&lt;/i&gt;</span></td><td class="diff_header"></td>'
+        in html
+    )
+    assert "<b>" not in html and "<i>" not in html
+
+
+def test_the_side_by_side_table_shows_context_only_around_changes():
+    old = "\n".join(f"line {i}" for i in range(100))
+    html = side_by_side_html(
+        old, old.replace("line 50", "line fifty"), old_label="a", new_label="b"
+    )
+    assert html.count("<tr>") == 1 + 7 and "line 47" in html and "line 46" not in html
