@@ -16,6 +16,7 @@ MAX_BLOCK characters.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -324,9 +325,19 @@ def _line(f: Field, indent: str) -> list[str]:
         return head + [line for c in f.children for line in _line(c, indent + "  ")]
     if f.type == "enum":
         values = f"[{', '.join(f.enum)}]"
-        value = f'"{values}, {f.description}"' if f.description else values
-        return [f"{indent}{key}: {value}"]
+        if f.description or not all(_reads_back(v) for v in f.enum):
+            # One quoted string, which _enum_values splits itself: YAML would read `[no]` as
+            # [False] and `[1.0]` as [1.0], not as the words written.
+            values = json.dumps(f"{values}, {f.description}" if f.description else values)
+        return [f"{indent}{key}: {values}"]
     return [f"{indent}{key}: {f.type}" + (f", {f.description}" if f.description else "")]
+
+
+def _reads_back(value: str) -> bool:
+    try:
+        return load_yaml(f"[{value}]") == [value]
+    except yaml.YAMLError:
+        return False
 
 
 def to_text(fields: tuple[Field, ...] | list[Field]) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -328,3 +330,10 @@ def test_the_parser_runs_in_linear_time(shape):
     small, large = json.loads(done.stdout)
     # Four times the input: about four times the time when linear, sixteen when quadratic.
     assert large < 10 * small + 0.05, f"{shape}: 25,000 chars {small:.4f} s, 100,000 {large:.4f} s"
+
+
+def test_enum_words_yaml_would_read_as_other_types_are_written_back_as_words():
+    fields = parse_fields({"answer(enum)": "[placeholder]"})
+    words = ("no", "Yes", "on", "1.0", "null", "~", "2026-01-01", 'say "hi"')
+    written = to_text([replace(fields[0], enum=words)])
+    assert parse_fields(yaml.safe_load(written))[0].enum == words
