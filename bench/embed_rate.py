@@ -33,6 +33,8 @@ from pathlib import Path
 
 from _common import ROOT, percentile, print_table, setup_django, write_json
 
+from knowledge.services import ProjectFields
+
 CONFIGS = {
     "before": {"CAIRN_WORKER_CONCURRENCY": "1", "CAIRN_EMBEDDING_THREADS": "1",
                "CAIRN_EMBED_BATCH": "1"},
@@ -181,7 +183,7 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
     Project.objects.filter(slug__startswith="embed-").delete()
     slugs = sorted({conv for conv, _, _ in data})
     for slug in slugs:
-        project_create(actor=actor, slug=f"embed-{slug}".lower(), name=slug)
+        project_create(actor=actor, slug=f"embed-{slug}".lower(), fields=ProjectFields(name=slug))
     log = tmp / f"worker-{name}.log"
     worker = start_worker(db_name, tmp, overrides, log)
     watcher = Watcher()

@@ -26,6 +26,8 @@ from pathlib import Path
 from _setup import ROOT, percentile, setup_django, table, write_json
 from tqdm import tqdm
 
+from knowledge.services import ProjectFields
+
 DB = "cairn_bench_graph"
 SUBTOPICS = 20
 
@@ -224,7 +226,7 @@ def main() -> None:
         if project is not None:  # benchmark clean-up of an earlier vault
             Entry.objects.filter(project=project).delete()
             project.delete()
-        project_create(actor=actor, slug=slug, name=slug)
+        project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
         build_s = build_vault(actor, slug, args.entries)
     n = args.entries
     load_before = os.getloadavg()

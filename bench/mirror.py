@@ -27,6 +27,8 @@ from pathlib import Path
 
 from _common import ROOT, percentile, print_table, setup_django, write_json
 
+from knowledge.services import ProjectFields
+
 
 def queue_revisions(actor, project: str, n: int, rng: random.Random) -> dict:
     from knowledge.models import Entry
@@ -219,7 +221,7 @@ def main() -> None:
     try:
         user = get_user_model().objects.create(username="bench", email="bench@example.com")
         actor = Actor.for_user(user, agent="agent:bench")
-        project_create(actor=actor, slug="bench", name="Bench")
+        project_create(actor=actor, slug="bench", fields=ProjectFields(name="Bench"))
 
         background.enabled = False  # phase 1 queues with no worker
         t = time.perf_counter()

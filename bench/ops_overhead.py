@@ -21,6 +21,8 @@ from pathlib import Path
 
 from _common import percentile, print_table, write_json
 
+from knowledge.services import ProjectFields
+
 DB_NAME = "cairn_bench_ops"
 
 
@@ -129,7 +131,7 @@ def growth(sizes: list[int], calls: int) -> tuple[str, list[dict]]:
     user, _ = get_user_model().objects.get_or_create(username="bench")
     actor = Actor.for_user(user, agent="agent:bench")
     slug = f"bench-ops-{int(time.time())}"
-    project_create(actor=actor, slug=slug, name=slug)
+    project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
     secret = token_create(actor=Actor.system(), user=user, name=slug).secret
     client = Client(HTTP_HOST="127.0.0.1", headers={"Authorization": f"Bearer {secret}"})
     OperationTiming.objects.filter(surface="bench").delete()  # part 1's rows

@@ -12,6 +12,8 @@ import time
 
 from _common import percentile, print_table, setup_django, write_json
 
+from knowledge.services import ProjectFields
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -29,7 +31,7 @@ def main() -> None:
     user, _ = get_user_model().objects.get_or_create(username="bench")
     actor = Actor.for_user(user, agent="agent:bench")
     slug = f"bench-write-{int(time.time())}"
-    project_create(actor=actor, slug=slug, name=slug)
+    project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
 
     body = "Paragraph about the incident and what we learned. " * 20
     phases = {}

@@ -10,11 +10,11 @@ import difflib
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Case, Count, Exists, Q, QuerySet, When
+from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, When
 
 from knowledge import limits
 from knowledge.actors import Actor
-from knowledge.errors import Forbidden, NotFound, ValidationFailed
+from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -177,34 +177,46 @@ def project_get(
     text = str(ref).strip()
     lookup = project_ref_filter(text)
     visible = visible_projects(actor)
-    project = resolve_project(visible, text)
-    if project is not None:
-        if for_maintain:
-            allowed = maintained_projects(actor)
-        elif for_write:
-            allowed = writable_projects(actor)
-        else:
+    needed = maintained_projects(actor) if for_maintain else (
+        writable_projects(actor) if for_write else None
+    )  # fmt: skip
+    if needed is None:
+        project = resolve_project(visible, text)
+        if project is not None:
             return project
-        if allowed.filter(pk=project.pk).exists():
+    else:  # one query resolves and checks the role
+        project = resolve_project(
+            visible.annotate(allowed=Exists(needed.filter(pk=OuterRef("pk")))), text
+        )
+        if project is not None and project.allowed:
             return project
+    raise project_refusal(actor, text, project, for_maintain=for_maintain, lookup=lookup)
+
+
+def project_refusal(
+    actor: Actor, text: str, project: Project | None, *, for_maintain: bool, lookup: Q
+) -> KnowledgeError:
+    """Why `text` names no project the actor may use: `project` is the one it can read (but not
+    change), or None. Read-only tokens, confidential projects and close names each say so."""
     if project is not None:
         if not actor.can_write:
-            raise Forbidden(
+            return Forbidden(
                 f"This token is read-only, so it cannot change project {text!r}. "
                 "Use a token with the write scope.",
                 project=text,
             )
         role = "maintainer" if for_maintain else "editor"
-        raise Forbidden(
+        return Forbidden(
             f"You may read project {text!r} but not change it: that needs the {role} role. "
             f"Ask one of its maintainers: {project_maintainers(project)}.",
             project=text,
         )
+    visible = visible_projects(actor)
     hidden = None
     if _signed_in(actor) and actor.project_ids is None:
         hidden = Project.objects.filter(lookup, sensitivity=Sensitivity.CONFIDENTIAL).first()
     if hidden is not None:
-        raise Forbidden(
+        return Forbidden(
             f"Project {text!r} is confidential and you are not a member. "
             f"Ask one of its maintainers for access: {project_maintainers(hidden)}.",
             project=text,
@@ -212,7 +224,7 @@ def project_get(
     slugs = list(visible.values_list("slug", flat=True)[:500])
     close = difflib.get_close_matches(text.lower(), slugs, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    raise NotFound(
+    return NotFound(
         f"No project {text!r} that you can see.{hint} List the projects you can see, or "
         "create this one.",
         project=text,
