@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from _common import ROOT, percentile, print_table, setup_django, write_json
+from django.conf import settings as django_settings
 
 from knowledge.services import ProjectFields
 
@@ -273,7 +274,6 @@ def main() -> None:
     from django.db import connection
 
     from knowledge.actors import Actor
-    from knowledge.services import background
     from memory_site import embedded
 
     data = sessions(Path(args.data), args.sessions)
@@ -286,7 +286,7 @@ def main() -> None:
     connection.settings_dict["TEST"]["NAME"] = "bench_embed_rate"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     started_broker = embedded.start_broker()
-    background.enabled = True
+    django_settings.CAIRN_BACKGROUND_TASKS = True
     rows = []
     load_before = os.getloadavg()
     try:

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from _setup import ROOT, percentile, setup_django, table, write_json
+from django.conf import settings as django_settings
 from tqdm import tqdm
 
 from knowledge.services import ProjectFields
@@ -94,7 +95,6 @@ def build_vault(actor, slug: str, n: int) -> float:
 def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
     """Updates that change one observation and one link, alternating graph indexing on and off."""
     from knowledge.services import EntryFields, entry_upsert
-    from knowledge.services import graph as graph_switch
 
     rng = random.Random(7)
     stamp = int(time.time())  # every run writes new text: no write is "unchanged"
@@ -106,7 +106,7 @@ def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
             body_of(i, n).replace("point 0", f"point 0 rev {stamp}-{w}")
             + f"- see [[Note {w % n}]]\n"
         )
-        graph_switch.enabled = on
+        django_settings.CAIRN_GRAPH_ON_SAVE = on
         try:
             t0 = time.perf_counter()
             entry_upsert(
@@ -118,7 +118,7 @@ def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
             )
             timings[on].append((time.perf_counter() - t0) * 1000)
         finally:
-            graph_switch.enabled = True
+            django_settings.CAIRN_GRAPH_ON_SAVE = True
     return {"with_graph": stats(timings[True]), "without_graph": stats(timings[False])}
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 from django.test.utils import override_settings
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
-from knowledge.services import graph as graph_switch
 from knowledge.services._graph import graph_change, index_entry_graph
 from knowledge.services._kernel import index_text
 from knowledge.services._kernel.restoring import (
@@ -152,7 +152,7 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         setattr(entry, name, value)
     link_sources(restorer, entry, rev.state.get("sources") or [])
     rows.append(history_row(entry, rev, user))
-    if graph_switch.enabled:
+    if settings.CAIRN_GRAPH_ON_SAVE:
         index_entry_graph(entry, change, writer(user))
 
 
