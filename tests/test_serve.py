@@ -33,6 +33,7 @@ def _database_url() -> str:
     return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+OPS_TOKEN = "ops-token-of-the-serve-test"
 # What the test run exports for its own isolation (tests/settings.py): a newcomer has none of it.
 _RUN_ONLY = ("CELERY_BROKER_URL", "CAIRN_BROKER_DIR", "CAIRN_MIRROR_PATH", "CAIRN_PG_DIR",
              "CAIRN_TEST_ISOLATED", "CAIRN_TEST_VAR_DIR", "CAIRN_LIVE_VAR_DIR",
@@ -44,6 +45,7 @@ def _newcomer_env(var_dir: Path, *, database_url: str | None) -> dict:
     (serve then owns no PostgreSQL), else on an embedded one of its own."""
     env = {k: v for k, v in os.environ.items() if k not in _RUN_ONLY}
     env["CAIRN_VAR_DIR"] = str(var_dir)
+    env["CAIRN_METRICS_TOKEN"] = OPS_TOKEN  # /readyz shows its report to it (or to staff)
     env.pop("DATABASE_URL", None)
     if database_url:
         env["DATABASE_URL"] = database_url
@@ -58,9 +60,13 @@ def _processes_mentioning(marker: str) -> list[psutil.Process]:
     return found
 
 
+def _ops(url: str) -> urllib.request.Request:
+    return urllib.request.Request(url, headers={"Authorization": f"Bearer {OPS_TOKEN}"})
+
+
 def _check_operations(url: str, var_dir: Path) -> None:
     """Readiness sees the broker serve started; /metrics adds up the web workers' counters."""
-    with urllib.request.urlopen(f"{url}/readyz") as response:
+    with urllib.request.urlopen(_ops(f"{url}/readyz")) as response:
         ready = json.load(response)
     assert ready["checks"]["database"]["status"] == "ok"
     assert ready["checks"]["broker"]["status"] == "ok"
@@ -69,7 +75,7 @@ def _check_operations(url: str, var_dir: Path) -> None:
             urllib.request.Request(f"{url}/api/v1/projects", headers={"Authorization": "Bearer x"})
         )
     assert refused.value.code == 401
-    with urllib.request.urlopen(f"{url}/metrics") as response:
+    with urllib.request.urlopen(_ops(f"{url}/metrics")) as response:
         exposition = response.read().decode()
     assert 'cairn_token_auth_failures_total{surface="rest"} 1.0' in exposition
     assert (var_dir / "prometheus").is_dir()
