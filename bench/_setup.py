@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from django.conf import settings as django_settings
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
@@ -43,9 +45,8 @@ def setup_django(db_name: str) -> None:
     call_command("migrate", verbosity=0)
     # The benchmarks embed inline (timed); with no broker running, queuing each write's
     # background task would only add a connection timeout per write.
-    from knowledge.services import background
 
-    background.enabled = False
+    django_settings.CAIRN_BACKGROUND_TASKS = False
 
 
 def percentile(values: list[float], p: float) -> float:

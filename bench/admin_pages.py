@@ -20,6 +20,8 @@ import time
 
 from _setup import percentile, setup_django, table, write_json
 
+from knowledge.services import ProjectFields
+
 BODY = (
     "Runbook step {i}: restart the workers after the database restore, then watch the error "
     "rate.\n\n- [step] restart worker {i} #ops\n- depends_on [[Note {prev}]]\n- see [[Note 0]]\n"
@@ -74,7 +76,7 @@ def main() -> None:
         person.user_permissions.add(*Permission.objects.filter(content_type__app_label="knowledge"))
         actor = Actor.for_user(person)
         project = Project.objects.filter(slug=slug).first() or project_create(
-            actor=actor, slug=slug, name=f"Bench admin {size}"
+            actor=actor, slug=slug, fields=ProjectFields(name=f"Bench admin {size}")
         )
         Membership.objects.get_or_create(
             project=project, user=person, defaults={"role": Role.MAINTAINER}

@@ -32,6 +32,9 @@ import time
 from pathlib import Path
 
 from _common import ROOT, percentile, print_table, setup_django, write_json
+from django.conf import settings as django_settings
+
+from knowledge.services import ProjectFields
 
 CONFIGS = {
     "before": {"CAIRN_WORKER_CONCURRENCY": "1", "CAIRN_EMBEDDING_THREADS": "1",
@@ -181,7 +184,7 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
     Project.objects.filter(slug__startswith="embed-").delete()
     slugs = sorted({conv for conv, _, _ in data})
     for slug in slugs:
-        project_create(actor=actor, slug=f"embed-{slug}".lower(), name=slug)
+        project_create(actor=actor, slug=f"embed-{slug}".lower(), fields=ProjectFields(name=slug))
     log = tmp / f"worker-{name}.log"
     worker = start_worker(db_name, tmp, overrides, log)
     watcher = Watcher()
@@ -271,7 +274,6 @@ def main() -> None:
     from django.db import connection
 
     from knowledge.actors import Actor
-    from knowledge.services import background
     from memory_site import embedded
 
     data = sessions(Path(args.data), args.sessions)
@@ -284,7 +286,7 @@ def main() -> None:
     connection.settings_dict["TEST"]["NAME"] = "bench_embed_rate"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     started_broker = embedded.start_broker()
-    background.enabled = True
+    django_settings.CAIRN_BACKGROUND_TASKS = True
     rows = []
     load_before = os.getloadavg()
     try:

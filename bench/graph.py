@@ -24,7 +24,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from _setup import ROOT, percentile, setup_django, table, write_json
+from django.conf import settings as django_settings
 from tqdm import tqdm
+
+from knowledge.services import ProjectFields
 
 DB = "cairn_bench_graph"
 SUBTOPICS = 20
@@ -92,7 +95,6 @@ def build_vault(actor, slug: str, n: int) -> float:
 def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
     """Updates that change one observation and one link, alternating graph indexing on and off."""
     from knowledge.services import EntryFields, entry_upsert
-    from knowledge.services import graph as graph_switch
 
     rng = random.Random(7)
     stamp = int(time.time())  # every run writes new text: no write is "unchanged"
@@ -104,7 +106,7 @@ def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
             body_of(i, n).replace("point 0", f"point 0 rev {stamp}-{w}")
             + f"- see [[Note {w % n}]]\n"
         )
-        graph_switch.enabled = on
+        django_settings.CAIRN_GRAPH_ON_SAVE = on
         try:
             t0 = time.perf_counter()
             entry_upsert(
@@ -116,7 +118,7 @@ def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
             )
             timings[on].append((time.perf_counter() - t0) * 1000)
         finally:
-            graph_switch.enabled = True
+            django_settings.CAIRN_GRAPH_ON_SAVE = True
     return {"with_graph": stats(timings[True]), "without_graph": stats(timings[False])}
 
 
@@ -224,7 +226,7 @@ def main() -> None:
         if project is not None:  # benchmark clean-up of an earlier vault
             Entry.objects.filter(project=project).delete()
             project.delete()
-        project_create(actor=actor, slug=slug, name=slug)
+        project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
         build_s = build_vault(actor, slug, args.entries)
     n = args.entries
     load_before = os.getloadavg()

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from knowledge.services import ProjectFields
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import ROOT, percentile, setup_django, table, write_json
 
@@ -145,7 +147,7 @@ def ingest(samples, level: str, actor) -> tuple[dict[int, str], dict[str, str], 
     for sample in tqdm(samples, desc=f"ingest {level}", unit="conv"):
         slug = f"locomo-{level}-{sample['sample_id']}"
         with contextlib.suppress(AlreadyExists):
-            project_create(actor=actor, slug=slug, name=slug)
+            project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
         projects[sample["sample_id"]] = slug
         for n, date, turns in sessions_of(sample["conversation"]):
             if level == "session":

@@ -26,6 +26,9 @@ import time
 from pathlib import Path
 
 from _common import ROOT, percentile, print_table, setup_django, write_json
+from django.conf import settings as django_settings
+
+from knowledge.services import ProjectFields
 
 
 def queue_revisions(actor, project: str, n: int, rng: random.Random) -> dict:
@@ -93,13 +96,13 @@ def measure_lag(
 
     from history import mirror
     from knowledge.models import Entry
-    from knowledge.services import EntryFields, background, entry_upsert
+    from knowledge.services import EntryFields, entry_upsert
     from memory_site import embedded
 
     HistoricalEntry = Entry.history.model
     table = HistoricalEntry._meta.db_table
     started_broker = embedded.start_broker()
-    background.enabled = True
+    django_settings.CAIRN_BACKGROUND_TASKS = True
     worker = start_worker(db_name, Path(mirror.open_mirror().path), tmp / "worker.log")
     seen: dict[int, float] = {}
     stop = threading.Event()
@@ -212,16 +215,16 @@ def main() -> None:
 
     from history import maintenance, mirror
     from knowledge.actors import Actor
-    from knowledge.services import background, project_create
+    from knowledge.services import project_create
 
     connection.settings_dict["TEST"]["NAME"] = "bench_mirror"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
         user = get_user_model().objects.create(username="bench", email="bench@example.com")
         actor = Actor.for_user(user, agent="agent:bench")
-        project_create(actor=actor, slug="bench", name="Bench")
+        project_create(actor=actor, slug="bench", fields=ProjectFields(name="Bench"))
 
-        background.enabled = False  # phase 1 queues with no worker
+        django_settings.CAIRN_BACKGROUND_TASKS = False  # phase 1 queues with no worker
         t = time.perf_counter()
         mix = queue_revisions(actor, "bench", args.queued, random.Random(args.seed))
         queue_seconds = time.perf_counter() - t

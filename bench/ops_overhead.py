@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 
 from _common import percentile, print_table, write_json
+from django.conf import settings as django_settings
+
+from knowledge.services import ProjectFields
 
 DB_NAME = "cairn_bench_ops"
 
@@ -82,9 +85,9 @@ def recorder(n: int) -> list[list[object]]:
             pass
 
     rows.append(_stats("empty block", each(bare)))
-    timing.enabled = False
+    django_settings.CAIRN_TIMINGS_RECORD = False
     rows.append(_stats("timed(), metrics only", each(with_timed)))
-    timing.enabled = True
+    django_settings.CAIRN_TIMINGS_RECORD = True
     rows.append(_stats("timed() + row (batched, flush amortized)", each(with_timed)))
     timing.flush()
     # Where the time goes: the counters, one query through the execute wrapper, the INSERT.
@@ -120,16 +123,16 @@ def growth(sizes: list[int], calls: int) -> tuple[str, list[dict]]:
     from django.utils import timezone
 
     from knowledge.actors import Actor
-    from knowledge.services import EntryFields, background, entry_upsert, project_create
+    from knowledge.services import EntryFields, entry_upsert, project_create
     from knowledge.services.tokens import token_create
     from ops import report, timing
     from ops.models import OperationTiming
 
-    background.enabled = False  # no worker: measure the calls, not the queue
+    django_settings.CAIRN_BACKGROUND_TASKS = False  # no worker: measure the calls, not the queue
     user, _ = get_user_model().objects.get_or_create(username="bench")
     actor = Actor.for_user(user, agent="agent:bench")
     slug = f"bench-ops-{int(time.time())}"
-    project_create(actor=actor, slug=slug, name=slug)
+    project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
     secret = token_create(actor=Actor.system(), user=user, name=slug).secret
     client = Client(HTTP_HOST="127.0.0.1", headers={"Authorization": f"Bearer {secret}"})
     OperationTiming.objects.filter(surface="bench").delete()  # part 1's rows

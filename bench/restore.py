@@ -28,6 +28,8 @@ from pathlib import Path
 from _setup import ROOT, setup_django, table, write_json
 from tqdm import tqdm
 
+from knowledge.services import ProjectFields
+
 SOURCE_DB, TARGET_DB = "cairn_bench_restore", "cairn_bench_restore_target"
 WORK = ROOT / "var" / "bench-restore"
 PROJECTS = [("eng", "public"), ("ops", "internal"), ("money", "confidential"),
@@ -90,7 +92,11 @@ def build(entries: int, revisions: int, seed: int) -> dict:
     team = Group.objects.create(name="team")
     actors = [Actor.for_user(admin)] + [Actor(user=u, agent="agent:bench") for u in people[:4]]
     for slug, sensitivity in PROJECTS:
-        project_create(actor=actors[0], slug=slug, name=slug.title(), sensitivity=sensitivity)
+        project_create(
+            actor=actors[0],
+            slug=slug,
+            fields=ProjectFields(name=slug.title(), sensitivity=sensitivity),
+        )
         for u in people[:4]:
             membership_grant(actor=actors[0], project=slug, user=u, role="editor")
         membership_grant(actor=actors[0], project=slug, group=team, role="viewer")

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from knowledge.services import ProjectFields
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import scale_costs
 from bench._setup import percentile, setup_django, table, write_json
@@ -80,7 +82,7 @@ def main() -> None:
             cursor.execute("TRUNCATE knowledge_entry, knowledge_historicalentry CASCADE")
     for p in range(PROJECTS):
         if not Project.objects.filter(slug=f"scale-{p}").exists():
-            project_create(actor=actor, slug=f"scale-{p}", name=f"Scale {p}")
+            project_create(actor=actor, slug=f"scale-{p}", fields=ProjectFields(name=f"Scale {p}"))
     projects = {p.slug: p for p in Project.objects.filter(slug__startswith="scale-")}
     nodes = {
         (slug, path): subtopic_ensure(actor=actor, project=proj.pk, path=path)

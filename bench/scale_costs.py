@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import psutil
+from django.conf import settings as django_settings
 
 from bench._common import free_port, wait_for_port
 
@@ -142,7 +143,7 @@ def measure(
     from bench._setup import percentile
     from knowledge.graph.context import build_context
     from knowledge.models import Entry
-    from knowledge.services import EntryFields, background, entry_upsert, token_create
+    from knowledge.services import EntryFields, entry_upsert, token_create
     from memory_site import embedded
 
     def write(words: int | None = None) -> int:
@@ -180,7 +181,7 @@ def measure(
     env = _env(connection.settings_dict, mirror)
     started_broker = embedded.start_broker()
     worker = Worker(env, ROOT / "var" / f"bench-scale-worker-{size}.log")
-    background.enabled = True
+    django_settings.CAIRN_BACKGROUND_TASKS = True
     try:
         time.sleep(8)  # the pool forks and connects; the first write loads the model
         # Short notes (one chunk): the model's cost per chunk is the same at every size, and
@@ -189,7 +190,7 @@ def measure(
         vectors = write_to_vectors(lambda: write(SHORT_NOTE_WORDS), vector_writes, 1.0)
         worker_mem = memory_mb(psutil.Process(worker.proc.pid))
     finally:
-        background.enabled = False
+        django_settings.CAIRN_BACKGROUND_TASKS = False
         worker.stop()
         if started_broker is not None:
             embedded.stop_broker()

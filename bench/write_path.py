@@ -11,6 +11,9 @@ import argparse
 import time
 
 from _common import percentile, print_table, setup_django, write_json
+from django.conf import settings as django_settings
+
+from knowledge.services import ProjectFields
 
 
 def main() -> None:
@@ -23,13 +26,13 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Project
-    from knowledge.services import EntryFields, background, entry_upsert, project_create
+    from knowledge.services import EntryFields, entry_upsert, project_create
 
-    background.enabled = False  # measure the write, not the queueing
+    django_settings.CAIRN_BACKGROUND_TASKS = False  # measure the write, not the queueing
     user, _ = get_user_model().objects.get_or_create(username="bench")
     actor = Actor.for_user(user, agent="agent:bench")
     slug = f"bench-write-{int(time.time())}"
-    project_create(actor=actor, slug=slug, name=slug)
+    project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
 
     body = "Paragraph about the incident and what we learned. " * 20
     phases = {}

@@ -22,6 +22,7 @@ from knowledge.selectors.whoami import actor_profile
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entry_correct,
     entry_delete,
     entry_edit,
@@ -196,9 +197,11 @@ def create_project(actor: Actor, *, slug, name, description, sensitivity):
     project = project_create(
         actor=actor,
         slug=slug,
-        name=name or "",
-        description=description or "",
-        sensitivity=(sensitivity or "internal").lower(),
+        fields=ProjectFields(
+            name=name or "",
+            description=description or "",
+            sensitivity=(sensitivity or "internal").lower(),
+        ),
     )
     return render.project_created(project)
 

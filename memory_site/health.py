@@ -71,7 +71,7 @@ def forget() -> None:
 
 
 def state_gauges() -> list[tuple[str, str, float]]:
-    """The memory's state as Prometheus gauges (ops.metrics.state_gauges, set at startup)."""
+    """The memory's state as Prometheus gauges (CAIRN_OPS_STATE_GAUGES names it for ops.metrics)."""
     state = snapshot()
     return [
         ("cairn_mirror_pending", "Revisions not yet committed to the git mirror.",

@@ -5,8 +5,9 @@ gauges of the memory's state come from `state_gauges`, which the site sets."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
 
+from django.conf import settings
+from django.utils.module_loading import import_string
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -44,14 +45,13 @@ def auth_failed(surface: str) -> None:
     AUTH_FAILURES.labels(surface).inc()
 
 
-# The memory's state is not ops' to read: the site sets this at startup to a callable that
-# returns (name, help, value) for each gauge, read when /metrics is scraped.
-state_gauges: Callable[[], Iterable[tuple[str, str, float]]] | None = None
-
-
 class StateCollector:
+    """The memory's state is not ops' to read: CAIRN_OPS_STATE_GAUGES names a callable that
+    returns (name, help, value) for each gauge, read when /metrics is scraped."""
+
     def collect(self):
-        for name, doc, value in state_gauges() if state_gauges else ():
+        path = settings.CAIRN_OPS_STATE_GAUGES
+        for name, doc, value in import_string(path)() if path else ():
             yield GaugeMetricFamily(name, doc, value=value)
 
 

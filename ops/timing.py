@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from ops import metrics
 from ops.logs import REQUEST_ID, new_request_id
@@ -36,10 +38,23 @@ PART_OF_TASK = {
     "knowledge.tasks.embedding_sweep": "embed",
     "history.tasks.mirror_drain": "git",
 }
-# Set by the site at startup, so ops imports no other Cairn app: the exceptions that mean the
-# caller was refused (not an error of ours), and the memory's size that each row is kept with.
-refused_errors: tuple[type[BaseException], ...] = ()
-memory_size: Callable[[], int] | None = None
+
+
+@functools.cache
+def _hook(path: str):
+    return import_string(path)
+
+
+def refused_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean the caller was refused, not an error of ours (from the settings,
+    so ops imports no other Cairn app)."""
+    return tuple(_hook(path) for path in settings.CAIRN_OPS_REFUSED_ERRORS)
+
+
+def memory_size() -> int | None:
+    """The memory's size that each row is kept with."""
+    path = settings.CAIRN_OPS_MEMORY_SIZE
+    return _hook(path)() if path else None
 
 
 @dataclass
@@ -64,7 +79,7 @@ class Timer:
             self.db_seconds += time.perf_counter() - start
 
     def failed(self, exc: BaseException) -> None:
-        self.outcome = "refused" if isinstance(exc, refused_errors) else "error"
+        self.outcome = "refused" if isinstance(exc, refused_errors()) else "error"
         self.error = type(exc).__name__[:120]
 
     def start(self) -> Timer:
@@ -129,8 +144,6 @@ _last_prune = 0.0
 _warned: set[str] = set()
 _flusher_pid: int | None = None  # the process whose flush thread runs
 _wake = threading.Event()  # set at exit: the thread stops waiting
-# Benchmarks and tests switch writing rows off (the metrics are still counted).
-enabled = True
 
 
 def _warn_once(message: str) -> None:
@@ -141,7 +154,7 @@ def _warn_once(message: str) -> None:
 
 def record(timer: Timer) -> None:
     metrics.observe(timer.surface, timer.operation, timer.outcome, timer.seconds)
-    if not enabled:
+    if not settings.CAIRN_TIMINGS_RECORD:  # benchmarks; the metrics are still counted
         return
     if _flusher_pid != os.getpid() and settings.CAIRN_TIMINGS_FLUSH_THREAD:
         _start_flusher()
@@ -211,7 +224,7 @@ def flush() -> int:
         # A savepoint when some caller's transaction is open: a failed write rolls back to it
         # and leaves the caller's transaction usable.
         with transaction.atomic(), connection.cursor() as cur:
-            entries = memory_size() if memory_size else None  # once per batch: "the size then"
+            entries = memory_size()  # once per batch: "the size then"
             # COPY: half the time of the ORM's INSERT of the same rows (bench/ops_overhead).
             with cur.copy(COPY_SQL) as copy:
                 for t in timers:

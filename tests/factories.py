@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
-from knowledge.services import EntryFields, entry_upsert, project_create
+from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -34,7 +34,8 @@ class ProjectFactory(factory.django.DjangoModelFactory):
     @classmethod
     def _create(cls, model_class, *args, **kwargs):
         actor = Actor.for_user(UserFactory(username="factory"))
-        return project_create(actor=actor, **kwargs)
+        slug = kwargs.pop("slug")
+        return project_create(actor=actor, slug=slug, fields=ProjectFields.pick(kwargs))
 
 
 class EntryFactory(factory.django.DjangoModelFactory):

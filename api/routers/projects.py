@@ -7,7 +7,7 @@ from ninja.responses import Status
 from api.schemas.fields import ProjectRef
 from api.schemas.projects import ProjectIn, ProjectOut, ProjectPatch, SubtopicIn, SubtopicOut
 from knowledge.selectors import project_overview, project_summary, subtopic_tree
-from knowledge.services import project_create, project_update, subtopic_ensure
+from knowledge.services import ProjectFields, project_create, project_update, subtopic_ensure
 
 router = Router()
 
@@ -19,7 +19,8 @@ def list_projects(request: HttpRequest):
 
 @router.post("/projects", response={201: ProjectOut}, tags=["projects"])
 def create_project(request: HttpRequest, data: ProjectIn):
-    return Status(201, project_create(actor=request.auth, **data.model_dump()))
+    fields = ProjectFields.pick(data.model_dump())
+    return Status(201, project_create(actor=request.auth, slug=data.slug, fields=fields))
 
 
 @router.get("/projects/{project}", response=ProjectOut, tags=["projects"])
@@ -29,7 +30,9 @@ def get_project(request: HttpRequest, project: ProjectRef):
 
 @router.patch("/projects/{project}", response=ProjectOut, tags=["projects"])
 def update_project(request: HttpRequest, project: ProjectRef, data: ProjectPatch):
-    return project_update(actor=request.auth, project=project, **data.model_dump())
+    return project_update(
+        actor=request.auth, project=project, fields=ProjectFields.pick(data.model_dump())
+    )
 
 
 @router.get("/projects/{project}/subtopics", response=list[SubtopicOut], tags=["projects"])

@@ -14,6 +14,7 @@ from knowledge.selectors.schemas import SHAREABLE
 from knowledge.selectors.trees import entry_forest
 from knowledge.services import (
     MembershipChange,
+    ProjectFields,
     project_create,
     project_update,
 )
@@ -134,10 +135,10 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
         created = project_create(
             actor=actor_for(request),
             slug=data["slug"],
-            name=data["name"],
-            description=data["description"],
-            sensitivity=data["sensitivity"],
             reason="created in the admin",
+            fields=ProjectFields(
+                name=data["name"], description=data["description"], sensitivity=data["sensitivity"]
+            ),
         )
         obj.pk = created.pk
         obj.refresh_from_db()
@@ -151,15 +152,17 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
         project_update(
             actor=actor_for(request),
             project=form.instance.pk,
-            name=data["name"],
-            description=data["description"],
-            sensitivity=data["sensitivity"],
-            archived=data["archived"],
-            schema_mode=data.get("schema_mode") or None,
-            schemas_shared=data.get("schemas_shared"),
-            schema_library=data["schema_library"].slug if data.get("schema_library") else "",
             reason="edited in the admin",
             memberships=[c for fs in formsets if fs.model is Membership for c in _changes(fs)],
+            fields=ProjectFields(
+                name=data["name"],
+                description=data["description"],
+                sensitivity=data["sensitivity"],
+                archived=data["archived"],
+                schema_mode=data.get("schema_mode") or None,
+                schemas_shared=data.get("schemas_shared"),
+                schema_library=data["schema_library"].slug if data.get("schema_library") else "",
+            ),
         )
         form.instance.refresh_from_db()
         for formset in formsets:

@@ -28,7 +28,7 @@ from knowledge.services.entries_edit import (
     entry_verify,
 )
 from knowledge.services.entries_tags import entry_retag
-from knowledge.services.fields import EntryFields
+from knowledge.services.fields import EntryFields, ProjectFields
 from knowledge.services.graph import entries_reindex_graph
 from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
 from knowledge.services.memberships import (
@@ -61,6 +61,7 @@ __all__ = [
     "ImportItem",
     "ImportOutcome",
     "MembershipChange",
+    "ProjectFields",
     "RestoreReport",
     "RestoredRevision",
     "UpsertResult",

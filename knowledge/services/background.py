@@ -21,13 +21,10 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
-# After a failed publish to a configured broker, skip publishing for a while: each attempt on a
-# dead broker costs seconds of connection retries, which no write should pay more than once.
-BROKER_BACKOFF_SECONDS = 30.0
+# After a failed publish to a configured broker, writes skip publishing for
+# CAIRN_BROKER_BACKOFF_SECONDS: no write should pay a dead broker's retries more than once.
 _broker_down_until = 0.0
 _warned_embedded_down = False
-# Benchmarks switch queueing off to measure a write alone (or to let revisions pile up).
-enabled = True
 WAKE_SECONDS = 30
 
 
@@ -61,7 +58,7 @@ def tasks_started() -> None:
 
 def _send(task_name: str, *args: object) -> None:
     global _broker_down_until, _warned_embedded_down
-    if not enabled:
+    if not settings.CAIRN_BACKGROUND_TASKS:  # benchmarks measure a write alone
         return
     broker_socket = settings.CAIRN_BROKER_SOCKET
     if broker_socket:
@@ -86,12 +83,12 @@ def _send(task_name: str, *args: object) -> None:
                 return  # one is queued and has not started: it will see this write
             current_app.send_task(task_name, args=args, retry=False, producer=producer)
     except Exception as exc:
-        _broker_down_until = time.monotonic() + BROKER_BACKOFF_SECONDS
+        _broker_down_until = time.monotonic() + settings.CAIRN_BROKER_BACKOFF_SECONDS
         log.warning(
             "Broker unavailable (%s): background work (embeddings, git mirror) is not queued "
             "for the next %ds; the periodic sweep catches up once a worker runs.",
             exc,
-            BROKER_BACKOFF_SECONDS,
+            settings.CAIRN_BROKER_BACKOFF_SECONDS,
         )
 
 

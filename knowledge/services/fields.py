@@ -1,20 +1,38 @@
-"""What a writer sends about an entry itself: one value object for every write surface.
+"""What a writer sends about an entry or a project itself: one value object per kind of thing,
+for every write surface.
 
-Where the entry goes (project, subtopic), its sources, the version a writer expects and why
-it writes are not entry fields; the services take those as arguments of their own.
+Where the entry goes (project, subtopic), its sources, the version a writer expects, a project's
+slug and members, and why it writes are not fields; the services take those as arguments of
+their own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Self
+
+
+class _Fields:
+    """None = not given: an update keeps the field, a create takes Cairn's default."""
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def pick(cls, values: Mapping[str, Any]) -> Self:
+        """The fields among `values` (a parsed request); the rest is not ours."""
+        return cls(**{name: values[name] for name in cls.names() if name in values})
+
+    def given(self) -> dict[str, Any]:
+        """The fields the writer gave (not None), by name."""
+        return {name: value for name in self.names() if (value := getattr(self, name)) is not None}
 
 
 @dataclass(frozen=True, kw_only=True)
-class EntryFields:
-    """The entry's own fields; None = not given: an update keeps the field, a create takes
-    Cairn's default. The kernel normalizes and checks them when it writes."""
+class EntryFields(_Fields):
+    """The entry's own fields. The kernel normalizes and checks them when it writes."""
 
     title: str | None = None
     body: str | None = None
@@ -23,15 +41,6 @@ class EntryFields:
     status: str | None = None
     searchable: bool | None = None
     metadata: dict | None = None
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
-
-    @classmethod
-    def pick(cls, values: Mapping[str, Any]) -> EntryFields:
-        """The entry fields among `values` (a parsed request); the rest is not ours."""
-        return cls(**{name: values[name] for name in cls.names() if name in values})
 
     @classmethod
     def from_revision(cls, row: Any) -> EntryFields:
@@ -47,6 +56,16 @@ class EntryFields:
             metadata=dict(row.metadata or {}),
         )
 
-    def given(self) -> dict[str, Any]:
-        """The fields the writer gave (not None), by name."""
-        return {name: value for name in self.names() if (value := getattr(self, name)) is not None}
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectFields(_Fields):
+    """A project's own settings (its slug is fixed at creation; members change apart).
+    `schema_library` names a project that shares its schemas; "" clears it."""
+
+    name: str | None = None
+    description: str | None = None
+    sensitivity: str | None = None
+    archived: bool | None = None
+    schema_mode: str | None = None
+    schemas_shared: bool | None = None
+    schema_library: str | int | None = None

@@ -11,9 +11,6 @@ from knowledge.models import Entry
 from knowledge.services import _graph
 
 MAX_BATCH = 1000
-# Whether saves index the graph (the kernel's save step reads it); benchmarks switch it off to
-# measure what the graph adds to a write, like background.enabled.
-enabled = True
 
 
 @transaction.atomic(durable=True)

@@ -19,7 +19,7 @@ from knowledge.errors import AlreadyExists, KnowledgeError, NotFound
 from knowledge.models import Entry
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
-from knowledge.services.fields import EntryFields
+from knowledge.services.fields import EntryFields, ProjectFields
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,7 +103,7 @@ def _project(actor: Actor, name: str) -> str:
         pass
     try:
         with transaction.atomic():
-            return k.create_project(actor, slug=name, reason="import").slug
+            return k.create_project(actor, slug=name, fields=ProjectFields(), reason="import").slug
     except AlreadyExists as taken:  # created meanwhile by a writer other than an import
         try:
             return project_get(actor, name, for_write=True).slug

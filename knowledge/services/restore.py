@@ -17,7 +17,6 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
-from knowledge.services import graph as graph_switch
 from knowledge.services._graph import graph_change, index_entry_graph
 from knowledge.services._kernel import index_text
 from knowledge.services._kernel.restoring import (
@@ -201,7 +200,7 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         setattr(entry, name, value)
     link_sources(restorer, entry, rev.state.get("sources") or [])
     rows.append(history_row(entry, rev, user))
-    if graph_switch.enabled:
+    if settings.CAIRN_GRAPH_ON_SAVE:
         index_entry_graph(entry, change, writer(user))
 
 

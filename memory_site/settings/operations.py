@@ -17,6 +17,21 @@ if PROMETHEUS_MULTIPROC_DIR:
 # /metrics: empty answers loopback callers only; set, it wants `Authorization: Bearer <token>`.
 CAIRN_METRICS_TOKEN = env("CAIRN_METRICS_TOKEN", default="")
 # Per-operation timings (manage.py metrics): written in batches, kept this many days.
+# Switches that tests and benchmarks set with override_settings: whether a write queues its
+# background work (embeddings, the git mirror), whether a save indexes the graph, and whether
+# operation timings are written as rows (the Prometheus metrics are counted either way).
+CAIRN_BACKGROUND_TASKS = True
+CAIRN_GRAPH_ON_SAVE = True
+CAIRN_TIMINGS_RECORD = True
+# After a failed publish to a configured broker, writes skip publishing for this long: each
+# attempt on a dead broker costs seconds of connection retries.
+CAIRN_BROKER_BACKOFF_SECONDS = env.float("CAIRN_BROKER_BACKOFF_SECONDS", default=30.0)
+# What ops, which imports no other Cairn app, reads from the apps (dotted paths): the errors
+# that mean a caller was refused, the memory's size kept with each timing row, and the gauges
+# of the memory's state that /metrics shows.
+CAIRN_OPS_REFUSED_ERRORS = ("knowledge.errors.KnowledgeError",)
+CAIRN_OPS_MEMORY_SIZE = "knowledge.selectors.health.entry_count"
+CAIRN_OPS_STATE_GAUGES = "memory_site.health.state_gauges"
 CAIRN_TIMINGS_KEEP_DAYS = env.float("CAIRN_TIMINGS_KEEP_DAYS", default=30)
 CAIRN_TIMINGS_BATCH = env.int("CAIRN_TIMINGS_BATCH", default=100)
 CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5.0)

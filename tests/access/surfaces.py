@@ -31,6 +31,7 @@ from knowledge.models import Entry, Membership, Project, Role
 from knowledge.search import search_entries
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entry_delete,
     entry_set_status,
     entry_update,
@@ -318,7 +319,10 @@ def _subtopic_ensure(world: World) -> bool:
 @surface("project_update", "maintain")
 def _project_update(world: World) -> bool:
     ok = refused(
-        world, lambda: project_update(actor=world.actor(), project=SLUG, description="changed")
+        world,
+        lambda: project_update(
+            actor=world.actor(), project=SLUG, fields=ProjectFields(description="changed")
+        ),
     )
     assert (Project.objects.get(pk=world.target.pk).description == "changed") == ok
     return ok

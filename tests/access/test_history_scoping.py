@@ -8,7 +8,7 @@ from django.test import Client
 from knowledge.actors import Actor
 from knowledge.models import Sensitivity
 from knowledge.selectors import entry_revisions
-from knowledge.services import EntryFields, entry_move, entry_upsert, project_create
+from knowledge.services import EntryFields, ProjectFields, entry_move, entry_upsert, project_create
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -17,8 +17,12 @@ pytestmark = pytest.mark.django_db
 def test_a_moved_entry_keeps_its_hidden_past_hidden():
     root = UserFactory(username="root", is_superuser=True, is_staff=True)
     owner = Actor.for_user(root)
-    project_create(actor=owner, slug="vault", sensitivity=Sensitivity.RESTRICTED)
-    project_create(actor=owner, slug="commons", sensitivity=Sensitivity.PUBLIC)
+    project_create(
+        actor=owner, slug="vault", fields=ProjectFields(sensitivity=Sensitivity.RESTRICTED)
+    )
+    project_create(
+        actor=owner, slug="commons", fields=ProjectFields(sensitivity=Sensitivity.PUBLIC)
+    )
     entry = entry_upsert(
         actor=owner, project="vault", fields=EntryFields(title="Launch", body="codename nightjar")
     ).entry

@@ -18,6 +18,7 @@ from knowledge.selectors import (
 )
 from knowledge.services import (
     MembershipChange,
+    ProjectFields,
     membership_grant,
     membership_revoke,
     project_create,
@@ -36,13 +37,17 @@ def root(db):
 @pytest.fixture
 def vault(root):
     return project_create(
-        actor=Actor.for_user(root), slug="vault", sensitivity=Sensitivity.RESTRICTED
+        actor=Actor.for_user(root),
+        slug="vault",
+        fields=ProjectFields(sensitivity=Sensitivity.RESTRICTED),
     )
 
 
 def test_the_creator_of_a_project_maintains_it(user):
     project = project_create(
-        actor=Actor.for_user(user), slug="mine", sensitivity=Sensitivity.RESTRICTED
+        actor=Actor.for_user(user),
+        slug="mine",
+        fields=ProjectFields(sensitivity=Sensitivity.RESTRICTED),
     )
     assert maintained_projects(Actor.for_user(user)).filter(pk=project.pk).exists()
     assert project_role(Actor.for_user(user), project) == Role.MAINTAINER

@@ -36,7 +36,13 @@ from knowledge.models import (
     Sensitivity,
     TokenScope,
 )
-from knowledge.services import EntryFields, entry_update, entry_upsert, project_create
+from knowledge.services import (
+    EntryFields,
+    ProjectFields,
+    entry_update,
+    entry_upsert,
+    project_create,
+)
 from knowledge.services.tokens import token_create
 from tests.factories import UserFactory
 
@@ -173,13 +179,17 @@ def build_world(sensitivity: str) -> World:
     world.spare_user = UserFactory(username="spare")
 
     world.target = project_create(
-        actor=owner, slug=SLUG, name="Vault Project", sensitivity=sensitivity
+        actor=owner, slug=SLUG, fields=ProjectFields(name="Vault Project", sensitivity=sensitivity)
     )
     world.elsewhere = project_create(
-        actor=owner, slug="elsewhere", name="Elsewhere", sensitivity=Sensitivity.RESTRICTED
+        actor=owner,
+        slug="elsewhere",
+        fields=ProjectFields(name="Elsewhere", sensitivity=Sensitivity.RESTRICTED),
     )
     world.commons = project_create(
-        actor=owner, slug="commons", name="Commons", sensitivity=Sensitivity.PUBLIC
+        actor=owner,
+        slug="commons",
+        fields=ProjectFields(name="Commons", sensitivity=Sensitivity.PUBLIC),
     )
     team = Group.objects.create(name="team-a")
     world.users["group_editor"].groups.add(team)

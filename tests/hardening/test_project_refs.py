@@ -7,7 +7,13 @@ from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, Forbidden, ValidationFailed
 from knowledge.models import Entry, Membership, Project, Role, Sensitivity
 from knowledge.selectors import project_get
-from knowledge.services import EntryFields, entry_upsert, project_create, project_update
+from knowledge.services import (
+    EntryFields,
+    ProjectFields,
+    entry_upsert,
+    project_create,
+    project_update,
+)
 from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -28,35 +34,37 @@ def _legacy(slug: str, name: str, member: Actor) -> Project:
 
 def test_a_name_equal_to_another_projects_slug_is_refused(mallory, project):
     with pytest.raises(AlreadyExists, match="not available"):
-        project_create(actor=mallory, slug="evil", name="acme")
+        project_create(actor=mallory, slug="evil", fields=ProjectFields(name="acme"))
     with pytest.raises(AlreadyExists, match="not available"):
-        project_create(actor=mallory, slug="Acme", name="Other")  # slug equal to a name
-    evil = project_create(actor=mallory, slug="evil", name="Evil")
+        project_create(
+            actor=mallory, slug="Acme", fields=ProjectFields(name="Other")
+        )  # slug equal to a name
+    evil = project_create(actor=mallory, slug="evil", fields=ProjectFields(name="Evil"))
     with pytest.raises(AlreadyExists, match="not available"):
-        project_update(actor=mallory, project=evil.slug, name="ACME")
+        project_update(actor=mallory, project=evil.slug, fields=ProjectFields(name="ACME"))
 
 
 def test_renaming_onto_a_taken_name_is_a_clear_conflict_not_a_500(actor, project, mallory):
-    project_create(actor=mallory, slug="other", name="Other Name")
+    project_create(actor=mallory, slug="other", fields=ProjectFields(name="Other Name"))
     Membership.objects.filter(project=project, user=actor.user).update(role=Role.MAINTAINER)
     with pytest.raises(AlreadyExists, match="not available"):
-        project_update(actor=actor, project="acme", name="other name")
+        project_update(actor=actor, project="acme", fields=ProjectFields(name="other name"))
     assert Project.objects.get(slug="acme").name == "Acme"
 
 
 @pytest.mark.parametrize(("slug", "name"), [("team", "7"), ("7", "Seven"), ("team", " 42 ")])
 def test_all_digit_slugs_and_names_are_refused(mallory, slug, name):
     with pytest.raises(ValidationFailed, match="only digits"):
-        project_create(actor=mallory, slug=slug, name=name)
+        project_create(actor=mallory, slug=slug, fields=ProjectFields(name=name))
 
 
 def test_taken_answers_the_same_for_a_restricted_project_the_caller_cannot_see(mallory, db):
     hidden = ProjectFactory(slug="secret-plan", name="Secret", sensitivity=Sensitivity.RESTRICTED)
     ProjectFactory(slug="open-plan", name="Open")
     with pytest.raises(AlreadyExists) as restricted:
-        project_create(actor=mallory, slug="secret-plan", name="Mine")
+        project_create(actor=mallory, slug="secret-plan", fields=ProjectFields(name="Mine"))
     with pytest.raises(AlreadyExists) as visible:
-        project_create(actor=mallory, slug="open-plan", name="Mine")
+        project_create(actor=mallory, slug="open-plan", fields=ProjectFields(name="Mine"))
     assert restricted.value.message.replace("secret", "open") == visible.value.message
     assert hidden.name not in restricted.value.message
 
@@ -116,7 +124,7 @@ def test_staff_only_project_creation(settings, mallory):
 
 
 def test_rest_rename_onto_a_taken_name_is_409(api, acme, mallory):
-    project_create(actor=mallory, slug="other", name="Other")
+    project_create(actor=mallory, slug="other", fields=ProjectFields(name="Other"))
     response = api.patch(
         "/api/v1/projects/acme", {"name": "OTHER"}, content_type="application/json"
     )

@@ -68,14 +68,11 @@ def test_obsidian_vault_links_by_title_alias_and_heading(tmp_path, actor, projec
 
 def test_reindex_graph_builds_the_graph_of_existing_entries(actor, project, settings):
     from knowledge.services import EntryFields, entry_upsert
-    from knowledge.services import graph as graph_switch
 
-    graph_switch.enabled = False
-    try:
-        for title, body in (("A", "- uses [[B]]\n- [fact] one"), ("B", "[[A]]")):
-            entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body=body))
-    finally:
-        graph_switch.enabled = True
+    settings.CAIRN_GRAPH_ON_SAVE = False  # entries written before the graph existed
+    for title, body in (("A", "- uses [[B]]\n- [fact] one"), ("B", "[[A]]")):
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body=body))
+    settings.CAIRN_GRAPH_ON_SAVE = True
     assert not Relation.objects.exists()
     call_command("reindex", "--graph")
     call_command("reindex", "--graph")  # idempotent

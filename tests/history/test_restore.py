@@ -29,6 +29,7 @@ from knowledge.search import search_entries
 from knowledge.selectors import visible_entries, visible_projects
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entry_correct,
     entry_delete,
     entry_edit,
@@ -127,10 +128,14 @@ def written():
     team = Group.objects.create(name="team")
     carol.groups.add(team)
     a_alice, a_bob = Actor.for_user(alice), Actor(user=bob, agent="agent:claude")
-    project_create(actor=a_alice, slug="open", name="Open", sensitivity="public")
-    project_create(actor=a_alice, slug="vault", name="Vault", sensitivity="confidential",
-                   description="money")  # fmt: skip
-    project_create(actor=a_alice, slug="secret", name="Secret", sensitivity="restricted")
+    project_create(
+        actor=a_alice, slug="open", fields=ProjectFields(name="Open", sensitivity="public")
+    )
+    vault = ProjectFields(name="Vault", sensitivity="confidential", description="money")
+    project_create(actor=a_alice, slug="vault", fields=vault)
+    project_create(
+        actor=a_alice, slug="secret", fields=ProjectFields(name="Secret", sensitivity="restricted")
+    )
     membership_grant(actor=a_alice, project="vault", user=bob, role="editor")
     membership_grant(actor=a_alice, project="secret", group=team, role="viewer")
     membership_grant(actor=a_alice, project="secret", user=bob, role="editor")
@@ -158,7 +163,12 @@ def written():
     entry_delete(actor=a_alice, ref=gone.pk, reason="not needed")
     entry_update(actor=a_alice, ref=plan.pk, fields=EntryFields(title="Roadmap 2026"),
                  reason="rename")  # fmt: skip
-    project_update(actor=a_alice, project="open", name="Open Plans", reason="clearer name")
+    project_update(
+        actor=a_alice,
+        project="open",
+        reason="clearer name",
+        fields=ProjectFields(name="Open Plans"),
+    )
     membership_revoke(actor=a_alice, project="vault", user=bob)
     membership_grant(actor=a_alice, project="vault", user=carol, role="viewer")
 

@@ -25,6 +25,7 @@ from knowledge.models import Entry, Membership, Project
 from knowledge.selectors import visible_projects
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entry_upsert,
     entry_verify,
     membership_grant,
@@ -59,7 +60,9 @@ def two_projects():
     alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
     a = Actor.for_user(alice)
     for slug in ("narrow-a", "narrow-b"):
-        project_create(actor=a, slug=slug, name=slug, sensitivity="restricted")
+        project_create(
+            actor=a, slug=slug, fields=ProjectFields(name=slug, sensitivity="restricted")
+        )
         entry_upsert(actor=a, project=slug, fields=EntryFields(title=f"In {slug}", body="x"))
     membership_grant(actor=a, project="narrow-b", user=bob, role="viewer")
     assert mirror.drain().parked == 0
@@ -74,7 +77,9 @@ def test_a_restore_keeps_a_narrowed_token_narrowed(two_projects, capsys, setting
     alice = two_projects
     narrow = token_create(actor=Actor.system(), user=alice, name="a", projects=["narrow-a"])
     assert _slugs(token_authenticate(narrow.secret)) == ["narrow-a"]
-    project_create(actor=Actor.for_user(alice), slug="narrow-c", name="C")  # not in the mirror
+    project_create(
+        actor=Actor.for_user(alice), slug="narrow-c", fields=ProjectFields(name="C")
+    )  # not in the mirror
     orphan = token_create(actor=Actor.system(), user=alice, name="c", projects=["narrow-c"])
 
     _restore("--force", "--yes")
@@ -83,7 +88,7 @@ def test_a_restore_keeps_a_narrowed_token_narrowed(two_projects, capsys, setting
     actor = token_authenticate(narrow.secret)
     assert _slugs(actor) == ["narrow-a"]  # the drill listed narrow-b here
     with pytest.raises(Forbidden):
-        project_create(actor=actor, slug="made-by-token", name="x")
+        project_create(actor=actor, slug="made-by-token", fields=ProjectFields(name="x"))
     assert token_authenticate(orphan.secret) is None
     assert "Token re-pointed to the restored projects: a (" in out and "narrow-a" in out
     assert "Token revoked (none of its projects came back): c (" in out
@@ -97,7 +102,7 @@ def test_a_narrowed_token_whose_projects_are_gone_sees_nothing(two_projects, set
     actor = token_authenticate(narrow.secret)
     assert actor is not None and _slugs(actor) == []
     with pytest.raises(Forbidden):
-        project_create(actor=actor, slug="made-by-token", name="x")
+        project_create(actor=actor, slug="made-by-token", fields=ProjectFields(name="x"))
     wide = token_create(actor=Actor.system(), user=alice, name="all")
     assert _slugs(token_authenticate(wide.secret)) == ["narrow-b"]  # unnarrowed: all of hers
 
@@ -228,8 +233,8 @@ def test_a_forged_revision_is_refused_and_the_rest_restored(two_projects, capsys
 
 def test_restored_accounts_start_as_guests(two_projects, settings, capsys):
     settings.CAIRN_GUEST_GROUPS = ["guests"]
-    project_create(actor=Actor.for_user(two_projects), slug="inside", name="In",
-                   sensitivity="internal")  # fmt: skip
+    inside = ProjectFields(name="In", sensitivity="internal")
+    project_create(actor=Actor.for_user(two_projects), slug="inside", fields=inside)
     mirror.drain()
     lose_the_database()
     _restore("--yes")

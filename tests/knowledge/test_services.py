@@ -7,6 +7,7 @@ from knowledge.search import search_entries
 from knowledge.selectors import entry_get
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entry_create,
     entry_delete,
     entry_move,
@@ -195,10 +196,12 @@ def test_unknown_project_suggests_close_matches(actor, project):
 
 
 def test_project_create_normalizes_and_refuses_duplicates(actor, db):
-    project = project_create(actor=actor, slug="Customer X", name="Customer X")
+    project = project_create(
+        actor=actor, slug="Customer X", fields=ProjectFields(name="Customer X")
+    )
     assert project.slug == "customer-x"
     with pytest.raises(AlreadyExists):
-        project_create(actor=actor, slug="customer-x", name="Another")
+        project_create(actor=actor, slug="customer-x", fields=ProjectFields(name="Another"))
 
 
 def test_transcripts_are_kept_out_of_search_by_default(actor, project):

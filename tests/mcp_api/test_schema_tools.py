@@ -6,7 +6,7 @@ import pytest
 
 from knowledge.actors import Actor
 from knowledge.models import Entry
-from knowledge.services import project_update
+from knowledge.services import ProjectFields, project_update
 from tests.mcp_api.conftest import text
 
 pytestmark = pytest.mark.usefixtures("acme")
@@ -35,7 +35,9 @@ def test_infer_write_validate_then_strict_refuses_a_person_without_role(call, ow
     assert run["fitting"] == 5 and "Dennis" in text(report) and "role is missing" in text(report)
     assert "edit(" in text(report)
 
-    project_update(actor=Actor.for_user(owner), project="acme", schema_mode="strict")
+    project_update(
+        actor=Actor.for_user(owner), project="acme", fields=ProjectFields(schema_mode="strict")
+    )
     refused = call("upsert", project="acme", title="Margaret", kind="person", body="- [team] x")
     assert refused.is_error
     error = refused.structured_content["error"]
@@ -53,7 +55,9 @@ def test_infer_write_validate_then_strict_refuses_a_person_without_role(call, ow
 def test_warn_mode_saves_and_names_the_fix(call, owner):
     _ok(call("upsert", project="acme", title="person", kind="schema",
              body="```yaml\nrole: string\n```"))  # fmt: skip
-    project_update(actor=Actor.for_user(owner), project="acme", schema_mode="warn")
+    project_update(
+        actor=Actor.for_user(owner), project="acme", fields=ProjectFields(schema_mode="warn")
+    )
     saved = _ok(call("upsert", project="acme", title="Dennis", kind="person", body="Hi."))
     assert "does not fit" in text(saved) and "- [role]" in text(saved)
     assert saved.structured_content["schema"]["misfits"][0]["field"] == "role"

@@ -10,6 +10,7 @@ from knowledge.models import Entry
 from knowledge.services import (
     EntryFields,
     ImportItem,
+    ProjectFields,
     entries_import,
     entry_correct,
     entry_edit,
@@ -160,11 +161,11 @@ def test_a_maintainer_sets_the_mode_and_a_wrong_mode_is_refused(actor, acme, own
     from knowledge.actors import Actor
 
     maintainer = Actor.for_user(owner)
-    assert project_update(actor=maintainer, project="acme", schema_mode="Strict").schema_mode == (
-        "strict"
-    )
+    assert project_update(
+        actor=maintainer, project="acme", fields=ProjectFields(schema_mode="Strict")
+    ).schema_mode == ("strict")
     with pytest.raises(ValidationFailed, match="schema_mode"):
-        project_update(actor=maintainer, project="acme", schema_mode="loud")
+        project_update(actor=maintainer, project="acme", fields=ProjectFields(schema_mode="loud"))
 
 
 def test_a_newer_schema_version_applies_at_once(actor, project, schema):

@@ -12,7 +12,7 @@ from knowledge.models import Membership, Project, Role, Sensitivity
 from knowledge.schemas import Facts, parse_fields, validate
 from knowledge.schemas.picoschema import Schema
 from knowledge.selectors.schemas import schema_validate
-from knowledge.services import EntryFields, entry_upsert, project_create
+from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 from tests.factories import UserFactory
 
 SCHEMA = "```yaml\nrole: string\nworks_at?: Organization\n```\n"
@@ -99,7 +99,11 @@ def test_strict_refuses_a_write_whose_link_names_another_kind(actor, project, wo
 def test_a_link_to_an_entry_the_reader_cannot_see_is_not_judged(actor, user):
     root = Actor.for_user(UserFactory(username="root", is_superuser=True))
     for slug in ("vault", "cellar"):
-        project_create(actor=root, slug=slug, name=slug, sensitivity=Sensitivity.RESTRICTED)
+        project_create(
+            actor=root,
+            slug=slug,
+            fields=ProjectFields(name=slug, sensitivity=Sensitivity.RESTRICTED),
+        )
     Membership.objects.create(project=Project.objects.get(slug="cellar"), user=user,
                               role=Role.VIEWER)  # fmt: skip
     write(root, "person", SCHEMA, kind="schema", project="cellar")

@@ -9,7 +9,7 @@ from knowledge.actors import Actor
 from knowledge.errors import NotFound, SchemaMisfit, ValidationFailed
 from knowledge.models import Membership, Role, Sensitivity
 from knowledge.selectors.schemas import entry_schema_fit, schema_validate
-from knowledge.services import EntryFields, entry_upsert, project_update
+from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_update
 from tests.factories import ProjectFactory, UserFactory
 
 PERSON = "```yaml\nrole: string, job title\n```\n"
@@ -36,9 +36,11 @@ def maintainer(user, project):
 
 
 def test_a_project_takes_a_schema_from_a_shared_library(maintainer, project, library):
-    project_update(actor=maintainer, project="handbook", schemas_shared=True)
+    project_update(actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=True))
     project_update(
-        actor=maintainer, project="acme", schema_library="handbook", schema_mode="strict"
+        actor=maintainer,
+        project="acme",
+        fields=ProjectFields(schema_library="handbook", schema_mode="strict"),
     )
     with pytest.raises(SchemaMisfit) as caught:
         write(maintainer, "acme", "Ada", "No role here.")
@@ -50,45 +52,63 @@ def test_a_project_takes_a_schema_from_a_shared_library(maintainer, project, lib
 
 
 def test_the_projects_own_schema_wins(maintainer, project, library):
-    project_update(actor=maintainer, project="handbook", schemas_shared=True)
-    project_update(actor=maintainer, project="acme", schema_library="handbook")
+    project_update(actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=True))
+    project_update(
+        actor=maintainer, project="acme", fields=ProjectFields(schema_library="handbook")
+    )
     write(maintainer, "acme", "person", "```yaml\nteam: string\n```\n", kind="schema")
     ada = write(maintainer, "acme", "Ada", "- [team] Platform")
     assert entry_schema_fit(maintainer, ada).fits  # acme's schema: no role needed
 
 
 def test_a_library_that_stops_sharing_no_longer_applies(maintainer, project, library):
-    project_update(actor=maintainer, project="handbook", schemas_shared=True)
-    project_update(actor=maintainer, project="acme", schema_library="handbook")
+    project_update(actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=True))
+    project_update(
+        actor=maintainer, project="acme", fields=ProjectFields(schema_library="handbook")
+    )
     ada = write(maintainer, "acme", "Ada", "nothing")
     assert entry_schema_fit(maintainer, ada) is not None
-    project_update(actor=maintainer, project="handbook", schemas_shared=False)
+    project_update(actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=False))
     assert entry_schema_fit(maintainer, ada) is None
-    project_update(actor=maintainer, project="acme", schema_library="")
+    project_update(actor=maintainer, project="acme", fields=ProjectFields(schema_library=""))
     assert project.__class__.objects.get(pk=project.pk).schema_library_id is None
 
 
 def test_only_a_shared_readable_other_project_can_be_a_library(maintainer, project, library):
     with pytest.raises(ValidationFailed, match="does not share its schemas"):
-        project_update(actor=maintainer, project="acme", schema_library="handbook")
-    project_update(actor=maintainer, project="acme", schemas_shared=True)
+        project_update(
+            actor=maintainer, project="acme", fields=ProjectFields(schema_library="handbook")
+        )
+    project_update(actor=maintainer, project="acme", fields=ProjectFields(schemas_shared=True))
     with pytest.raises(ValidationFailed, match="from itself"):
-        project_update(actor=maintainer, project="acme", schema_library="acme")
+        project_update(
+            actor=maintainer, project="acme", fields=ProjectFields(schema_library="acme")
+        )
     hidden = ProjectFactory(slug="vault", sensitivity=Sensitivity.RESTRICTED)
     hidden.schemas_shared = True
     hidden.save()
     with pytest.raises(NotFound):
-        project_update(actor=maintainer, project="acme", schema_library="vault")
+        project_update(
+            actor=maintainer, project="acme", fields=ProjectFields(schema_library="vault")
+        )
 
 
 def test_a_confidential_project_cannot_share_its_schemas(maintainer, library):
-    project_update(actor=maintainer, project="handbook", sensitivity="confidential")
+    project_update(
+        actor=maintainer, project="handbook", fields=ProjectFields(sensitivity="confidential")
+    )
     with pytest.raises(ValidationFailed, match="public or internal"):
-        project_update(actor=maintainer, project="handbook", schemas_shared=True)
-    project_update(actor=maintainer, project="handbook", sensitivity="internal")
-    project_update(actor=maintainer, project="handbook", schemas_shared=True)
+        project_update(
+            actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=True)
+        )
+    project_update(
+        actor=maintainer, project="handbook", fields=ProjectFields(sensitivity="internal")
+    )
+    project_update(actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=True))
     with pytest.raises(ValidationFailed, match="public or internal"):
-        project_update(actor=maintainer, project="handbook", sensitivity="restricted")
+        project_update(
+            actor=maintainer, project="handbook", fields=ProjectFields(sensitivity="restricted")
+        )
 
 
 def test_rest_sets_and_shows_the_library(maintainer, project, library, client):
@@ -121,6 +141,6 @@ def test_the_admin_offers_only_shared_libraries(maintainer, project, library, ad
     ProjectFactory(slug="notes", sensitivity=Sensitivity.INTERNAL)  # readable, not shared
     url = reverse("admin:knowledge_project_change", args=[project.pk])
     assert ">handbook<" not in client.get(url).content.decode()
-    project_update(actor=maintainer, project="handbook", schemas_shared=True)
+    project_update(actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=True))
     page = client.get(url).content.decode()
     assert 'name="schema_library"' in page and ">handbook<" in page and ">notes<" not in page

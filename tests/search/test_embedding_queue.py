@@ -11,7 +11,6 @@ import pytest
 from django.db import connection, connections
 
 from knowledge.models import Entry, EntryChunk
-from knowledge.services import background
 from knowledge.services.embedding_queue import ENTRY_LOCK_SPACE, entries_embed_pending
 from knowledge.tasks import embed_entry
 from memory_site import embedded
@@ -139,13 +138,13 @@ def prefork_worker(transactional_db, tmp_path, fake_server, http_provider_settin
 
 
 def test_two_worker_processes_embed_every_waiting_entry_once_in_batches(
-    prefork_worker, project, fake_server, monkeypatch
+    prefork_worker, project, fake_server, settings
 ):
-    monkeypatch.setattr(background, "enabled", False)  # a backlog: written with no worker
+    settings.CAIRN_BACKGROUND_TASKS = False  # a backlog: written with no worker
     entries = [
         EntryFactory(project=project, title=f"Backlog {i}", body=f"text {i}") for i in range(12)
     ]
-    monkeypatch.setattr(background, "enabled", True)
+    settings.CAIRN_BACKGROUND_TASKS = True
     worker = prefork_worker()
     # Their tasks (one per write, as a busy server queues them) race the start-up sweep.
     entries += [EntryFactory(project=project, title=f"New {i}", body=f"t {i}") for i in range(6)]

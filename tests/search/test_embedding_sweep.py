@@ -7,7 +7,7 @@ from django.db import connections
 from knowledge.actors import Actor
 from knowledge.search.providers import get_provider
 from knowledge.selectors.embeddings import stale_embeddings
-from knowledge.services import EntryFields, background, entry_update, entry_upsert
+from knowledge.services import EntryFields, entry_update, entry_upsert
 from knowledge.services.embedding_queue import SWEEP_LOCK_KEY, entries_embed_stale
 from knowledge.services.embeddings import embedding_key
 from memory_site import health
@@ -80,10 +80,10 @@ def test_a_second_sweep_while_one_runs_does_nothing(project, http_provider_setti
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("broker")
 def test_entries_written_while_no_worker_ran_are_embedded_by_the_sweep(
-    tmp_path, monkeypatch, user, project
+    tmp_path, monkeypatch, user, project, settings
 ):
     actor = Actor.for_user(user)
-    monkeypatch.setattr(background, "enabled", False)  # every embed task is lost
+    settings.CAIRN_BACKGROUND_TASKS = False  # every embed task is lost
     for i in range(3):
         entry_upsert(
             actor=actor,

@@ -17,6 +17,7 @@ from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entries_embed,
     entry_update,
     entry_upsert,
@@ -33,7 +34,9 @@ def desk(live_server):
     person.set_password(PASSWORD)
     person.save()
     me = Actor.for_user(person)
-    project_create(actor=me, slug="launch", name="Launch", description="The Q3 launch.")
+    project_create(
+        actor=me, slug="launch", fields=ProjectFields(name="Launch", description="The Q3 launch.")
+    )
     notes = [
         ("checkout/rollout", "Checkout v2 rollout plan",
          "We ship behind the checkout-v2 flag, ten percent a day.\n\n"

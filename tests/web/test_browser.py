@@ -16,7 +16,13 @@ from playwright.sync_api import Page, expect
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role
-from knowledge.services import EntryFields, entry_update, entry_upsert, project_create
+from knowledge.services import (
+    EntryFields,
+    ProjectFields,
+    entry_update,
+    entry_upsert,
+    project_create,
+)
 from tests.access.conftest import oidc_server, sso  # noqa: F401 (fixtures)
 from tests.factories import UserFactory
 
@@ -56,8 +62,16 @@ def site(live_server):
     person.save()
     owner = Actor.for_user(person)
     for project in (
-        project_create(actor=owner, slug="launch", name="Launch", description="The Q3 launch."),
-        project_create(actor=owner, slug="platform", name="Platform", sensitivity="public"),
+        project_create(
+            actor=owner,
+            slug="launch",
+            fields=ProjectFields(name="Launch", description="The Q3 launch."),
+        ),
+        project_create(
+            actor=owner,
+            slug="platform",
+            fields=ProjectFields(name="Platform", sensitivity="public"),
+        ),
     ):
         Membership.objects.update_or_create(
             project=project, user=person, defaults={"role": Role.MAINTAINER}

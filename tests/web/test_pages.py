@@ -10,6 +10,7 @@ from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role, Sensitivity
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entry_correct,
     entry_update,
     entry_upsert,
@@ -63,7 +64,11 @@ def plan(actor, project):
 def hidden(db):
     root = UserFactory(username="root", is_superuser=True)
     owner = Actor.for_user(root)
-    project_create(actor=owner, slug="vault", name="Vault", sensitivity=Sensitivity.RESTRICTED)
+    project_create(
+        actor=owner,
+        slug="vault",
+        fields=ProjectFields(name="Vault", sensitivity=Sensitivity.RESTRICTED),
+    )
     return entry_upsert(
         actor=owner, project="vault", fields=EntryFields(title="Hidden zebracorn", body="secret")
     ).entry

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from knowledge.services import EntryFields, entry_update, entry_upsert
+from knowledge.services import EntryFields, ProjectFields, entry_update, entry_upsert
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -135,7 +135,11 @@ def hidden_project(db):
     from knowledge.services import project_create
 
     owner = Actor.for_user(UserFactory(username="root", is_superuser=True))
-    project_create(actor=owner, slug="vault", name="Vault", sensitivity=Sensitivity.RESTRICTED)
+    project_create(
+        actor=owner,
+        slug="vault",
+        fields=ProjectFields(name="Vault", sensitivity=Sensitivity.RESTRICTED),
+    )
     write(owner, "person", SCHEMA, kind="schema", project="vault")
     write(owner, "Zed", "no role", project="vault")
 

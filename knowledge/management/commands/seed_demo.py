@@ -3,7 +3,12 @@ from django.contrib.auth import get_user_model
 from knowledge.actors import Actor
 from knowledge.management.base import DataCommand
 from knowledge.models import Project
-from knowledge.services import EntryFields, entry_upsert, project_create, project_update
+from knowledge.services import (
+    EntryFields,
+    ProjectFields,
+    entry_upsert,
+    project_create,
+)
 
 PROJECTS = [
     ("customer-x", "Customer X", "internal", "Everything we know about Customer X."),
@@ -166,15 +171,11 @@ class Command(DataCommand):
         actor = Actor.for_user(user, agent="human:demo")  # the demo user it made, not self.actor
         for slug, name, sensitivity, description in PROJECTS:
             if not Project.objects.filter(slug=slug).exists():
-                project_create(
-                    actor=actor, slug=slug, name=name, sensitivity=sensitivity,
-                    description=description, reason="demo data",
+                fields = ProjectFields(
+                    name=name, sensitivity=sensitivity, description=description,
+                    schema_mode=SCHEMA_MODES.get(slug),
                 )  # fmt: skip
-                if slug in SCHEMA_MODES:
-                    project_update(
-                        actor=actor, project=slug, schema_mode=SCHEMA_MODES[slug],
-                        reason="demo data",
-                    )  # fmt: skip
+                project_create(actor=actor, slug=slug, fields=fields, reason="demo data")
         counts: dict[str, int] = {}
         for project, subtopic, title, kind, tags, status, body in ENTRIES:
             fields = EntryFields(title=title, body=body, kind=kind, tags=tags, status=status)

@@ -46,8 +46,10 @@ from knowledge.services._kernel.memberships import (
     set_memberships,
 )
 from knowledge.services._kernel.projects import (
+    LATER_SETTINGS,
     check_project_names,
     create_project,
+    lock_project,
     project_taken,
     require_create_project,
     schema_library_for,
@@ -56,6 +58,7 @@ from knowledge.services._kernel.projects import (
 
 __all__ = [
     "HIDDEN_SENSITIVITIES",
+    "LATER_SETTINGS",
     "NOT_SEARCHABLE_KINDS",
     "TEXT_FIELDS",
     "MembershipChange",
@@ -78,6 +81,7 @@ __all__ = [
     "link_sources",
     "lock_by_identity",
     "lock_entry",
+    "lock_project",
     "new_entry",
     "normalize_kind",
     "normalize_tags",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils.text import slugify
 
 from knowledge.actors import Actor
@@ -15,13 +15,21 @@ from knowledge.models import (
     Role,
     Sensitivity,
 )
-from knowledge.selectors import project_get
+from knowledge.selectors import (
+    maintained_projects,
+    project_get,
+    project_ref_filter,
+    project_refusal,
+    resolve_project,
+    visible_projects,
+)
 from knowledge.selectors.schemas import SHAREABLE
 from knowledge.services._kernel.checks import (
     clean,
     record,
     require_write,
 )
+from knowledge.services.fields import ProjectFields
 
 
 def require_create_project(actor: Actor) -> None:
@@ -69,16 +77,29 @@ def check_project_names(slug: str, name: str, *, exclude: int | None = None) -> 
         raise project_taken(slug, name)
 
 
-def create_project(
-    actor: Actor,
-    *,
-    slug: str,
-    name: str = "",
-    description: str = "",
-    sensitivity: str = Sensitivity.INTERNAL,
-    reason: str = "",
-) -> Project:
-    """Create a project (slug normalized: `Customer X` → `customer-x`); its creator maintains it."""
+def lock_project(actor: Actor, ref: str | int) -> Project:
+    """The project `ref` names, locked for this transaction, if the actor maintains it: one
+    query that resolves, scopes and locks (as lock_entry does for entries); the refusals are
+    project_get's."""
+    require_write(actor)
+    projects = (
+        visible_projects(actor)
+        .select_for_update(of=("self",))
+        .annotate(may_maintain=Exists(maintained_projects(actor).filter(pk=OuterRef("pk"))))
+    )
+    project = resolve_project(projects, ref)
+    if project is None or not project.may_maintain:
+        text = str(ref).strip()
+        raise project_refusal(
+            actor, text, project, for_maintain=True, lookup=project_ref_filter(text)
+        )
+    return project
+
+
+def create_project(actor: Actor, *, slug: str, fields: ProjectFields, reason: str = "") -> Project:
+    """Create a project (slug normalized: `Customer X` → `customer-x`); its creator maintains it.
+    Name (default: the slug), description and sensitivity (default internal) come from `fields`;
+    the other settings are update_project's."""
     require_create_project(actor)
     clean_slug = slugify(slug)[:80].strip("-")
     if not clean_slug:
@@ -86,14 +107,17 @@ def create_project(
             f"Project slug {slug!r} has no letters or digits; use e.g. 'customer-x'.",
             field="slug",
         )
+    sensitivity = fields.sensitivity or Sensitivity.INTERNAL
     if sensitivity not in Sensitivity.values:
         raise ValidationFailed(
             f"Unknown sensitivity {sensitivity!r}; use one of {', '.join(Sensitivity.values)}.",
             field="sensitivity",
         )
-    name = (name or slug).strip()
+    name = (fields.name or slug).strip()
     check_project_names(clean_slug, name)
-    project = Project(slug=clean_slug, name=name, description=description, sensitivity=sensitivity)
+    project = Project(
+        slug=clean_slug, name=name, description=fields.description or "", sensitivity=sensitivity
+    )
     clean(project)
     record(project, actor, reason or "create project")
     try:
@@ -107,35 +131,24 @@ def create_project(
     return project
 
 
+# The settings a new project takes after it exists (create_project sets the rest).
+LATER_SETTINGS = ("archived", "schema_mode", "schemas_shared", "schema_library")
+
+
 def update_project(
-    actor: Actor,
-    project: Project,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    sensitivity: str | None = None,
-    archived: bool | None = None,
-    schema_mode: str | None = None,
-    schemas_shared: bool | None = None,
-    schema_library: Project | None = None,
-    clear_schema_library: bool = False,
-    reason: str = "",
+    actor: Actor, proj: Project, fields: ProjectFields, *, reason: str = ""
 ) -> Project:
-    """Change the settings given (None: left as is) of a project the actor maintains (the caller
-    found it with `project_get(..., for_maintain=True)`, and `schema_library` with
-    `schema_library_for`); the row is locked first."""
-    proj = Project.objects.select_for_update().get(pk=project.pk)
-    for field, value in (
-        ("name", name),
-        ("description", description),
-        ("sensitivity", sensitivity),
-        ("archived", archived),
-        ("schema_mode", schema_mode.strip().lower() if schema_mode else None),
-    ):
-        if value is not None:
+    """Change the settings `fields` gives of a project locked with lock_project (or just created
+    in this transaction)."""
+    given = fields.given()
+    for field in ("name", "description", "sensitivity", "archived"):
+        if field in given:
+            value = given[field]
             setattr(proj, field, value.strip() if field == "name" else value)
-    if schemas_shared is not None:
-        proj.schemas_shared = schemas_shared
+    if "schema_mode" in given:
+        proj.schema_mode = str(given["schema_mode"]).strip().lower() or proj.schema_mode
+    if "schemas_shared" in given:
+        proj.schemas_shared = given["schemas_shared"]
     if proj.schemas_shared and proj.sensitivity not in SHAREABLE:
         raise ValidationFailed(
             "Only a public or internal project can share its schemas: whoever reads an entry "
@@ -143,15 +156,18 @@ def update_project(
             "keep the schemas in a project of their own.",
             field="schemas_shared",
         )
-    if schema_library is not None or clear_schema_library:
-        if schema_library is not None and schema_library.pk == proj.pk:
-            raise ValidationFailed(
-                "A project cannot take its schemas from itself: its own schema entries "
-                "already apply. Name a shared project, or leave the library empty.",
-                field="schema_library",
-            )
-        proj.schema_library = schema_library
-    if name is not None:
+    if "schema_library" in given:
+        library = None
+        if str(given["schema_library"]).strip():
+            library = schema_library_for(actor, given["schema_library"])
+            if library.pk == proj.pk:
+                raise ValidationFailed(
+                    "A project cannot take its schemas from itself: its own schema entries "
+                    "already apply. Name a shared project, or leave the library empty.",
+                    field="schema_library",
+                )
+        proj.schema_library = library
+    if "name" in given:
         check_project_names(proj.slug, proj.name, exclude=proj.pk)
     clean(proj)
     record(proj, actor, reason or "update project")

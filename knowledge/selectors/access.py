@@ -1,0 +1,111 @@
+"""Who may see and change what: the one place that decides, used by every read path (and
+search) and by the writes' locks, so access rules change here and nowhere else."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models import Exists, Q, QuerySet
+
+from knowledge.actors import Actor
+from knowledge.models import Entry, Membership, Project, Role, Sensitivity
+
+User = get_user_model()
+WRITE_ROLES = (Role.EDITOR, Role.MAINTAINER)
+MAINTAIN_ROLES = (Role.MAINTAINER,)
+
+
+def signed_in(actor: Actor) -> bool:
+    user = actor.user
+    return bool(getattr(user, "is_authenticated", False) and user.is_active)
+
+
+def _member_of(user, roles: tuple[str, ...] | None = None) -> QuerySet[Membership]:
+    """Project ids where the user holds one of `roles`, directly or through a group (a subquery).
+
+    A user with several memberships in one project gets the best of them: any row with a
+    sufficient role qualifies.
+    """
+    memberships = Membership.objects.filter(Q(user_id=user.pk) | Q(group__user=user.pk))
+    if roles is not None:
+        memberships = memberships.filter(role__in=roles)
+    return memberships.values("project_id")
+
+
+def _scoped(actor: Actor, roles: tuple[str, ...] | None) -> QuerySet[Project]:
+    """Projects the actor reaches with `roles` (None = read), narrowed to the token's projects.
+
+    One query: membership and guest checks are subqueries, never per-row Python.
+    """
+    user = actor.user
+    projects = Project.objects.all()
+    if not user.is_superuser:
+        allowed = Q(pk__in=_member_of(user, roles))
+        if roles is None:
+            allowed |= Q(sensitivity=Sensitivity.PUBLIC)
+            guest_groups = settings.CAIRN_GUEST_GROUPS
+            internal = Q(sensitivity=Sensitivity.INTERNAL)
+            if guest_groups:
+                # Guests (e.g. contractors) are signed in but outside the organisation.
+                internal &= ~Exists(
+                    User.groups.through.objects.filter(
+                        user_id=user.pk, group__name__in=guest_groups
+                    )
+                )
+            allowed |= internal
+        projects = projects.filter(allowed)
+    if actor.project_ids is not None:
+        projects = projects.filter(pk__in=actor.project_ids)
+    return projects
+
+
+def visible_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects this actor may read: the one place that decides, used by every read path.
+
+    public: every signed-in user; internal: every active user who is not a guest;
+    confidential and restricted: members only (directly or through a group); superusers: all.
+    A token narrowed to some projects sees only those.
+    """
+    if not signed_in(actor):
+        return Project.objects.none()
+    return _scoped(actor, None)
+
+
+def writable_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects whose entries this actor may write: editor or maintainer, and write scope."""
+    if not signed_in(actor) or not actor.can_write:
+        return Project.objects.none()
+    return _scoped(actor, WRITE_ROLES)
+
+
+def maintained_projects(actor: Actor) -> QuerySet[Project]:
+    """The projects whose settings and membership this actor may change (maintainer)."""
+    if not signed_in(actor) or not actor.can_write:
+        return Project.objects.none()
+    return _scoped(actor, MAINTAIN_ROLES)
+
+
+def project_role(actor: Actor, project: Project) -> str | None:
+    """The actor's best role in a project it can see ("maintainer" for superusers), or None."""
+    if not visible_projects(actor).filter(pk=project.pk).exists():
+        return None
+    if maintained_projects(actor).filter(pk=project.pk).exists():
+        return Role.MAINTAINER
+    if writable_projects(actor).filter(pk=project.pk).exists():
+        return Role.EDITOR
+    return Role.VIEWER
+
+
+def project_maintainers(project: Project, limit: int = 5) -> str:
+    """Whom to ask about a project: its maintainers (users, `group:NAME`), or an administrator."""
+    rows = (
+        Membership.objects.filter(project=project, role=Role.MAINTAINER)
+        .select_related("user", "group")
+        .order_by("user__username", "group__name")[:limit]
+    )
+    names = [m.user.get_username() if m.user_id else f"group:{m.group.name}" for m in rows]
+    return ", ".join(names) if names else "a Cairn administrator"
+
+
+def visible_entries(actor: Actor) -> QuerySet[Entry]:
+    return Entry.objects.filter(project__in=visible_projects(actor))
