@@ -49,7 +49,8 @@ keeps both; never delete to fix a mistake.
 
 
 # Old argument names still accepted: one name for an entry reference (id) and one for "changed
-# since" (since) in every tool.
+# since" (since) in every tool. (search's `since` and `category` are themselves the published
+# aliases of SearchFilters' `after` and `categories`, declared on its argument model.)
 ALIASES = {"id_or_path": "id", "url": "id", "after": "since", "timeframe": "since"}
 
 
