@@ -192,7 +192,7 @@ def backup_restore(source: Path, tmp: Path) -> dict:
     settings.CAIRN_MIRROR_PATH = str(tmp / "from-backup.git")
     step, done = timer("restore")
     t0 = time.perf_counter()
-    result = restore(snap, step=step)
+    result = restore(snap, drop_old=True, step=step)
     done()
     restore_seconds = time.perf_counter() - t0
     return {"backup_seconds": backup_seconds, "restore_seconds": restore_seconds,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import os
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -126,35 +127,66 @@ def jsonl_lines(projects: list[str] | None = None, *, progress=None) -> Iterator
             progress.update(1)
 
 
+# An export holds every entry it names, restricted projects included: readable by its owner
+# only, whatever the umask (a shared host's 022 would let every account read it).
+FILE_MODE, DIR_MODE = 0o600, 0o700
+
+
+def _make_dirs(path: Path) -> None:
+    """`path` and its missing parents, each created owner-only (existing ones are left as
+    they are)."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=DIR_MODE, exist_ok=True)
+        folder.chmod(DIR_MODE)  # mkdir's mode passes through the umask
+
+
+def _open_private(path: Path):
+    """`path` for writing, owner-only from its first byte (an existing file is truncated and
+    its mode narrowed)."""
+    _make_dirs(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    os.fchmod(fd, FILE_MODE)
+    return os.fdopen(fd, "wb")
+
+
 def write(
     destination: Path, *, fmt: str = "md", projects: list[str] | None = None, progress=None
 ) -> int:
-    """Write a folder, a .zip or a .tar.gz (by the destination's name). Returns files written."""
+    """Write a folder, a .zip or a .tar.gz (by the destination's name), owner-only (files 0600,
+    folders it creates 0700). Returns files written."""
     name = destination.name.lower()
     if fmt == "jsonl":
         items = [("entries.jsonl", "".join(jsonl_lines(projects, progress=progress)).encode())]
         if name.endswith(".jsonl"):
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(items[0][1])
+            with _open_private(destination) as out:
+                out.write(items[0][1])
             return 1
     else:
         items = markdown_files(projects, progress=progress)
     count = 0
     if name.endswith(".zip"):
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as archive:
+        with (
+            _open_private(destination) as out,
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive,
+        ):
             for path, data in items:
                 info = zipfile.ZipInfo(path, date_time=_EPOCH_ZIP)
                 info.compress_type = zipfile.ZIP_DEFLATED
-                info.external_attr = 0o644 << 16
+                info.external_attr = FILE_MODE << 16
                 archive.writestr(info, data)
                 count += 1
     elif name.endswith((".tar.gz", ".tgz")):
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(destination, "w:gz") as archive:
+        with (
+            _open_private(destination) as out,
+            tarfile.open(fileobj=out, mode="w:gz") as archive,
+        ):
             for path, data in items:
                 info = tarfile.TarInfo(path)
-                info.size, info.mode, info.mtime = len(data), 0o644, 0
+                info.size, info.mode, info.mtime = len(data), FILE_MODE, 0
                 archive.addfile(info, io.BytesIO(data))
                 count += 1
     else:
@@ -164,8 +196,7 @@ def write(
                 ".zip / .tar.gz file."
             )
         for path, data in items:
-            target = destination / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            with _open_private(destination / path) as out:
+                out.write(data)
             count += 1
     return count

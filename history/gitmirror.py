@@ -281,6 +281,22 @@ class Mirror:
         remote.push([f"+{self.ref}:{self.ref}"], callbacks=callbacks)
 
 
+# C0 and C1 controls and DEL: a subject holding ESC sequences rewrites the terminal of whoever
+# runs `git log`; a CR or vertical tab forges what looks like another line.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    """Text for a subject or summary line: controls become spaces, runs of space one."""
+    return " ".join(_CONTROLS.sub(" ", text or "").split())
+
+
+def _trailer_value(value: object) -> str:
+    """One line, controls written as \\uXXXX: the escape JSON values (Cairn-Reason) read back
+    as the same character, so restore keeps the text exactly."""
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
+
+
 def build_message(
     subject: str,
     summary: str,
@@ -291,12 +307,13 @@ def build_message(
 ) -> str:
     """Subject, summary, then the trailers (one line each: values never hold a newline) that
     `mirror restore` reads back: what the subject line cannot carry exactly lives there."""
-    subject = " ".join((subject or summary).split())[:200] or summary
+    summary = _one_line(summary)
+    subject = _one_line(subject or summary)[:200] or summary
     lines = [subject, ""]
     if summary != subject:
         lines += [summary, ""]
     for key, value in (trailers or {}).items():
-        lines.append(f"{key}: {' '.join(str(value).splitlines())}")
+        lines.append(f"{key}: {_trailer_value(value)}")
     if revision is not None:  # the projects manifest's commits name no revision
         lines += [f"{TRAILER_REVISION}: {revision}", f"{TRAILER_ENTRY}: {entry_id}"]
     return "\n".join(lines) + "\n"

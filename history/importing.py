@@ -37,6 +37,7 @@ class FileResult:
     outcome: str  # created | updated | unchanged | skipped
     reason: str = ""
     entry: str = ""
+    dropped_mark: bool = False  # a verification mark in the file, not taken
 
 
 @dataclass
@@ -47,6 +48,10 @@ class ImportReport:
     @property
     def counts(self) -> Counter:
         return Counter(r.outcome for r in self.results)
+
+    @property
+    def dropped_marks(self) -> int:
+        return sum(r.dropped_mark for r in self.results)
 
 
 def _jsonable(value):
@@ -199,11 +204,13 @@ def import_folder(
     dry_run: bool = False,
     progress=None,
     strict_schemas: bool = False,
+    keep_verified: bool = False,
 ) -> ImportReport:
     """Import every file under root in one transaction (a dry run rolls it back); links between
     entries (supersedes) are restored once every file is in. Entries that do not fit their
     schema are imported with the misfits as their reason (`strict_schemas`: skipped where the
-    project's schema mode is strict)."""
+    project's schema mode is strict). Verification marks (verified_by) in the files are dropped
+    unless `keep_verified` (then mapped to the existing account of that username)."""
     report = ImportReport(dry_run=dry_run)
     files = discover(root)
     if progress is not None:
@@ -219,12 +226,13 @@ def import_folder(
             dry_run=dry_run,
             progress=progress,
             strict_schemas=strict_schemas,
+            keep_verified=keep_verified,
         )
     )
     for result in read:
         if isinstance(result, ImportItem):
             done = next(outcomes)
-            result = FileResult(done.name, done.outcome, done.reason, done.entry)
+            result = FileResult(done.name, done.outcome, done.reason, done.entry, done.dropped_mark)
         report.results.append(result)
     return report
 

@@ -14,18 +14,28 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pygit2
+import yaml
 from django.conf import settings
 
-from history.files import FrontmatterError, entry_id_of, parse_markdown, parse_time
-from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, trailers_of
-from history.maintenance import verify
-from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest
-from history.mirror.repo import open_mirror
+from history.files import (
+    FrontmatterError,
+    alternate_path,
+    entry_id_of,
+    iso_time,
+    parse_markdown,
+    parse_time,
+)
+from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
+from history.maintenance import expected_files, verify
+from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest, render_manifest
+from history.mirror.repo import committer, open_mirror
+from history.restore_plan import RestorePlan, describe, survey
 from knowledge.actors import Actor
-from knowledge.models import Entry, Project
+from knowledge.models import Entry, Project, Sensitivity
 from knowledge.services import RestoredRevision, RestoreReport, memory_restore
 
 _ACTIONS = {"create": "+", "update": "~", "delete": "-"}
@@ -37,6 +47,20 @@ class RestoreError(Exception):
 
 
 # --- the source -------------------------------------------------------------------------------
+
+
+def _credentials(source: str):
+    """The push credentials, for the configured push remote only: a `--from` naming another
+    URL must not be handed the password or key (a typo'd or hostile host would collect it)."""
+    if source.strip() != (settings.CAIRN_MIRROR_PUSH_URL or "").strip():
+        return None
+    if not (settings.CAIRN_MIRROR_PUSH_PASSWORD or settings.CAIRN_MIRROR_PUSH_SSH_KEY):
+        return None
+    key, user = settings.CAIRN_MIRROR_PUSH_SSH_KEY, settings.CAIRN_MIRROR_PUSH_USERNAME
+    password = settings.CAIRN_MIRROR_PUSH_PASSWORD
+    if key:
+        return pygit2.Keypair(user or "git", key + ".pub", key, password)
+    return pygit2.UserPass(user, password)
 
 
 def open_source(source: str, workdir: Path) -> tuple[Mirror, bool]:
@@ -53,24 +77,15 @@ def open_source(source: str, workdir: Path) -> tuple[Mirror, bool]:
         mirror = Mirror(path, branch=branch)
         cloned = False
     else:
-        callbacks = None
-        if settings.CAIRN_MIRROR_PUSH_PASSWORD or settings.CAIRN_MIRROR_PUSH_SSH_KEY:
-            key = settings.CAIRN_MIRROR_PUSH_SSH_KEY
-            user = settings.CAIRN_MIRROR_PUSH_USERNAME
-            cred = (
-                pygit2.Keypair(
-                    user or "git", key + ".pub", key, settings.CAIRN_MIRROR_PUSH_PASSWORD
-                )
-                if key
-                else pygit2.UserPass(user, settings.CAIRN_MIRROR_PUSH_PASSWORD)
-            )
-            callbacks = pygit2.RemoteCallbacks(credentials=cred)
+        cred = _credentials(source)
+        callbacks = pygit2.RemoteCallbacks(credentials=cred) if cred else None
         try:
             pygit2.clone_repository(source, str(workdir), bare=True, callbacks=callbacks)
         except (pygit2.GitError, ValueError) as exc:
             raise RestoreError(
                 f"Could not read {source}: {exc}. Pass the path of the mirror or a URL git can "
-                "clone (credentials come from CAIRN_MIRROR_PUSH_USERNAME/_PASSWORD/_SSH_KEY)."
+                "clone (credentials from CAIRN_MIRROR_PUSH_USERNAME/_PASSWORD/_SSH_KEY go only "
+                "to CAIRN_MIRROR_PUSH_URL)."
             ) from exc
         mirror = Mirror(workdir, branch=branch)
         cloned = True
@@ -79,15 +94,34 @@ def open_source(source: str, workdir: Path) -> tuple[Mirror, bool]:
     return mirror, cloned
 
 
-def read_projects(mirror: Mirror) -> list[dict]:
-    """The projects manifest at the head ([] for a mirror older than it)."""
+def read_projects(mirror: Mirror) -> list[dict] | None:
+    """The projects manifest at the head (None for a mirror without one)."""
     raw = mirror.read(MANIFEST_PATH, mirror.head().id)
     if raw is None:
-        return []
+        return None
     try:
-        return parse_manifest(raw).get("projects") or []
-    except (ValueError, UnicodeDecodeError) as exc:
+        projects = parse_manifest(raw).get("projects") or []
+    except (ValueError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RestoreError(f"{MANIFEST_PATH} cannot be read: {exc}") from exc
+    for item in projects:
+        shape = (
+            isinstance(item, dict)
+            and isinstance(item.get("id"), int)
+            and isinstance(item.get("settings"), dict)
+            and all(isinstance(m, dict) for m in item.get("memberships") or [])
+            and all(
+                isinstance(s, dict)
+                and isinstance(s.get("id"), int)
+                and isinstance(s.get("path"), str)
+                for s in item.get("subtopics") or []
+            )
+        )
+        if not shape:
+            raise RestoreError(
+                f"{MANIFEST_PATH} holds a project that is not one Cairn writes "
+                f"({str(item)[:200]}); fix the manifest or restore from a good copy."
+            )
+    return projects
 
 
 # --- the revisions ----------------------------------------------------------------------------
@@ -96,10 +130,6 @@ def read_projects(mirror: Mirror) -> list[dict]:
 def _commits(mirror: Mirror) -> Iterator[pygit2.Commit]:
     order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
     yield from mirror.repo.walk(mirror.head().id, order)
-
-
-def count_revisions(mirror: Mirror) -> int:
-    return sum(1 for c in _commits(mirror) if TRAILER_REVISION in trailers_of(c.message))
 
 
 def _track(mirror: Mirror, commit: pygit2.Commit, paths: dict[str, str]) -> None:
@@ -162,8 +192,9 @@ def _revision(
     )
     if "Cairn-Reason" in trailers:
         reason = json.loads(trailers["Cairn-Reason"])
+        reason = None if reason is None else str(reason)[:100]  # as a write records it
     else:
-        reason = lines[0] if has_summary else None
+        reason = lines[0][:100] if has_summary else None
     when = parse_time(trailers.get("Cairn-Time")) or dt.datetime.fromtimestamp(
         commit.author.time, dt.UTC
     )
@@ -204,7 +235,17 @@ def revisions(mirror: Mirror) -> Iterator[RestoredRevision]:
         _track(mirror, commit, paths)
         trailers = trailers_of(commit.message)
         if TRAILER_REVISION in trailers:
-            yield _revision(mirror, commit, trailers, paths)
+            try:
+                rev = _revision(mirror, commit, trailers, paths)
+            except (ValueError, TypeError, OverflowError) as exc:  # trailers a pusher wrote
+                number = trailers[TRAILER_REVISION]
+                rev = RestoredRevision(
+                    history_id=int(number) if number.isdigit() else 0, commit=str(commit.id),
+                    action="~", short_id=trailers.get(TRAILER_ENTRY, "?"),
+                    when=dt.datetime.fromtimestamp(0, dt.UTC),
+                    lost=f"commit {str(commit.id)[:12]}'s trailers cannot be read ({exc})",
+                )  # fmt: skip
+            yield rev
 
 
 # --- the whole restore ------------------------------------------------------------------------
@@ -235,9 +276,17 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def restore(*, source: str, force: bool = False, progress=None) -> tuple[RestoreReport, list[str]]:
-    """Rebuild the database from the mirror at `source`, make it the installation's mirror,
-    and verify. Returns the report and the differences `mirror verify` finds ([] is good)."""
+@contextmanager
+def prepared(
+    *,
+    source: str,
+    force: bool = False,
+    sensitivity: str | None = None,
+    keep_verified: bool = False,
+    memberships: bool = True,
+) -> Iterator[RestorePlan]:
+    """Open the mirror at `source` and say what restoring it would do (restore_plan.describe);
+    `apply` it inside the block. Nothing is written before `apply`."""
     if not force and (Project.objects.exists() or Entry.history.exists()):
         raise RestoreError(
             "The database already holds projects or entries. Restore into an empty, migrated "
@@ -246,11 +295,84 @@ def restore(*, source: str, force: bool = False, progress=None) -> tuple[Restore
     with tempfile.TemporaryDirectory(prefix="cairn-restore-") as work:
         mirror, cloned = open_source(source, Path(work) / "mirror.git")
         projects = read_projects(mirror)
-        if progress is not None:
-            progress.reset(total=count_revisions(mirror))
-        report = memory_restore(
-            actor=Actor.system(), projects=projects, revisions=revisions(mirror), force=force,
-            progress=progress,
+        if projects is None and sensitivity is None:
+            raise RestoreError(
+                f"{source} has no {MANIFEST_PATH}, so it does not say who may read which "
+                "project. Name the sensitivity its projects get: --sensitivity restricted "
+                "(members only; add members afterwards), or confidential, internal, public."
+            )
+        plan = RestorePlan(
+            source=source, mirror=mirror, cloned=cloned,
+            credentials=cloned and _credentials(source) is not None, projects=projects,
+            sensitivity=sensitivity or Sensitivity.RESTRICTED, keep_verified=keep_verified,
+            memberships=memberships,
         )  # fmt: skip
-        target = _put_in_place(mirror, cloned)
+        survey(plan, _commits(mirror))
+        yield plan
+
+
+def _record_choices(mirror: Mirror, entries: set[str], manifest: bool) -> bool:
+    """One commit making the mirror's head say what this restore chose to restore otherwise
+    than the mirror did (marks dropped, revisions refused, memberships skipped, projects made
+    restricted), so `mirror verify` and the next drain start from the restored state. Returns
+    whether it committed."""
+    files = mirror.files()
+    at = {entry_id_of(data): path for path, data in files.items() if path.endswith(".md")}
+    expected = expected_files()
+    changes: dict[str, bytes | None] = {}
+    for short_id in sorted(entries):
+        path = at.get(short_id)
+        if short_id not in expected:
+            if path:  # the entry did not come back: neither does its file
+                changes[path] = None
+            continue
+        natural, data = expected[short_id]
+        if data is None or (path and files[path] == data):
+            continue
+        if path and path not in (natural, alternate_path(natural, short_id)):
+            changes[path] = None
+            path = None
+        changes[path or natural] = data
+    if manifest and files.get(MANIFEST_PATH) != render_manifest():
+        changes[MANIFEST_PATH] = render_manifest()
+    if not changes:
+        return False
+    now = dt.datetime.now(dt.UTC)
+    reason = "mirror restore: what was restored otherwise than this mirror said"
+    trailers = {"Cairn-Restore": "choices", "Cairn-Time": iso_time(now)}
+    message = build_message(reason, reason, revision=None, entry_id=None, trailers=trailers)
+    who = committer()
+    mirror.commit(changes, author=who, committer=who, message=message, when=now)
+    mirror.publish()
+    return True
+
+
+def plan_lines(plan: RestorePlan) -> list[str]:
+    """What applying `plan` would do, as lines for the operator to read before saying yes."""
+    return describe(plan)
+
+
+def apply(plan: RestorePlan, *, force: bool = False, progress=None):
+    """Rebuild the database as `plan` says, make its mirror the installation's, and verify.
+    Returns the report and the differences `mirror verify` finds ([] is good)."""
+    if progress is not None:
+        progress.reset(total=plan.revisions)
+    report = memory_restore(
+        actor=Actor.system(), projects=plan.projects or [], revisions=revisions(plan.mirror),
+        force=force, progress=progress, memberships=plan.memberships,
+        keep_verified=plan.keep_verified, sensitivity=plan.sensitivity,
+    )  # fmt: skip
+    target = _put_in_place(plan.mirror, plan.cloned)
+    mirror = open_mirror(target)
+    manifest = plan.projects is None or not plan.memberships
+    report.recorded = _record_choices(mirror, set(report.marked) | set(report.refused), manifest)
     return report, verify(open_mirror(target))
+
+
+def restore(
+    *, source: str, force: bool = False, progress=None, **choices
+) -> tuple[RestoreReport, list[str]]:
+    """`prepared` then `apply`, with no one to ask (scripts, the bench): the choices are
+    prepared's keywords (sensitivity, keep_verified, memberships)."""
+    with prepared(source=source, force=force, **choices) as plan:
+        return apply(plan, force=force, progress=progress)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 
 from django.conf import settings
 from django.utils import timezone
@@ -16,6 +17,7 @@ from knowledge.models import Entry
 from knowledge.rendering import too_large
 from knowledge.selectors import entry_get, entry_revisions
 from knowledge.selectors import entry_revision as revision_for
+from knowledge.selectors.supersession import LINKS, UNSEEN, unseen_links
 from knowledge.selectors.write_reports import fields_changed, metadata_line
 
 _ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
@@ -47,10 +49,14 @@ def entry_history(actor: Actor, entry: Entry, *, limit: int = 50) -> list[dict]:
     return [revision_summary(r) for r in rows]
 
 
-def revision_text(row) -> str:
-    """A revision as the Markdown file the mirror holds for it (frontmatter + body)."""
-    names = Names()
-    return render_entry(state_of(row, names, sources_by_entry([row.id]))).decode()
+def revision_text(row, actor: Actor) -> str:
+    """A revision as the Markdown file the mirror holds for it (frontmatter + body), shown to
+    `actor`: a supersession link to an entry it may not see reads as "an entry you cannot see"
+    instead of that entry's short id."""
+    state = state_of(row, Names(), sources_by_entry([row.id]))
+    unseen = unseen_links(actor, [row])
+    hidden = {link: UNSEEN for link in LINKS if getattr(row, f"{link}_id") in unseen}
+    return render_entry(replace(state, **hidden)).decode()
 
 
 def unified_diff(old: str, new: str, *, old_label: str, new_label: str, context: int = 3) -> str:

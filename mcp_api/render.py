@@ -14,7 +14,9 @@ from mcp_types import CallToolResult, TextContent
 
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
+from knowledge.selectors.supersession import UNSEEN
 from mcp_api import hints
+from mcp_api.entry_meta import entry_meta
 from mcp_api.profile_text import whoami_text
 from mcp_api.schema_text import misfit_note
 from mcp_api.write_text import change_summary, report_lines
@@ -34,27 +36,6 @@ def error(text: str, data: dict) -> CallToolResult:
 
 def database_down() -> CallToolResult:
     return error(hints.DATABASE_DOWN, {"code": "database_unavailable"})
-
-
-def entry_meta(entry: Entry) -> dict:
-    return {
-        "id": entry.pk,
-        "short_id": entry.short_id,
-        "title": entry.title,
-        "project": entry.project.slug,
-        "subtopic": entry.subtopic.path if entry.subtopic_id else "",
-        "path": entry.path,
-        "address": entry.permalink,
-        "kind": entry.kind,
-        "tags": list(entry.tags),
-        "status": entry.status,
-        "version": entry.version,
-        "generated_by": entry.generated_by,
-        "verified": entry.is_verified,
-        "supersedes": entry.supersedes_id,
-        "superseded_by": entry.superseded_by_id,
-        "updated": entry.updated_at.isoformat(),
-    }
 
 
 def hit_line(hit: dict) -> str:
@@ -87,14 +68,19 @@ def search_results(query: str, hits: list[dict], note: str = "") -> CallToolResu
 
 
 def entry_window(
-    entry: Entry, *, offset: int, max_chars: int, relations: dict | None = None
+    entry: Entry,
+    *,
+    offset: int,
+    max_chars: int,
+    unseen: frozenset[int],
+    relations: dict | None = None,
 ) -> CallToolResult:
     """An entry's metadata and the part of its body from offset, at most max_chars long, then
     its links and backlinks."""
     window = entry.body[offset : offset + max_chars]
     end = offset + len(window)
     next_offset = end if end < len(entry.body) else None
-    meta = entry_meta(entry)
+    meta = entry_meta(entry, unseen)
     meta["sources"] = [
         {"kind": s.kind, "external_id": s.external_id, "url": s.url} for s in entry.sources.all()
     ]
@@ -104,7 +90,9 @@ def entry_window(
         + (" · verified" if entry.is_verified else "")
         + (f" · tags: {', '.join(entry.tags)}" if entry.tags else "")
     )
-    if entry.superseded_by_id:
+    if entry.superseded_by_id in unseen:
+        head += f"\nSuperseded by {UNSEEN}."
+    elif entry.superseded_by_id:
         head += f"\nSuperseded by entry {entry.superseded_by_id}: read that one instead."
     tail = (
         f'\n[{len(entry.body) - end} more characters: get("{entry.short_id}", offset={end})]'
@@ -186,7 +174,12 @@ def context(ctx: dict) -> CallToolResult:
 
 
 def entry_saved(
-    entry: Entry, outcome: str, extra: str = "", report: dict | None = None
+    entry: Entry,
+    outcome: str,
+    extra: str = "",
+    report: dict | None = None,
+    *,
+    unseen: frozenset[int],
 ) -> CallToolResult:
     """What the write did (knowledge.selectors.write_reports): the change, then the rest."""
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
@@ -198,7 +191,7 @@ def entry_saved(
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
         "read it.",
     ]
-    data = {"outcome": outcome, "entry": entry_meta(entry)}
+    data = {"outcome": outcome, "entry": entry_meta(entry, unseen)}
     if report is not None:
         data["report"] = report
     if (report := getattr(entry, "schema_report", None)) is not None:
@@ -206,8 +199,10 @@ def entry_saved(
     return result("\n".join(lines), data)
 
 
-def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToolResult:
-    rows = [entry_meta(e) for e in entries]
+def _listing(
+    entries: list[Entry], title: str, empty: str, more: str, unseen: frozenset[int]
+) -> CallToolResult:
+    rows = [entry_meta(e, unseen) for e in entries]
     if not rows:
         return result(empty, {"entries": []})
     lines = [title]
@@ -216,21 +211,25 @@ def _listing(entries: list[Entry], title: str, empty: str, more: str) -> CallToo
     return result("\n".join(lines), {"entries": rows})
 
 
-def open_entries(entries: list[Entry]) -> CallToolResult:
+def open_entries(entries: list[Entry], *, unseen: frozenset[int]) -> CallToolResult:
     return _listing(
         entries,
         "Open entries (need follow-up; tasks until resolved):",
         "Nothing is open. Mark an entry open with update(id, status='open').",
         "Next: get(id) to read one; update(id, status='resolved') when it is done.",
+        unseen,
     )
 
 
-def recent_entries(entries: list[Entry], start: datetime) -> CallToolResult:
+def recent_entries(
+    entries: list[Entry], start: datetime, *, unseen: frozenset[int]
+) -> CallToolResult:
     return _listing(
         entries,
         f"Changed since {start:%Y-%m-%d %H:%M}:",
         f"Nothing changed since {start:%Y-%m-%d %H:%M}. Widen since= (e.g. '30d').",
         "Next: get(id) to read one; history(id) for what changed.",
+        unseen,
     )
 
 
@@ -247,10 +246,10 @@ def projects(overview: Iterable[Project]) -> CallToolResult:
     return result("\n".join(lines), {"projects": rows})
 
 
-def project_page(page: dict, subtopic: str) -> CallToolResult:
+def project_page(page: dict, subtopic: str, *, unseen: frozenset[int]) -> CallToolResult:
     """One project from selectors.listings.project_browse: counts, subtopic tree, entries here."""
     proj, tree = page["project"], page["subtopics"]
-    here = [entry_meta(e) for e in page["entries"]]
+    here = [entry_meta(e, unseen) for e in page["entries"]]
     counts = {"total": page["total"], "open": page["open"]}
     lines = [f"{proj.slug} ({proj.name}): {counts['total']} entries, {counts['open']} open."]
     lines += [
@@ -353,12 +352,12 @@ def project_created(project: Project) -> CallToolResult:
     )
 
 
-def entry_corrected(new: Entry, old: Entry) -> CallToolResult:
+def entry_corrected(new: Entry, old: Entry, *, unseen: frozenset[int]) -> CallToolResult:
     return result(
         f"Recorded the correction: {new.short_id} {new.title!r} (new) supersedes "
         f"{old.short_id} (kept as {old.title!r}, status superseded). Search now shows the new "
         "one; include_history=true shows both.",
-        {"entry": entry_meta(new), "superseded": entry_meta(old)},
+        {"entry": entry_meta(new, unseen), "superseded": entry_meta(old, unseen)},
     )
 
 

@@ -1,12 +1,15 @@
 """/healthz (the process answers), /readyz (what it depends on) and /metrics (Prometheus).
 
-/healthz and /readyz are safe to expose: statuses and counts only, no names, paths or secrets.
-/readyz answers 503 when Cairn cannot serve (database unreachable, migrations not applied) and
-200 with status "degraded" when it serves but background work is stuck (broker down, mirror
-revisions parked, the embedding model failing). /metrics answers loopback callers only, unless
-CAIRN_METRICS_TOKEN is set, in which case it wants `Authorization: Bearer <that token>`. Behind a
-reverse proxy every caller arrives from loopback, so a request with forwarding headers (or any
-request, with CAIRN_BEHIND_PROXY) is not a loopback caller: it needs the token.
+/healthz is safe to expose. /readyz answers 503 when Cairn cannot serve (database unreachable,
+migrations not applied) and 200 when it can; to anyone, that is all it says ({"status": "ready"}
+or "not ready"). Its report (each check, "degraded" when background work is stuck: broker down,
+mirror revisions parked, the embedding model failing; counts, no names, paths or secrets) goes
+to signed-in staff and, when CAIRN_METRICS_TOKEN is set, to callers bearing it. The broker is
+asked at most once per CAIRN_READY_CACHE_SECONDS per process, however many ask. /metrics
+answers loopback callers only, unless CAIRN_METRICS_TOKEN is set, in which case it wants
+`Authorization: Bearer <that token>`. Behind a reverse proxy every caller arrives from
+loopback, so a request with forwarding headers (or any request, with CAIRN_BEHIND_PROXY) is not
+a loopback caller: it needs the token.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ _migrated = False  # once every migration is applied it stays so for the process
 # scraping /metrics every few seconds costs a handful of indexed counts at most that often.
 _lock = threading.Lock()
 _cached: tuple[float, dict] | None = None
+# One probe of the broker at a time, its answer kept as long: a flood of /readyz (anyone may
+# send one) costs the broker one connection per CAIRN_READY_CACHE_SECONDS, not one per request.
+_broker_lock = threading.Lock()
+_broker_cached: tuple[float, dict] | None = None
 
 
 def snapshot(*, fresh: bool = False) -> dict:
@@ -56,9 +63,11 @@ def snapshot(*, fresh: bool = False) -> dict:
 
 
 def forget() -> None:
-    global _cached
+    global _cached, _broker_cached
     with _lock:
         _cached = None
+    with _broker_lock:
+        _broker_cached = None
 
 
 def state_gauges() -> list[tuple[str, str, float]]:
@@ -112,6 +121,19 @@ def check_migrations() -> dict:
 
 
 def check_broker() -> dict:
+    global _broker_cached
+    with _broker_lock:  # held through the probe: concurrent callers wait for its answer
+        if (
+            _broker_cached
+            and time.monotonic() - _broker_cached[0] < settings.CAIRN_READY_CACHE_SECONDS
+        ):
+            return _broker_cached[1]
+        result = _probe_broker()
+        _broker_cached = (time.monotonic(), result)
+        return result
+
+
+def _probe_broker() -> dict:
     from memory_site import embedded
 
     if settings.CAIRN_BROKER_SOCKET:
@@ -156,11 +178,35 @@ def readiness() -> dict:
     }
 
 
+def _bearer(request: HttpRequest) -> str | None:
+    header = request.headers.get("Authorization", "")
+    return header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else None
+
+
+def _token_matches(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
 @never_cache
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
     report = readiness()
-    return JsonResponse(report, status=503 if report["status"] == "fail" else 200)
+    status = 503 if report["status"] == "fail" else 200
+    user = getattr(request, "user", None)
+    token, given = settings.CAIRN_METRICS_TOKEN, _bearer(request)
+    if token and given is not None:
+        if _token_matches(given, token):
+            return JsonResponse(report, status=status)
+        metrics.auth_failed("readyz")
+        return JsonResponse(
+            {"detail": "Send Authorization: Bearer <CAIRN_METRICS_TOKEN>, or no header for "
+                       "the public answer."},
+            status=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )  # fmt: skip
+    if user is not None and user.is_active and user.is_staff:
+        return JsonResponse(report, status=status)
+    return JsonResponse({"status": "not ready" if status == 503 else "ready"}, status=status)
 
 
 @never_cache
@@ -169,7 +215,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     token = settings.CAIRN_METRICS_TOKEN
     if token:
         given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), token.encode()):
+        if not _token_matches(given, token):
             metrics.auth_failed("metrics")
             return HttpResponse(
                 "Send Authorization: Bearer <CAIRN_METRICS_TOKEN>.\n",

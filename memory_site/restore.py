@@ -1,6 +1,7 @@
 """`manage.py restore DIR`: bring a snapshot made by `manage.py backup` (memory_site/backup.py)
-back into an empty installation: the database with pg_restore, then the mirror from its bundle,
-then the counts against the manifest and the mirror against the database (`mirror verify`).
+back: the database with pg_restore into a new database, proven there before it replaces the live
+one (memory_site/database_swap.py), then the mirror from its bundle, then the counts against the
+manifest and the mirror against the database (`mirror verify`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +17,11 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
-from django.db import connection, transaction
+from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
 from history import maintenance, mirror
+from memory_site import database_swap
 from memory_site.backup import (
     BUNDLE,
     DUMP,
@@ -44,6 +47,8 @@ class RestoreResult:
     manifest: dict
     migrated: list[str] = field(default_factory=list)  # migrations applied after the restore
     mirror_kept_aside: str = ""
+    database_kept_as: str = ""  # the database that was here, under its new name
+    database_dropped: str = ""  # or that name, when it was dropped after the swap
     committed: int = 0  # revisions the dump had pending, committed after the restore
     problems: list[str] = field(default_factory=list)  # counts or mirror differences
 
@@ -112,33 +117,12 @@ def holds_data() -> bool:
     return False
 
 
-def _empty_the_database() -> None:
-    """Drop every table, view and sequence in the public schema but the extensions' own (an
-    extension may belong to a superuser: in team mode Cairn's user could not create it again)."""
-    kinds = {"r": "TABLE", "p": "TABLE", "v": "VIEW", "m": "MATERIALIZED VIEW",
-             "f": "FOREIGN TABLE", "S": "SEQUENCE"}  # fmt: skip
-    with transaction.atomic(), connection.cursor() as cur:
-        cur.execute(
-            "SELECT c.relkind, c.relname FROM pg_class c "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = 'public' AND c.relkind = ANY(%s) AND NOT EXISTS ("
-            "  SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
-            "  AND d.objid = c.oid AND d.deptype IN ('e', 'a', 'i'))",
-            [list(kinds)],
-        )
-        for kind, name in cur.fetchall():
-            quoted = connection.ops.quote_name(name)
-            cur.execute(f"DROP {kinds[kind]} IF EXISTS public.{quoted} CASCADE")
-    connection.close()
-
-
-def _restore_list(pg_restore: Path, dump: Path, env: dict, work: Path) -> Path:
+def _restore_list(toc: str, work: Path) -> Path:
     """pg_restore's table of contents without the extensions the database already has (and
     their comments): only their owner may touch them, and they are there."""
     with connection.cursor() as cur:
         cur.execute("SELECT extname FROM pg_extension")
         present = {row[0] for row in cur.fetchall()}
-    toc = run([pg_restore, "--list", dump], what="read the database dump", env=env)
     skip = re.compile(r"^\d+; \d+ \d+ (?:COMMENT - )?EXTENSION (?:- )?(\S+)")
     kept = [
         line
@@ -150,24 +134,38 @@ def _restore_list(pg_restore: Path, dump: Path, env: dict, work: Path) -> Path:
     return path
 
 
-def _restore_mirror(source: Path, manifest: dict) -> str:
-    """Make the bundle the installation's mirror; returns where an older one was kept ("")."""
+def _stage_mirror(source: Path, manifest: dict) -> Path | None:
+    """Clone the bundle next to the installation's mirror (before the database swap, so a bad
+    bundle stops the restore while nothing is changed); None when the mirror had no commit."""
+    if not manifest["mirror"].get("head"):
+        return None  # the next drain starts a new one
+    target = Path(settings.CAIRN_MIRROR_PATH)
+    staged = target.with_name(f"{target.name}.restoring-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}")
+    tool = git()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        run([tool, "clone", "--bare", "--quiet", source / BUNDLE, staged],
+            what="restore the mirror")  # fmt: skip
+        run([tool, "-C", staged, "remote", "remove", "origin"], what="detach the restored mirror")
+        branch = manifest["mirror"].get("branch") or settings.CAIRN_MIRROR_BRANCH
+        run([tool, "-C", staged, "symbolic-ref", "HEAD", f"refs/heads/{branch}"],
+            what="point the mirror's HEAD at its branch")  # fmt: skip
+    except BackupError:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    return staged
+
+
+def _place_mirror(staged: Path | None) -> str:
+    """Make the staged clone the installation's mirror; returns where an older one was kept."""
     target = Path(settings.CAIRN_MIRROR_PATH)
     kept = ""
     if target.exists():
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        aside = target.with_name(f"{target.name}.old-{stamp}")
+        aside = target.with_name(f"{target.name}.old-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}")
         target.rename(aside)
         kept = str(aside)
-    if not manifest["mirror"].get("head"):
-        return kept  # the mirror had no commit yet: the next drain starts a new one
-    tool = git()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    run([tool, "clone", "--bare", "--quiet", source / BUNDLE, target], what="restore the mirror")
-    run([tool, "-C", target, "remote", "remove", "origin"], what="detach the restored mirror")
-    branch = manifest["mirror"].get("branch") or settings.CAIRN_MIRROR_BRANCH
-    run([tool, "-C", target, "symbolic-ref", "HEAD", f"refs/heads/{branch}"],
-        what="point the mirror's HEAD at its branch")  # fmt: skip
+    if staged is not None:
+        staged.rename(target)
     return kept
 
 
@@ -180,9 +178,71 @@ def check_counts(manifest: dict) -> list[str]:
     ]
 
 
-def restore(source: Path, *, force: bool = False, step: Step = lambda name: None) -> RestoreResult:
+def _read_dump(pg_restore: Path, dump: Path, env: dict) -> str:
+    """The dump's table of contents; refuses a file pg_restore cannot read (cut short, not a
+    dump at all) before anything is touched."""
+    try:
+        return run([pg_restore, "--list", dump], what="read the database dump", env=env)
+    except BackupError as exc:
+        raise BackupError(
+            f"{exc}. The snapshot's {DUMP} is damaged; nothing was changed. Restore another "
+            "snapshot."
+        ) from exc
+
+
+def _prove(source: Path, manifest: dict, pg_restore: Path, toc: str, env: dict,
+           scratch: str) -> list[str]:  # fmt: skip
+    """Restore the dump into the new database `scratch`, check it against the manifest (the
+    migrations it records, the counts), then apply the migrations this Cairn has that it lacks
+    there. Returns those migrations. Anything wrong raises, with the live database untouched."""
+    untouched = "Refused: your database was not touched."
+    with tempfile.TemporaryDirectory(prefix="cairn-restore-") as work, database_swap.using(scratch):
+        listing = _restore_list(toc, Path(work))
+        connection.close()
+        try:
+            run([pg_restore, "--no-owner", "--no-privileges", "--exit-on-error",
+                 "--single-transaction", "--use-list", listing, "--dbname", scratch,
+                 source / DUMP], what="restore the database dump", env=env)  # fmt: skip
+        except BackupError as exc:
+            hint = (
+                " Creating an extension needs a superuser: as one, run `CREATE EXTENSION vector; "
+                "CREATE EXTENSION pg_trgm;` once in the database `template1` (new databases "
+                "copy it), or restore as a role that may."
+                if "extension" in str(exc)
+                else f" The snapshot's {DUMP} is damaged: restore another snapshot."
+            )
+            raise BackupError(f"{exc}.{hint} {untouched}") from exc
+        ContentType.objects.clear_cache()  # ids are the snapshot's here
+        problems = check_counts(manifest)
+        if migrations() != manifest["migrations"]:
+            problems.append("the migrations recorded differ from the manifest's")
+        if problems:
+            raise BackupError(
+                f"The restored dump does not match the snapshot's {MANIFEST} "
+                f"({'; '.join(problems)}): the snapshot is damaged. {untouched}"
+            )
+        before = {(app, n) for app, names in migrations().items() for n in names}
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+        except Exception as exc:
+            raise BackupError(
+                f"This Cairn's migrations failed on the restored copy ({exc}). {untouched}"
+            ) from exc
+        after = {(app, n) for app, names in migrations().items() for n in names}
+    ContentType.objects.clear_cache()
+    return sorted(f"{app}.{name}" for app, name in after - before)
+
+
+def restore(source: Path, *, force: bool = False, drop_old: bool = False,
+            step: Step = lambda name: None) -> RestoreResult:  # fmt: skip
     """Replace the database and the mirror by the snapshot in `source`, then check them.
-    Refuses a database that holds projects or entries unless `force`."""
+    Refuses a database that holds projects or entries unless `force`.
+
+    The dump is proven before the live database is touched: read (`pg_restore --list`), then
+    restored into a new database on the same server, checked against the manifest and
+    migrated there; only then does that database take the live one's name, in one
+    transaction. The old one is kept under another name (RestoreResult.database_kept_as), or
+    dropped after the swap with `drop_old`."""
     step("check")
     source = Path(source)
     manifest = read_manifest(source)
@@ -191,45 +251,45 @@ def restore(source: Path, *, force: bool = False, step: Step = lambda name: None
     if manifest["mirror"].get("head"):
         run([git(), "bundle", "verify", "--quiet", source / BUNDLE],
             what="read the mirror's bundle")  # fmt: skip
+    env = database_env()  # it starts the embedded server if needed
+    toc = _read_dump(pg_restore, source / DUMP, env)
     if holds_data() and not force:
         raise BackupError(
             "The database already holds projects or entries. Restore into an empty "
             "installation (a new database, or after deleting var/postgres when embedded), or "
-            "pass --force to replace everything in it."
+            "pass --force to replace everything in it (it is kept under another name)."
         )
-    step("empty the database")
-    env = database_env()  # before closing: it starts the embedded server if needed
-    _empty_the_database()
-    step("restore the database")
-    with tempfile.TemporaryDirectory(prefix="cairn-restore-") as work:
-        listing = _restore_list(pg_restore, source / DUMP, env, Path(work))
-        connection.close()
-        try:
-            run([pg_restore, "--no-owner", "--no-privileges", "--exit-on-error",
-                 "--single-transaction", "--use-list", listing, "--dbname", env["PGDATABASE"],
-                 source / DUMP], what="restore the database", env=env)  # fmt: skip
-        except BackupError as exc:
-            hint = (
-                " Creating an extension needs a superuser: run `CREATE EXTENSION vector; "
-                "CREATE EXTENSION pg_trgm;` once as one in this database."
-                if "extension" in str(exc)
-                else ""
-            )
-            raise BackupError(
-                f"{exc}.{hint} The database is empty now: fix the cause and run restore again, "
-                "or `manage.py migrate` to start afresh."
-            ) from exc
-    ContentType.objects.clear_cache()  # ids are the snapshot's now
+    step("restore into a new database")
+    live = connection.settings_dict["NAME"]
+    scratch = database_swap.side_name(live, "restore")
+    database_swap.create(scratch)
     result = RestoreResult(manifest=manifest)
-    step("migrate")
-    before = {(app, n) for app, names in migrations().items() for n in names}
-    call_command("migrate", interactive=False, verbosity=0)
-    after = {(app, n) for app, names in migrations().items() for n in names}
-    result.migrated = sorted(f"{app}.{name}" for app, name in after - before)
-    step("restore the mirror")
-    result.mirror_kept_aside = _restore_mirror(source, manifest)
-    step("verify")
-    result.problems = check_counts(manifest)
-    result.committed = mirror.drain().committed  # what the dump had pending
-    result.problems += maintenance.verify()
+    staged = None
+    try:
+        result.migrated = _prove(source, manifest, pg_restore, toc, env, scratch)
+        step("restore the mirror")
+        staged = _stage_mirror(source, manifest)
+        step("swap the databases")
+        old = database_swap.swap(live, scratch)
+    except BaseException:
+        database_swap.drop(scratch)
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
+        raise
+    ContentType.objects.clear_cache()
+    try:
+        result.mirror_kept_aside = _place_mirror(staged)
+        step("verify")
+        result.problems = check_counts(manifest)
+        result.committed = mirror.drain().committed  # what the dump had pending
+        result.problems += maintenance.verify()
+    except BackupError as exc:
+        raise BackupError(
+            f"{exc} The database was restored; the one that was here is kept as {old}."
+        ) from exc
+    if drop_old:
+        database_swap.drop(old)
+        result.database_dropped = old
+    else:
+        result.database_kept_as = old
     return result

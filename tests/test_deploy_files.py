@@ -1,5 +1,6 @@
 """The team-mode files stay in step with the settings (no Docker engine runs on CI machines)."""
 
+import re
 from pathlib import Path
 
 import yaml
@@ -32,9 +33,22 @@ def test_env_example_lists_every_variable_the_settings_read():
         p.read_text() for p in sorted((ROOT / "memory_site" / "settings").glob("*.py"))
     )
     example = (ROOT / ".env.example").read_text()
-    import re
 
     names = set(re.findall(r'env(?:\.\w+)?\(\s*"([A-Z_]+)"', settings_source))
     assert names, "the settings read no variables?"
     missing = sorted(n for n in names if n not in example)
     assert missing == [], f"add these to .env.example: {missing}"
+
+
+def test_compose_serves_this_host_only_and_wants_a_database_password():
+    text = (ROOT / "docker" / "compose.yaml").read_text()
+    compose = yaml.safe_load(text)
+    services = compose["services"]
+    published = [str(p) for s in services.values() for p in s.get("ports", [])]
+    assert published == ["127.0.0.1:8000:8000"]  # a bare "8000:8000" listens on every interface
+    required = re.compile(r"\$\{CAIRN_DB_PASSWORD:\?[^}]+\}")
+    assert required.fullmatch(services["db"]["environment"]["POSTGRES_PASSWORD"])
+    for name in ("web", "worker", "migrate"):
+        url = services[name]["environment"]["DATABASE_URL"]
+        assert re.fullmatch(r"postgres://cairn:\$\{CAIRN_DB_PASSWORD:\?[^}]+\}@db:5432/cairn", url)
+    assert "CAIRN_DB_PASSWORD=" in (ROOT / ".env.example").read_text()

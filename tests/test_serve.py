@@ -1,9 +1,11 @@
 """`manage.py serve` as a newcomer runs it: it answers, and SIGTERM leaves no process behind."""
 
+import http.client
 import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -31,6 +33,7 @@ def _database_url() -> str:
     return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+OPS_TOKEN = "ops-token-of-the-serve-test"
 # What the test run exports for its own isolation (tests/settings.py): a newcomer has none of it.
 _RUN_ONLY = ("CELERY_BROKER_URL", "CAIRN_BROKER_DIR", "CAIRN_MIRROR_PATH", "CAIRN_PG_DIR",
              "CAIRN_TEST_ISOLATED", "CAIRN_TEST_VAR_DIR", "CAIRN_LIVE_VAR_DIR",
@@ -42,6 +45,7 @@ def _newcomer_env(var_dir: Path, *, database_url: str | None) -> dict:
     (serve then owns no PostgreSQL), else on an embedded one of its own."""
     env = {k: v for k, v in os.environ.items() if k not in _RUN_ONLY}
     env["CAIRN_VAR_DIR"] = str(var_dir)
+    env["CAIRN_METRICS_TOKEN"] = OPS_TOKEN  # /readyz shows its report to it (or to staff)
     env.pop("DATABASE_URL", None)
     if database_url:
         env["DATABASE_URL"] = database_url
@@ -56,9 +60,13 @@ def _processes_mentioning(marker: str) -> list[psutil.Process]:
     return found
 
 
+def _ops(url: str) -> urllib.request.Request:
+    return urllib.request.Request(url, headers={"Authorization": f"Bearer {OPS_TOKEN}"})
+
+
 def _check_operations(url: str, var_dir: Path) -> None:
     """Readiness sees the broker serve started; /metrics adds up the web workers' counters."""
-    with urllib.request.urlopen(f"{url}/readyz") as response:
+    with urllib.request.urlopen(_ops(f"{url}/readyz")) as response:
         ready = json.load(response)
     assert ready["checks"]["database"]["status"] == "ok"
     assert ready["checks"]["broker"]["status"] == "ok"
@@ -67,10 +75,33 @@ def _check_operations(url: str, var_dir: Path) -> None:
             urllib.request.Request(f"{url}/api/v1/projects", headers={"Authorization": "Bearer x"})
         )
     assert refused.value.code == 401
-    with urllib.request.urlopen(f"{url}/metrics") as response:
+    with urllib.request.urlopen(_ops(f"{url}/metrics")) as response:
         exposition = response.read().decode()
     assert 'cairn_token_auth_failures_total{surface="rest"} 1.0' in exposition
     assert (var_dir / "prometheus").is_dir()
+
+
+def _healthz_times(port: int, *, kept_alive: bool, count: int = 25) -> list[float]:
+    times, conn = [], None
+    for _ in range(count + 1):
+        if conn is None or not kept_alive:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        started = time.perf_counter()
+        conn.request("GET", "/healthz")
+        conn.getresponse().read()
+        times.append(time.perf_counter() - started)
+        if not kept_alive:
+            conn.close()
+    return times[1:]  # the first request of a kept-alive connection opens it
+
+
+def _check_kept_alive_requests_do_not_wait(port: int) -> None:
+    """Every HTTP and MCP client keeps its connection: a request on it must not wait for the
+    client's delayed ACK (Nagle on the web processes' sockets cost 44 ms against 4 ms on a new
+    connection, Kludex/uvicorn#3149). A ratio in one run, so a busy machine does not decide."""
+    kept = statistics.median(_healthz_times(port, kept_alive=True))
+    new = statistics.median(_healthz_times(port, kept_alive=False))
+    assert kept < 3 * new, f"kept-alive p50 {kept:.4f} s, new connection {new:.4f} s"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -103,6 +134,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/") as response:
             assert response.status == 200
         _check_operations(f"http://127.0.0.1:{port}", tmp_path)
+        _check_kept_alive_requests_do_not_wait(port)
         assert (tmp_path / "valkey" / "valkey.sock").exists()
         children = _processes_mentioning(str(tmp_path))
         assert len(children) >= 2, "expected the broker and the worker"

@@ -193,6 +193,7 @@ def team(tmp_path):
             "CAIRN_VAR_DIR": str(root / "var"),
             "CAIRN_MIRROR_SWEEP_SECONDS": "1",
             "CAIRN_READY_CACHE_SECONDS": "0",
+            "CAIRN_METRICS_TOKEN": OPS_TOKEN,  # /readyz shows its report to it (or to staff)
             "CAIRN_MIRROR_BATCH_SIZE": "5",  # a drain takes several tasks: one can die midway
             "CAIRN_EMBEDDING_THREADS": "1",
             # Vectors are tests/search's business; here they would only queue ahead of the drains.
@@ -241,11 +242,17 @@ async def _writes(urls: list[str], token: str, clients: int, per_client: int) ->
     return written
 
 
+OPS_TOKEN = "ops-token-of-the-team-test"
+
+
 def _drained(site: Site, url: str, timeout: float = 90) -> dict:
     """Wait, as an operator's monitor would, until /readyz reports no revision pending."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{url}/readyz", timeout=10) as response:
+        ready = urllib.request.Request(
+            f"{url}/readyz", headers={"Authorization": f"Bearer {OPS_TOKEN}"}
+        )
+        with urllib.request.urlopen(ready, timeout=10) as response:
             mirror = json.load(response)["checks"]["mirror"]
         if mirror["pending"] == 0:
             return mirror

@@ -22,8 +22,9 @@ from django.views.decorators.http import require_GET, require_POST
 from history import selectors as history
 from knowledge import selectors
 from knowledge.actors import Actor
-from knowledge.errors import Forbidden, KnowledgeError, NotFound
+from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
 from knowledge.graph.selectors import MAX_DEPTH, graph_data
+from knowledge.inputs import find_nul
 from knowledge.models import EntryStatus
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import pages
@@ -38,25 +39,54 @@ def actor_of(request) -> Actor:
     return Actor.for_user(request.user)
 
 
-def person(view):
+def person(view=None, *, as_json: bool = False):
     """Signed-in people only (others go to the sign-in page); the core's refusals become this
-    site's 403 / 404 pages, with the core's message."""
+    site's pages with the core's message: 404 (not found), 403 (not allowed), 400 (anything the
+    rules refuse: a subtopic path with no letters, a reference over its length limit, a NUL
+    byte). `as_json`: the refusal is `{"error": message}` instead, for the page's scripts."""
+    if view is None:
+        return functools.partial(person, as_json=as_json)
 
     @functools.wraps(view)
     def wrapper(request, *args, **kwargs):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path(), LOGIN_URL)
         try:
+            refuse_nul(request, kwargs)
             response = view(request, *args, **kwargs)
-        except NotFound as exc:
-            return render(request, "404.html", {"message": exc.message}, status=404)
-        except Forbidden as exc:
-            return render(request, "403.html", {"message": exc.message}, status=403)
+        except KnowledgeError as exc:
+            response = refusal(request, exc, as_json=as_json)
         # Pages are per person and change with every write: revalidate, never share.
         patch_cache_control(response, private=True, no_cache=True)
         return response
 
     return wrapper
+
+
+REFUSAL_PAGES = {NotFound: ("404.html", 404), Forbidden: ("403.html", 403)}
+
+
+def refusal(request, exc: KnowledgeError, *, as_json: bool):
+    template, status = next(
+        (page for kind, page in REFUSAL_PAGES.items() if isinstance(exc, kind)),
+        ("400.html", 400),
+    )
+    if as_json:
+        return JsonResponse({"error": exc.message}, status=status)
+    return render(request, template, {"message": exc.message}, status=status)
+
+
+def refuse_nul(request, kwargs: dict) -> None:
+    """PostgreSQL cannot hold a NUL byte, so one anywhere in the address or the form is refused
+    here, by name, before any query (as the REST and MCP surfaces refuse theirs)."""
+    for where, values in (("address", kwargs), ("query", request.GET), ("form", request.POST)):
+        items = values.lists() if hasattr(values, "lists") else values.items()
+        if (field := find_nul(dict(items))) is not None:
+            raise ValidationFailed(
+                f"The {where}'s {field.split('.')[0]!r} contains a NUL byte (\\x00), which "
+                "no name or reference holds. Remove it and try again.",
+                field=field,
+            )
 
 
 def not_modified(request, *parts) -> tuple[str, HttpResponseNotModified | None]:
@@ -113,6 +143,8 @@ def entry(request, ref: str):
         [(r["type"], r["entry"]) for r in page["backlinks"]],
         # the type's schema changes without this entry changing
         fit and (fit.schema.entry, fit.schema.version),
+        # a linked entry moves in or out of sight (or is renamed) without this one changing
+        [(e.pk, e.title) if e else None for e in (page["supersedes"], page["superseded_by"])],
     )
     if cached is not None and not len(storage):
         return cached
@@ -152,8 +184,8 @@ def diff(request, ref: str):
     etag, cached = not_modified(request, "diff", item.pk, old, new)
     if cached is not None:
         return cached
-    old_text = history.revision_text(history.revision_for(actor, item, old))
-    new_text = history.revision_text(history.revision_for(actor, item, new))
+    old_text = history.revision_text(history.revision_for(actor, item, old), actor)
+    new_text = history.revision_text(history.revision_for(actor, item, new), actor)
     text = history.unified_diff(
         old_text, new_text, old_label=f"version {old}", new_label=f"version {new}"
     )
@@ -268,19 +300,17 @@ def graph(request):
 
 
 @require_GET
-@person
+@person(as_json=True)
 def graph_json(request):
-    """The graph's nodes and edges for the page's script, scoped like every read."""
+    """The graph's nodes and edges for the page's script, scoped like every read; an unknown
+    project or entry is `{"error": message}` for the page to show."""
     project = (request.GET.get("project") or "").strip()[:80] or None
     around = (request.GET.get("around") or "").strip()[:200] or None
     try:
         depth = max(1, min(int(request.GET.get("depth") or 1), MAX_DEPTH))
     except ValueError:
         depth = 1
-    try:
-        data = graph_data(
-            actor_of(request), project=project, around=around, depth=depth, limit=GRAPH_LIMIT
-        )
-    except KnowledgeError as exc:  # an unknown project or entry: said on the page
-        return JsonResponse({"error": exc.message}, status=exc.http_status)
+    data = graph_data(
+        actor_of(request), project=project, around=around, depth=depth, limit=GRAPH_LIMIT
+    )
     return JsonResponse(data)

@@ -9,6 +9,7 @@ from ninja import Field, Schema
 from api.schemas.fields import Items, NoNul, PathText, ProjectRef, ReasonText, Short, StrictIn
 from knowledge import limits
 from knowledge.models import Entry
+from knowledge.selectors.supersession import shown_link, unseen_links
 
 
 class SourceIn(Schema):
@@ -38,8 +39,11 @@ class EntryOut(Schema):
     version: int
     generated_by: str
     verified: bool
+    # An entry the caller may not see is null, with its `_hidden` flag set (issue 32).
     supersedes: int | None
     superseded_by: int | None
+    supersedes_hidden: bool
+    superseded_by_hidden: bool
     created: datetime
     updated: datetime
 
@@ -56,12 +60,20 @@ class EntryOut(Schema):
         return obj.is_verified
 
     @staticmethod
-    def resolve_supersedes(obj: Entry) -> int | None:
-        return obj.supersedes_id
+    def resolve_supersedes(obj: Entry, context) -> int | None:
+        return shown_link(obj, "supersedes", _unseen(obj, context))
 
     @staticmethod
-    def resolve_superseded_by(obj: Entry) -> int | None:
-        return obj.superseded_by_id
+    def resolve_superseded_by(obj: Entry, context) -> int | None:
+        return shown_link(obj, "superseded_by", _unseen(obj, context))
+
+    @staticmethod
+    def resolve_supersedes_hidden(obj: Entry, context) -> bool:
+        return obj.supersedes_id in _unseen(obj, context)
+
+    @staticmethod
+    def resolve_superseded_by_hidden(obj: Entry, context) -> bool:
+        return obj.superseded_by_id in _unseen(obj, context)
 
     @staticmethod
     def resolve_created(obj: Entry) -> datetime:
@@ -70,6 +82,17 @@ class EntryOut(Schema):
     @staticmethod
     def resolve_updated(obj: Entry) -> datetime:
         return obj.updated_at
+
+
+def _unseen(obj: Entry, context) -> frozenset[int]:
+    """The links of `obj` the caller may not see, asked once per entry (no query without a
+    link). Without a request (a schema used outside a response) nothing is shown."""
+    if not hasattr(obj, "_unseen_links"):
+        request = (context or {}).get("request")
+        actor = getattr(request, "auth", None)
+        links = frozenset(pk for pk in (obj.supersedes_id, obj.superseded_by_id) if pk)
+        obj._unseen_links = unseen_links(actor, [obj]) if actor is not None else links
+    return obj._unseen_links
 
 
 class EntryDetailOut(EntryOut):

@@ -20,12 +20,14 @@ from knowledge.admin.tree import SubtopicTreeFilter
 from knowledge.errors import AlreadyExists, SchemaMisfit
 from knowledge.graph.selectors import entry_relations
 from knowledge.models import Entry
+from knowledge.selectors.supersession import UNSEEN, unseen_links
 from knowledge.services import EntryFields, entry_create, entry_delete, entry_update
 
 # Who wrote, changed and verified an entry: shown, never edited by hand.
 PROVENANCE = (
     "short_id", "version", "generated_by", "created_by", "updated_by", "verified_by",
-    "verified_at", "supersedes", "superseded_by", "source_list", "created_at", "updated_at",
+    "verified_at", "supersedes_link", "superseded_by_link", "source_list", "created_at",
+    "updated_at",
 )  # fmt: skip
 
 
@@ -85,7 +87,27 @@ class EntryAdmin(
         if obj is not None and obj.pk:
             # What this person may see: a link to a hidden entry shows its text only.
             obj.graph_links = entry_relations(actor_for(request), obj)
+            obj.unseen_links = unseen_links(actor_for(request), [obj])
         return super().get_readonly_fields(request, obj)
+
+    def _supersession(self, obj: Entry, field: str):
+        pk = getattr(obj, f"{field}_id")
+        if pk is None:
+            return "—"
+        if pk in getattr(obj, "unseen_links", {pk}):  # not worked out: say nothing of it
+            return UNSEEN
+        linked = getattr(obj, field)
+        url = reverse("admin:knowledge_entry_change", args=[pk])
+        return format_html('<a href="{}">{}</a> <small>{}</small>', url, linked.title,
+                           linked.short_id)  # fmt: skip
+
+    @admin.display(description="supersedes")
+    def supersedes_link(self, obj: Entry):
+        return self._supersession(obj, "supersedes")
+
+    @admin.display(description="superseded by")
+    def superseded_by_link(self, obj: Entry):
+        return self._supersession(obj, "superseded_by")
 
     @staticmethod
     def _entry_link(entry: dict):

@@ -53,9 +53,12 @@ class RevisionAdminMixin:
         return reverse(f"admin:{info[0]}_{info[1]}_{name}", args=args)
 
     def _entry(self, request, object_id):
+        ref = unquote(object_id)
+        if "\x00" in ref:  # no entry is named with one, and no query may hold it
+            raise Http404("An entry reference holds no NUL byte (\\x00).")
         try:
-            return selectors.entry_get(actor_for(request), unquote(object_id))
-        except NotFound as exc:
+            return selectors.entry_get(actor_for(request), ref)
+        except KnowledgeError as exc:  # not found, or refused by the rules (too long)
             raise Http404(exc.message) from exc
 
     def history_view(self, request, object_id, extra_context=None):
@@ -90,7 +93,8 @@ class RevisionAdminMixin:
         except (ValueError, NotFound) as exc:
             messages.error(request, getattr(exc, "message", "Pick two versions to compare."))
             return HttpResponseRedirect(self._url("history", entry.pk))
-        old, new = selectors.revision_text(old_row), selectors.revision_text(new_row)
+        actor = actor_for(request)
+        old, new = selectors.revision_text(old_row, actor), selectors.revision_text(new_row, actor)
         labels = {"old_label": f"version {old_v}", "new_label": f"version {new_v}"}
         mode = "unified" if request.GET.get("mode") == "unified" else "side"
         side = selectors.side_by_side_html(old, new, **labels) if mode == "side" else None
@@ -158,9 +162,10 @@ class RevisionAdminMixin:
             "revision": selectors.revision_summary(row),
             "diff": selectors.unified_diff(
                 selectors.revision_text(
-                    selectors.revision_for(actor_for(request), entry, entry.version)
+                    selectors.revision_for(actor_for(request), entry, entry.version),
+                    actor_for(request),
                 ),
-                selectors.revision_text(row),
+                selectors.revision_text(row, actor_for(request)),
                 old_label=f"now (version {entry.version})",
                 new_label=f"after revert (as version {version})",
             ),

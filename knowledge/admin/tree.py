@@ -4,12 +4,13 @@ page."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Q
 from django.urls import reverse
 from django.utils.http import urlencode
 
 from knowledge.admin.common import actor_for
+from knowledge.errors import ValidationFailed
 from knowledge.paths import normalize_path
 from knowledge.selectors.trees import Forest, TreeNode, entry_forest
 
@@ -47,6 +48,16 @@ def tree_links(forest: Forest) -> None:
             )
 
 
+def _tree_key(value: str) -> str:
+    """`project/sub/path` with the path normalized; ValidationFailed for what the path rules
+    refuse (and a NUL byte, which no query may hold)."""
+    if "\x00" in value:
+        raise ValidationFailed("The subtopic tree filter holds a NUL byte (\\x00).", field="tree")
+    slug, _, path = value.partition("/")
+    path = normalize_path(path)
+    return f"{slug}/{path}" if path else slug
+
+
 class SubtopicTreeFilter(admin.ListFilter):
     """`?tree=project` or `?tree=project/sub/path`: the node and everything below it."""
 
@@ -56,6 +67,11 @@ class SubtopicTreeFilter(admin.ListFilter):
     def __init__(self, request, params, model, model_admin):
         super().__init__(request, params, model, model_admin)
         value = params.pop(TREE_PARAM, [""])[-1].strip().strip("/")
+        try:
+            value = _tree_key(value)
+        except ValidationFailed as exc:  # a hand-made address: say so, list everything
+            messages.error(request, f"{exc.message} The list shows every entry instead.")
+            value = ""
         if value:
             self.used_parameters[TREE_PARAM] = value
         self.value = value or None
@@ -72,7 +88,6 @@ class SubtopicTreeFilter(admin.ListFilter):
         slug, _, path = self.value.partition("/")
         queryset = queryset.filter(project__slug=slug)
         if path:
-            path = normalize_path(path)
             queryset = queryset.filter(
                 Q(subtopic__path=path) | Q(subtopic__path__startswith=f"{path}/")
             )

@@ -69,6 +69,10 @@ class ApiToken(models.Model):
     projects = models.ManyToManyField(
         Project, blank=True, related_name="+", help_text="Leave empty for all the user's projects."
     )
+    # Set once at creation when projects were chosen. Deleting a project (or a restore that
+    # replaces them all) empties `projects`, and an empty list means "all of the user's
+    # projects": this flag keeps such a token at what is left, down to nothing.
+    narrowed = models.BooleanField(default=False, editable=False)
     agent_label = models.CharField(
         max_length=120, blank=True, help_text="Recorded as generated_by, e.g. agent:claude-code"
     )

@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils.text import slugify
 
 from knowledge.actors import Actor
-from knowledge.errors import KnowledgeError, NotFound
+from knowledge.errors import AlreadyExists, KnowledgeError, NotFound
 from knowledge.models import Entry
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
@@ -40,6 +41,12 @@ class ImportOutcome:
     outcome: str  # created | updated | unchanged | skipped
     reason: str = ""
     entry: str = ""
+    dropped_mark: bool = False  # the file named a verifier; not taken (keep_verified was off)
+
+
+# Two imports creating the same project: the second waits for the first's commit, then finds
+# it, instead of failing on the slug's unique index (pg_advisory_xact_lock's two-key form).
+_PROJECT_LOCK_SPACE = 0x43494D50  # "CIMP"
 
 
 @transaction.atomic(durable=True)
@@ -50,6 +57,7 @@ def entries_import(
     dry_run: bool = False,
     progress=None,
     strict_schemas: bool = False,
+    keep_verified: bool = False,
 ) -> list[ImportOutcome]:
     """Upsert every item, creating missing projects; a bad item is reported and skipped, never
     fatal. For newly created entries, restore what a Cairn export recorded (short id, version,
@@ -57,12 +65,14 @@ def entries_import(
     links between imported entries resolve whatever the order. `dry_run` rolls it all back.
     `progress` (tqdm-like) gets update(1) per item. An entry that does not fit its note type's
     schema is imported and its misfits reported (`strict_schemas`: skipped in a project whose
-    schema mode is strict, like any other write there)."""
+    schema mode is strict, like any other write there). A verification mark (verified_by, a
+    username anyone can write into a file) is taken only with `keep_verified`, and then only
+    for an existing account of that name."""
     outcomes, links, projects = [], [], {}
     for item in items:
         try:
             with transaction.atomic():
-                outcome, link = _import_one(actor, item, projects, strict_schemas)
+                outcome, link = _import_one(actor, item, projects, strict_schemas, keep_verified)
         except KnowledgeError as exc:
             outcome, link = ImportOutcome(item.name, "skipped", exc.message), None
         except Exception as exc:  # one bad file never stops the run (its savepoint is gone)
@@ -80,14 +90,32 @@ def entries_import(
     return outcomes
 
 
-def _import_one(actor: Actor, item: ImportItem, projects: dict[str, str], strict: bool):
-    if item.project not in projects:
+def _project(actor: Actor, name: str) -> str:
+    """The project's slug, created when missing: the lookup and the creation under one lock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+            [_PROJECT_LOCK_SPACE, slugify(name) or name],
+        )
+    try:
+        return project_get(actor, name, for_write=True).slug
+    except NotFound:
+        pass
+    try:
+        with transaction.atomic():
+            return k.create_project(actor, slug=name, reason="import").slug
+    except AlreadyExists as taken:  # created meanwhile by a writer other than an import
         try:
-            projects[item.project] = project_get(actor, item.project, for_write=True).slug
+            return project_get(actor, name, for_write=True).slug
         except NotFound:
-            projects[item.project] = k.create_project(
-                actor, slug=item.project, reason="import"
-            ).slug
+            raise taken from None  # one you may not see: say "taken", as a create would
+
+
+def _import_one(
+    actor: Actor, item: ImportItem, projects: dict[str, str], strict: bool, keep_verified: bool
+):
+    if item.project not in projects:
+        projects[item.project] = _project(actor, item.project)
     result = k.upsert_entry(
         actor,
         project=projects[item.project],
@@ -97,16 +125,19 @@ def _import_one(actor: Actor, item: ImportItem, projects: dict[str, str], strict
         reason=item.reason,
         schema_lenient=not strict,
     )
-    entry, link = result.entry, None
+    entry, link, dropped = result.entry, None, False
     report = getattr(entry, "schema_report", None)
     misfit = f"does not fit its schema: {report.summary()}" if report and not report.fits else ""
     if result.outcome == "created" and item.provenance:
-        _restore_provenance(entry, item.provenance)
+        dropped = _restore_provenance(entry, item.provenance, keep_verified)
         supersedes = item.provenance.get("supersedes")
         superseded_by = item.provenance.get("superseded_by")
         if supersedes or superseded_by:
             link = (entry.pk, supersedes, superseded_by)
-    return ImportOutcome(item.name, result.outcome, misfit, entry=entry.short_id), link
+    outcome = ImportOutcome(
+        item.name, result.outcome, misfit, entry=entry.short_id, dropped_mark=dropped
+    )
+    return outcome, link
 
 
 def _parse_time(value) -> dt.datetime | None:
@@ -121,11 +152,18 @@ def _parse_time(value) -> dt.datetime | None:
     return None
 
 
-def _restore_provenance(entry: Entry, provenance: dict) -> None:
+def _restore_provenance(entry: Entry, provenance: dict, keep_verified: bool) -> bool:
+    """Put back what the export recorded; returns whether a verification mark was dropped."""
     changes: dict[str, object] = {}
     short_id = str(provenance.get("id") or "").strip().lower()
-    if short_id and not Entry.objects.filter(short_id=short_id).exists():
-        changes["short_id"] = short_id
+    if short_id:
+        # Check and write in one statement under a savepoint: an id taken meanwhile (another
+        # import of the same file) fails the unique index, and the entry keeps its new id.
+        try:
+            with transaction.atomic():
+                _on_entry_and_first_revision(entry.pk, {"short_id": short_id})
+        except IntegrityError:
+            pass
     if isinstance(provenance.get("version"), int) and provenance["version"] > 0:
         changes["version"] = provenance["version"]
     for key, field in (("created", "created_at"), ("updated", "updated_at")):
@@ -133,13 +171,16 @@ def _restore_provenance(entry: Entry, provenance: dict) -> None:
             changes[field] = when
     if provenance.get("generated_by"):
         changes["generated_by"] = str(provenance["generated_by"])[:120]
-    if (when := _parse_time(provenance.get("verified_at"))) and provenance.get("verified_by"):
+    dropped = bool(provenance.get("verified_by")) and not keep_verified
+    when = _parse_time(provenance.get("verified_at"))
+    if when and provenance.get("verified_by") and keep_verified:
         user = get_user_model().objects.filter(username=provenance["verified_by"]).first()
         if user is not None:
             changes["verified_at"], changes["verified_by"] = when, user
     if changes:
         _on_entry_and_first_revision(entry.pk, changes)
-        entry.refresh_from_db()
+    entry.refresh_from_db()
+    return dropped
 
 
 def _link_supersession(entry_id: int, supersedes: str | None, superseded_by: str | None) -> None:

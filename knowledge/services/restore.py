@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 from django.test.utils import override_settings
+from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
@@ -24,10 +26,14 @@ from knowledge.services._kernel.restoring import (
     HistoricalSubtopic,
     RestoredRevision,
     Restorer,
+    check_revision,
+    check_state,
     entry_values,
     history_row,
     link_sources,
+    narrowed_tokens,
     record_places,
+    renarrow_tokens,
     reset_sequences,
     restore_projects,
     store_is_empty,
@@ -45,6 +51,15 @@ class RestoreReport:
     revisions: int = 0
     created_users: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)  # revisions that could not be restored, why
+    guests: bool = False  # the created accounts were put in the first guest group
+    # Entries (short ids) restored otherwise than the record says: a verification mark
+    # dropped, a revision refused or unreadable. The record's caller brings the record in line.
+    dropped_verified: list[str] = field(default_factory=list)
+    marked: list[str] = field(default_factory=list)  # entries with a mark in some revision
+    refused: list[str] = field(default_factory=list)
+    recorded: bool = False  # the record got a commit saying so (set by the record's caller)
+    tokens_repointed: list[str] = field(default_factory=list)
+    tokens_revoked: list[str] = field(default_factory=list)
 
 
 def _wipe() -> None:
@@ -63,10 +78,19 @@ def memory_restore(
     revisions: Iterable[RestoredRevision],
     force: bool = False,
     progress=None,
+    memberships: bool = True,
+    keep_verified: bool = False,
+    sensitivity: str = "restricted",
 ) -> RestoreReport:
     """Recreate projects (with their settings, memberships and subtopics) and replay every
-    entry revision oldest first, as recorded. Refuses a database that holds projects, entries
-    or revisions unless `force` (which replaces them). Only the system or a superuser may."""
+    entry revision oldest first, as recorded, each checked as a write is (a refused one is
+    reported and skipped). Refuses a database that holds projects, entries or revisions
+    unless `force` (which replaces them). Only the system or a superuser may.
+
+    The record is not trusted further than it must be: `memberships` applies the manifest's
+    (the operator saw them), verification marks are kept only with `keep_verified`, projects
+    the manifest does not describe get `sensitivity`, and API tokens narrowed to projects stay
+    narrowed to the restored projects of the same slugs (or are revoked)."""
     if actor.agent != "system:cairn" and not getattr(actor.user, "is_superuser", False):
         raise Forbidden("Only an administrator may restore Cairn from a backup.")
     if not store_is_empty() and not force:
@@ -77,11 +101,12 @@ def memory_restore(
         )
     report = RestoreReport()
     # Revision rows are written as recorded: simple-history must not stamp new ones.
+    tokens = narrowed_tokens()
     with override_settings(SIMPLE_HISTORY_ENABLED=False):
         if force:
             _wipe()
-        restorer = Restorer()
-        restore_projects(restorer, projects)
+        restorer = Restorer(sensitivity=sensitivity, keep_verified=keep_verified)
+        restore_projects(restorer, projects, memberships=memberships)
         rows: list = []
         for rev in revisions:
             _replay(restorer, rev, rows)
@@ -98,18 +123,37 @@ def memory_restore(
             index_text(entry)
         reset_sequences()
         restorer.deactivate_created()
+    report.tokens_repointed, report.tokens_revoked = renarrow_tokens(tokens, timezone.now())
     lexeme_stats_refresh()
     report.projects = Project.objects.count()
     report.entries = Entry.objects.count()
     report.created_users = restorer.created_users
     report.lost = restorer.lost
+    report.guests = bool(settings.CAIRN_GUEST_GROUPS and restorer.created_users)
+    report.marked = sorted(restorer.marked)
+    report.dropped_verified = [] if keep_verified else report.marked
+    report.refused = sorted(restorer.refused)
     return report
 
 
 def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
     if rev.lost:
         restorer.lost.append(f"revision {rev.history_id} of entry {rev.short_id}: {rev.lost}")
+        restorer.refused.add(rev.short_id)
         return
+    try:
+        check_revision(restorer, rev)
+        if rev.state is not None:
+            check_state(rev.state)
+    except ValidationFailed as exc:
+        restorer.lost.append(
+            f"revision {rev.history_id} of entry {rev.short_id}: refused as a write would "
+            f"be: {exc.message}"
+        )
+        restorer.refused.add(rev.short_id)
+        return
+    if rev.state is not None and rev.state.get("verified_by"):
+        restorer.marked.add(rev.short_id)
     user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
     entry = restorer.entries.get(rev.short_id)
     if rev.action == "-":
@@ -122,7 +166,12 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         rows.append(history_row(entry, rev, user))
         _delete(restorer, entry)
         return
-    values = entry_values(restorer, rev, entry)
+    try:
+        values = entry_values(restorer, rev, entry)
+    except ValidationFailed as exc:  # a project slug from the trailers that a write refuses
+        restorer.lost.append(f"revision {rev.history_id} of entry {rev.short_id}: {exc.message}")
+        restorer.refused.add(rev.short_id)
+        return
     stamps = {"created_at": values.pop("created_at"), "updated_at": values.pop("updated_at")}
     slug, digest = values.pop("slug"), values.pop("content_hash")
     if entry is None:

@@ -105,6 +105,7 @@ def token_create(
         scope=scope,
         agent_label=agent_label.strip()[:120],
         expires_at=expires_at,
+        narrowed=bool(chosen),
     )
     token.save()
     if chosen:
@@ -150,17 +151,22 @@ class RevokedAccess:
     tokens: int
     sessions: int
     password_disabled: bool  # False when the account had no usable password (SSO only)
+    flags_cleared: tuple[str, ...] = ()  # of is_staff, is_superuser: those it had
 
 
 @transaction.atomic(durable=True)
 def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
-    """Revoke every token of `user`, end every session (admin and site) and make their password
-    unusable, so that they cannot simply sign in again: for someone who left, or lost a group
-    in the identity provider. Superusers (or the system) only."""
+    """Deactivate `user` and take away what let them in: every token revoked, every session
+    (admin and site) ended, the password made unusable, the staff and superuser flags cleared.
+    An inactive account is refused by password and token sign-in, and by single sign-on
+    (memory_site/sso/adapters.py), until a superuser ticks 'active' again: for someone who left,
+    or lost a group in the identity provider. Superusers (or the system) only."""
     if not (getattr(actor.user, "is_superuser", False) or actor.agent == "system:cairn"):
         raise Forbidden("Only a superuser may revoke another person's access.")
     if actor.token_id is not None:
         raise Forbidden("A token cannot revoke access; sign in or use manage.py revoke_access.")
+    if actor.user is not None and actor.user.pk == user.pk:
+        raise Forbidden("You cannot revoke your own access; ask another superuser.")
     tokens = ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
@@ -171,9 +177,13 @@ def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
     ]
     Session.objects.filter(pk__in=doomed).delete()
     had_password = user.has_usable_password()
+    cleared = tuple(flag for flag in ("is_staff", "is_superuser") if getattr(user, flag))
     user.set_unusable_password()
-    user.save(update_fields=["password"])
-    return RevokedAccess(tokens=tokens, sessions=len(doomed), password_disabled=had_password)
+    user.is_active = user.is_staff = user.is_superuser = False
+    user.save(update_fields=["password", "is_active", "is_staff", "is_superuser"])
+    return RevokedAccess(
+        tokens=tokens, sessions=len(doomed), password_disabled=had_password, flags_cleared=cleared
+    )
 
 
 # --- token -> actor cache --------------------------------------------------------------------
@@ -258,13 +268,15 @@ def token_authenticate(secret: str) -> Actor | None:
     if token is None or not token.user.is_active:
         return None
     _touch(token.pk, token.last_used_at, now)
+    # A narrowed token whose projects were all deleted sees nothing: an empty frozenset, never
+    # None ("every project of the user's").
     project_ids = frozenset(token.project_ids or ())
     scopes = {"read", "write"} if token.scope == TokenScope.WRITE else {"read"}
     actor = Actor(
         user=token.user,
         agent=token.agent_label,
         scopes=frozenset(scopes),
-        project_ids=project_ids or None,
+        project_ids=project_ids if token.narrowed else None,
         token_id=token.pk,
     )
     _remember_actor(digest, actor)

@@ -10,6 +10,7 @@ from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.selectors import project_overview
 from knowledge.selectors.listings import entries_open, entries_recent, project_browse
+from knowledge.selectors.supersession import unseen_links
 from mcp_api import render
 from mcp_api.tools.arguments import OptProject, Short, Subtopic
 from mcp_api.tools.arguments import ToolArguments as Arguments
@@ -27,7 +28,7 @@ def list_open(actor: Actor, args: ListOpenArguments):
     entries = entries_open(
         actor, project=args.project or None, subtopic=args.subtopic or None, limit=args.limit
     )
-    return render.open_entries(entries)
+    return render.open_entries(entries, unseen=unseen_links(actor, entries))
 
 
 class RecentArguments(Arguments):
@@ -40,7 +41,7 @@ def recent(actor: Actor, args: RecentArguments):
     """Entries changed recently, newest first."""
     start = inputs.when(args.since or "7d", field="since")
     entries = entries_recent(actor, project=args.project or None, since=start, limit=args.limit)
-    return render.recent_entries(entries, start)
+    return render.recent_entries(entries, start, unseen=unseen_links(actor, entries))
 
 
 class BrowseArguments(Arguments):
@@ -54,7 +55,8 @@ def browse(actor: Actor, args: BrowseArguments):
     if not args.project:
         return render.projects(project_overview(actor))
     page = project_browse(actor, project=args.project, subtopic=args.subtopic or None)
-    return render.project_page(page, args.subtopic or "")
+    unseen = unseen_links(actor, page["entries"])
+    return render.project_page(page, args.subtopic or "", unseen=unseen)
 
 
 LIST_OPEN = Tool("list_open", ListOpenArguments, list_open, READ)

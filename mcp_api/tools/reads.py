@@ -10,6 +10,7 @@ from history.selectors import entry_diff, entry_history
 from knowledge.actors import Actor
 from knowledge.graph.selectors import entry_relations
 from knowledge.selectors import entry_get
+from knowledge.selectors.supersession import unseen_links
 from mcp_api import render
 from mcp_api.tools.arguments import EntryRef
 from mcp_api.tools.arguments import ToolArguments as Arguments
@@ -30,6 +31,7 @@ def get(actor: Actor, args: GetArguments):
         entry,
         offset=args.offset,
         max_chars=args.max_chars,
+        unseen=unseen_links(actor, [entry]),
         relations=entry_relations(actor, entry),
     )
 

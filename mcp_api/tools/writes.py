@@ -9,6 +9,7 @@ from pydantic import Field
 
 from knowledge import inputs
 from knowledge.actors import Actor
+from knowledge.selectors.supersession import unseen_links
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
@@ -140,7 +141,7 @@ def update(actor: Actor, args: UpdateArguments):
 def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
     entry, outcome = result.entry, result.outcome
     report = write_report(actor, entry, outcome, sources=sources, before=result.before)
-    return render.entry_saved(entry, outcome, report=report)
+    return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
 
 
 class DeleteArguments(Arguments):
@@ -167,7 +168,7 @@ def correct(actor: Actor, args: CorrectArguments):
     new, old = entry_correct(
         actor=actor, ref=args.id, body=args.body, reason=args.reason, title=args.title or None
     )
-    return render.entry_corrected(new, old)
+    return render.entry_corrected(new, old, unseen=unseen_links(actor, [new, old]))
 
 
 UPSERT = Tool("upsert", UpsertArguments, upsert, IDEMPOTENT_WRITE)

@@ -21,7 +21,7 @@ CAIRN_TIMINGS_KEEP_DAYS = env.float("CAIRN_TIMINGS_KEEP_DAYS", default=30)
 CAIRN_TIMINGS_BATCH = env.int("CAIRN_TIMINGS_BATCH", default=100)
 CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5.0)
 # /readyz: a revision pending longer than this is "parked" (readiness degraded); the counts
-# behind /readyz and /metrics are recomputed at most this often per process.
+# behind /readyz and /metrics are recomputed, and the broker asked, at most this often per process.
 CAIRN_READY_MIRROR_MAX_LAG = env.float("CAIRN_READY_MIRROR_MAX_LAG", default=600)
 CAIRN_READY_CACHE_SECONDS = env.float("CAIRN_READY_CACHE_SECONDS", default=5.0)
 

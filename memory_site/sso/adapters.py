@@ -62,13 +62,10 @@ def _email(sociallogin, claims: dict) -> tuple[str, bool]:
     return email, verified is not False
 
 
-def refusal(request, *, email: str, reason: str):
-    response = render(
-        request,
-        "account/sso_refused.html",
-        {"email": email, "reason": reason, "domains": settings.CAIRN_OIDC_ALLOWED_DOMAINS},
-        status=403,
-    )
+def refusal(request, *, email: str, reason: str, deactivated: bool = False):
+    context = {"email": email, "reason": reason, "deactivated": deactivated,
+               "domains": [] if deactivated else settings.CAIRN_OIDC_ALLOWED_DOMAINS}  # fmt: skip
+    response = render(request, "account/sso_refused.html", context, status=403)
     return ImmediateHttpResponse(response)
 
 
@@ -79,6 +76,17 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
     def pre_social_login(self, request, sociallogin):
         """Refuse other domains before any user is created; refresh groups of known users."""
         claims = _claims(sociallogin)
+        if sociallogin.is_existing and not sociallogin.user.is_active:
+            # Deactivated (manage.py revoke_access, or 'active' unticked in the admin): the
+            # identity provider's word does not bring them back, nor its groups their flags.
+            log.warning("SSO sign-in refused for %s: the account is deactivated", sociallogin.user)
+            raise refusal(
+                request,
+                email=_email(sociallogin, claims)[0],
+                reason="Your Cairn account is deactivated (its access was revoked). Ask a Cairn "
+                "administrator to reactivate it if you need it again.",
+                deactivated=True,
+            )
         domains = settings.CAIRN_OIDC_ALLOWED_DOMAINS
         if domains:
             email, verified = _email(sociallogin, claims)

@@ -222,3 +222,33 @@ def test_a_first_sign_in_without_a_groups_claim_makes_a_guest_when_guests_exist(
     user = User.objects.get(email="nog@corp.example")
     assert set(user.groups.values_list("name", flat=True)) == {"contractors"}
     assert not user.is_staff and not user.is_superuser
+
+
+def test_revoked_access_keeps_single_sign_on_out(sso, client, capsys):
+    from django.core.management import call_command
+
+    from knowledge.services import token_authenticate, token_create
+
+    assert sign_in(client, "root-sub").status_code == 302  # a superuser by the provider's groups
+    root = User.objects.get(email="root@corp.example")
+    assert root.is_superuser and root.is_staff
+    secret = token_create(actor=Actor.system(), user=root, name="laptop").secret
+
+    call_command("revoke_access", root.username)
+    assert "The account is deactivated and no longer staff or a superuser" in (
+        capsys.readouterr().out
+    )
+    root.refresh_from_db()
+    assert not (root.is_active or root.is_staff or root.is_superuser)
+    assert token_authenticate(secret) is None
+    assert client.get("/admin/").status_code == 302  # the session ended
+
+    # The provider still vouches for them, groups and all: Cairn says no, and keeps the flags.
+    response = sign_in(client, "root-sub")
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "account is deactivated" in html and "No account was created" not in html
+    assert "_auth_user_id" not in client.session
+    root.refresh_from_db()
+    assert not (root.is_active or root.is_staff or root.is_superuser)
+    assert User.objects.filter(email="root@corp.example").count() == 1

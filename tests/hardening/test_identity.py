@@ -96,9 +96,9 @@ def test_revoke_access_revokes_tokens_ends_sessions_and_password_login(client, o
     assert token_authenticate(made.secret) is None
     assert token_authenticate(other_token.secret) is not None
     assert not Session.objects.exists()
-    # Nor can they sign in again with the password they had: SSO sign-in alone is left.
+    # Nor can they sign in again with the password they had, nor at all: the account is off.
     owner.refresh_from_db()
-    assert not owner.has_usable_password()
+    assert not owner.has_usable_password() and not owner.is_active
     assert not Client().login(username=owner.username, password="hunter2-long-enough")
     assert Client().login(username=other.username, password="other-pass-long-enough")
 

@@ -6,12 +6,15 @@ a database that is not empty)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test import Client
 
 from history import mirror
 from history.mirror.repo import open_mirror
@@ -19,8 +22,9 @@ from knowledge.actors import Actor
 from knowledge.graph.context import build_context
 from knowledge.models import Entry
 from knowledge.search import search_entries
-from knowledge.services import entry_delete
-from memory_site.backup import BUNDLE, DUMP, MANIFEST, BackupError, client_tool
+from knowledge.services import entry_delete, token_create
+from memory_site import database_swap
+from memory_site.backup import BUNDLE, DUMP, MANIFEST, BackupError, client_tool, run
 from tests.history import test_restore as drill
 from tests.history.test_restore import access, lose_the_database, snapshot
 
@@ -43,7 +47,7 @@ def test_a_lost_database_and_mirror_come_back_from_a_backup(written, tmp_path, c
 
     lose_the_database()
     shutil.rmtree(open_mirror().path)
-    call_command("restore", str(target))
+    call_command("restore", str(target), "--drop-old")
     assert "The counts match the snapshot and the mirror matches" in capsys.readouterr().out
 
     after = snapshot()
@@ -60,7 +64,7 @@ def test_a_lost_database_and_mirror_come_back_from_a_backup(written, tmp_path, c
         call_command("restore", str(target))
     entry_delete(actor=alice, ref=Entry.objects.get(title="Roadmap 2026").pk,
                  reason="a mistake the snapshot undoes")  # fmt: skip
-    call_command("restore", str(target), "--force")
+    call_command("restore", str(target), "--force", "--drop-old")
     assert snapshot() == before
     with pytest.raises(CommandError, match="not an empty directory"):
         call_command("backup", str(target))
@@ -86,3 +90,82 @@ def test_restore_says_what_is_wrong_with_the_snapshot(tmp_path):
 def test_a_client_older_than_the_server_is_named_with_what_to_install():
     with pytest.raises(BackupError, match=r"pg_dump 99 or newer .* postgresql-client-99"):
         client_tool("pg_dump", 99)
+
+
+def _token_answers(secret: str) -> int:
+    return Client(headers={"Authorization": f"Bearer {secret}"}).get("/api/v1/projects").status_code
+
+
+def _kept(capsys) -> str:
+    """The database the restore kept aside, as its output names it (then dropped: the server is
+    shared by every test run)."""
+    out = capsys.readouterr().out
+    found = re.search(r"The database that was here is kept as (\S+);", out)
+    assert found, out
+    assert database_swap.exists(found.group(1))
+    database_swap.drop(found.group(1))
+    return found.group(1)
+
+
+def _scratch_databases() -> list[str]:
+    live = connection.settings_dict["NAME"]
+    with connection.cursor() as cur:
+        cur.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{live}\\_%"])
+        return [row[0] for row in cur.fetchall()]
+
+
+@pytest.mark.parametrize(
+    "damage", ["cut to 2,000 bytes", "data section cut short", "data section overwritten"]
+)
+def test_a_damaged_dump_is_refused_and_the_database_keeps_its_data(
+    written, tmp_path, capsys, damage
+):
+    root = get_user_model().objects.get(username="root")
+    secret = token_create(actor=Actor.for_user(root), user=root, name="drill").secret
+    target = tmp_path / "snap"
+    call_command("backup", str(target))
+    dump = target / DUMP
+    data = dump.read_bytes()
+    pg_restore, _ = client_tool("pg_restore", 0)
+    if damage == "cut to 2,000 bytes":
+        dump.write_bytes(data[:2000])
+        expected = r"database\.dump is damaged; nothing was changed"
+    else:
+        # The table of contents (at the start) stays whole: only the restore finds the damage.
+        cut = data[:-100]
+        zeroed = data[:-600] + bytes(300) + data[-300:]
+        dump.write_bytes(cut if damage == "data section cut short" else zeroed)
+        run([pg_restore, "--list", dump], what="list the cut dump")
+        expected = r"damaged: restore another snapshot\. Refused: your database was not touched"
+    before = snapshot()
+    Entry.objects.filter(title="Roadmap 2026").update(title="Roadmap 2026 (after the backup)")
+    changed = snapshot()
+    assert changed != before and _token_answers(secret) == 200
+
+    with pytest.raises(CommandError, match=expected):
+        call_command("restore", str(target), "--force")
+
+    assert snapshot() == changed  # nothing restored, nothing lost
+    assert _token_answers(secret) == 200
+    assert _scratch_databases() == []  # the scratch database went too
+
+
+def test_restore_force_keeps_the_old_database_until_asked_to_drop_it(written, tmp_path, capsys):
+    root = get_user_model().objects.get(username="root")
+    target = tmp_path / "snap"
+    call_command("backup", str(target))
+    before = snapshot()
+    secret = token_create(actor=Actor.for_user(root), user=root, name="after").secret
+    Entry.objects.filter(title="Roadmap 2026").update(title="Roadmap 2026 (after the backup)")
+    capsys.readouterr()
+
+    call_command("restore", str(target), "--force")
+    kept = _kept(capsys)
+    assert snapshot() == before
+    assert _token_answers(secret) == 401  # made after the snapshot: gone with the old database
+    assert kept.startswith(connection.settings_dict["NAME"] + "_old_")
+
+    call_command("restore", str(target), "--force", "--drop-old")
+    out = capsys.readouterr().out
+    assert re.search(r"The database that was here \(\S+_old_\S+\) is dropped\.", out), out
+    assert snapshot() == before and _scratch_databases() == []

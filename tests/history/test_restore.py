@@ -185,7 +185,7 @@ def test_a_lost_database_is_rebuilt_from_the_mirror_field_by_field(written, caps
     assert call_command("mirror", "verify") is None
     lose_the_database()
 
-    call_command("mirror", "restore", "--from", str(open_mirror().path))
+    call_command("mirror", "restore", "--from", str(open_mirror().path), "--yes", "--keep-verified")
     out = capsys.readouterr().out
     assert "The mirror matches the database." in out
 
@@ -210,7 +210,7 @@ def test_a_lost_database_is_rebuilt_from_the_mirror_field_by_field(written, caps
 
 def test_a_restore_refuses_a_database_that_is_not_empty(written):
     with pytest.raises(CommandError, match="already holds projects"):
-        call_command("mirror", "restore", "--from", str(open_mirror().path))
+        call_command("mirror", "restore", "--from", str(open_mirror().path), "--yes")
     assert Entry.objects.count() == 4
 
 
@@ -218,7 +218,15 @@ def test_force_replaces_what_the_database_holds(written):
     before = snapshot()
     entry_upsert(actor=Actor.for_user(written["admin"]), project="open",
                  fields=EntryFields(title="Not in the mirror", body="x"))  # fmt: skip
-    call_command("mirror", "restore", "--from", str(open_mirror().path), "--force")
+    call_command(
+        "mirror",
+        "restore",
+        "--from",
+        str(open_mirror().path),
+        "--force",
+        "--yes",
+        "--keep-verified",
+    )
     assert snapshot() == before
 
 

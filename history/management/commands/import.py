@@ -38,6 +38,13 @@ class Command(DataCommand):
             "(default: import them and list what they lack)",
         )
 
+        parser.add_argument(
+            "--keep-verified",
+            action="store_true",
+            help="keep the files' verification marks (verified_by), mapped by username to an "
+            "existing account; without it they are dropped (a file can name anyone)",
+        )
+
     def agent_label(self, user, options):
         return options["agent"]
 
@@ -54,6 +61,7 @@ class Command(DataCommand):
                 dry_run=dry_run,
                 progress=bar,
                 strict_schemas=options["strict_schemas"],
+                keep_verified=options["keep_verified"],
             )
         verbose = options["verbose_skips"] or options["verbosity"] > 1
         for result in report.results:
@@ -72,6 +80,12 @@ class Command(DataCommand):
                 f"{prefix}{summary} in {seconds:.1f} s ({rate(files, seconds)} files/s)."
             )
         )
+        if report.dropped_marks:
+            self.stdout.write(
+                f"Dropped the verification marks (verified_by) of {report.dropped_marks} "
+                "file(s): a file can name anyone. Pass --keep-verified to keep them, or verify "
+                "the entries again in Cairn."
+            )
         written = counts.get("created", 0) + counts.get("updated", 0)
         if written and not dry_run:
             self.stdout.write(

@@ -1,5 +1,5 @@
-"""`manage.py revoke_access <username>`: revoke all of a user's tokens, end their sessions and
-disable their password sign-in."""
+"""`manage.py revoke_access <username>`: deactivate a user, revoke all of their tokens, end their
+sessions, disable their password sign-in and clear their staff and superuser flags."""
 
 from django.core.management.base import CommandError
 
@@ -11,8 +11,9 @@ from knowledge.services import user_access_revoke
 
 class Command(DataCommand):
     help = (
-        "Revoke every API token of a user, end all their signed-in sessions and disable their "
-        "password sign-in (for someone who left, or lost a group in the identity provider)."
+        "Deactivate a user: revoke every API token, end all their signed-in sessions, disable "
+        "their password sign-in and clear their staff and superuser flags; single sign-on "
+        "refuses them too (for someone who left, or lost a group in the identity provider)."
     )
 
     def add_arguments(self, parser):
@@ -29,10 +30,14 @@ class Command(DataCommand):
             if done.password_disabled
             else "they had no password sign-in"
         )
+        named = {"is_staff": "staff", "is_superuser": "a superuser"}
+        lost = " or ".join(named[flag] for flag in done.flags_cleared)
+        flags = f" and no longer {lost}" if lost else ""
         self.stdout.write(
             self.style.SUCCESS(
                 f"Revoked {done.tokens} token(s) and ended {done.sessions} session(s) of {user}; "
-                f"{password}. Single sign-on still lets them in while the identity provider "
-                "does: remove them there, or untick 'active' on their account in the admin."
+                f"{password}. The account is deactivated{flags}: single sign-on refuses it "
+                "too. To let them back in, tick 'active' on their account in the admin (and "
+                "grant staff again if they need it)."
             )
         )

@@ -8,25 +8,33 @@ django-simple-history switched off: each revision row is written as recorded, ne
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.color import no_style
 from django.db import connection
 
+from knowledge import limits
 from knowledge.actors import Actor
+from knowledge.errors import ValidationFailed
+from knowledge.inputs import find_nul
 from knowledge.models import (
+    ApiToken,
     Entry,
     EntryStatus,
     Membership,
     Project,
     Role,
+    Sensitivity,
     Source,
     Subtopic,
     content_hash,
 )
 from knowledge.paths import entry_slug
+from knowledge.services._kernel.checks import check_limits, check_source, clean
 
 HistoricalEntry = Entry.history.model
 HistoricalProject = Project.history.model
@@ -74,6 +82,12 @@ class Restorer:
     stamped: set[int] = field(default_factory=set)  # entries whose created stamp is put back
     created_users: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
+    sensitivity: str = Sensitivity.RESTRICTED  # of a project the manifest does not describe
+    keep_verified: bool = False  # the mirror's verified_by is a username anyone could write
+    marked: set[str] = field(default_factory=set)  # entries with a verification mark recorded
+    refused: set[str] = field(default_factory=set)  # entries with a revision not restored
+    revision_ids: set[int] = field(default_factory=set)
+    rows: dict[int, str] = field(default_factory=dict)  # entry row id -> its short id
 
     # --- people ---------------------------------------------------------------------------
 
@@ -112,19 +126,27 @@ class Restorer:
         user.save(update_fields=["email", "first_name", "last_name"])
 
     def deactivate_created(self) -> None:
+        """Accounts the restore made end inactive and, where the installation has guests, in the
+        first guest group: an administrator who activates one before its SSO sign-in re-syncs
+        its groups gives a guest's reach, not every internal project's."""
         model = get_user_model()
-        model.objects.filter(**{f"{model.USERNAME_FIELD}__in": self.created_users}).update(
-            is_active=False
-        )
+        made = model.objects.filter(**{f"{model.USERNAME_FIELD}__in": self.created_users})
+        made.update(is_active=False)
+        if settings.CAIRN_GUEST_GROUPS and self.created_users:
+            guests, _ = Group.objects.get_or_create(name=settings.CAIRN_GUEST_GROUPS[0])
+            guests.user_set.add(*made)
 
     # --- places -------------------------------------------------------------------------------
 
     def project(self, slug: str) -> Project:
-        """A project the manifest did not name (an older mirror): internal, named by its slug."""
+        """A project the manifest did not name (an older mirror): named by its slug, of the
+        sensitivity the operator chose (restricted unless told otherwise)."""
         if slug not in self.projects:
-            project = Project.objects.filter(slug=slug).first() or Project.objects.create(
-                slug=slug, name=slug
-            )
+            project = Project.objects.filter(slug=slug).first()
+            if project is None:
+                project = Project(slug=slug, name=slug, sensitivity=self.sensitivity)
+                clean(project)
+                project.save()
             self.projects[slug] = project
         return self.projects[slug]
 
@@ -142,20 +164,29 @@ class Restorer:
         return self.subtopics[key]
 
 
-def restore_projects(restorer: Restorer, projects: list[dict]) -> None:
+def restore_projects(restorer: Restorer, projects: list[dict], *, memberships: bool) -> None:
     """Projects with their ids and every setting the model knows (unknown ones are skipped),
-    their memberships and their subtopics (parents first)."""
+    checked as a write checks them, their memberships (when the operator accepted them) and
+    their subtopics (parents first)."""
     known = {f.attname for f in Project._meta.concrete_fields}
     for item in projects:
         values = {k: v for k, v in (item.get("settings") or {}).items() if k in known}
         stamps = {k: values.pop(k) for k in ("created_at", "updated_at") if k in values}
         project = Project(pk=item["id"], **values)
+        try:
+            clean(project, exclude=["created_at", "updated_at"])
+        except ValidationFailed as exc:
+            raise ValidationFailed(
+                f"The manifest's project {values.get('slug')!r} is refused: {exc.message} "
+                "Fix .cairn/projects.yaml in the mirror (or restore from a good copy).",
+                project=values.get("slug"),
+            ) from exc
         project.save(force_insert=True)
         if stamps:
             Project.objects.filter(pk=project.pk).update(**stamps)
             project.refresh_from_db()
         restorer.projects[project.slug] = project
-        for m in item.get("memberships") or []:
+        for m in (item.get("memberships") or []) if memberships else []:
             role = m.get("role") if m.get("role") in Role.values else Role.VIEWER
             if m.get("user"):
                 Membership.objects.create(project=project, user=restorer.user(m["user"]), role=role)
@@ -195,7 +226,7 @@ def entry_values(restorer: Restorer, rev: RestoredRevision, entry: Entry | None)
     s = rev.state
     project = restorer.project(rev.project)
     user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
-    verifier = restorer.user(s.get("verified_by") or "")
+    verifier = restorer.user(s.get("verified_by") or "") if restorer.keep_verified else None
     status = s.get("status") if s.get("status") in EntryStatus.values else EntryStatus.ACTIVE
     return {
         "short_id": rev.short_id,
@@ -215,7 +246,7 @@ def entry_values(restorer: Restorer, rev: RestoredRevision, entry: Entry | None)
         "updated_by": user,
         "generated_by": s.get("generated_by") or "",
         "verified_by": verifier,
-        "verified_at": s.get("verified_at"),
+        "verified_at": s.get("verified_at") if verifier is not None else None,
         "supersedes": _entry(restorer, s.get("supersedes")),
         "superseded_by": _entry(restorer, s.get("superseded_by")),
         "created_at": s.get("created"),
@@ -275,3 +306,81 @@ def reset_sequences() -> None:
     with connection.cursor() as cursor:
         for sql in connection.ops.sequence_reset_sql(no_style(), models):
             cursor.execute(sql)
+
+
+_SHORT_ID = re.compile(r"^[0-9a-z]{1,12}$")
+
+
+def check_revision(restorer: Restorer, rev: RestoredRevision) -> None:
+    """What a commit's trailers say about a revision fits the tables: a new revision id, an
+    entry id and row that no other entry has, a place and an author of possible lengths."""
+    if rev.history_id <= 0 or rev.history_id in restorer.revision_ids:
+        raise ValidationFailed(
+            f"revision id {rev.history_id} is not a new positive number", field="Cairn-Revision"
+        )
+    if not _SHORT_ID.match(rev.short_id):
+        raise ValidationFailed(f"entry id {rev.short_id[:40]!r} is not one", field="Cairn-Entry")
+    owner = restorer.rows.setdefault(rev.entry_pk, rev.short_id) if rev.entry_pk else None
+    if owner is not None and owner != rev.short_id:
+        raise ValidationFailed(f"row {rev.entry_pk} belongs to entry {owner}", field="Cairn-Row")
+    limits.check_length(rev.project, field="Cairn-Project", limit=limits.SLUG)
+    limits.check_length(rev.subtopic, field="Cairn-Subtopic", limit=limits.PATH)
+    if rev.subtopic and not all(0 < len(part) <= 80 for part in rev.subtopic.split("/")):
+        raise ValidationFailed("a subtopic level is empty or too long", field="Cairn-Subtopic")
+    limits.check_length(rev.user, field="Cairn-User", limit=150)
+    if find_nul([rev.project, rev.subtopic, rev.user, rev.reason or ""]) is not None:
+        raise ValidationFailed("a trailer holds a NUL character", field="trailers")
+    restorer.revision_ids.add(rev.history_id)
+
+
+def check_state(state: dict) -> None:
+    """A revision's fields pass the checks a write makes (lengths, body, metadata, tags,
+    sources and their URL schemes, no NUL): the mirror is a file anyone who can push to its
+    remote may have written. Raises ValidationFailed naming the field."""
+    if (where := find_nul(state)) is not None:
+        raise ValidationFailed(f"{where} contains a NUL character (\\x00).", field=where)
+    for name, limit in (("title", limits.TITLE), ("kind", limits.KIND), ("generated_by", 120),
+                        ("supersedes", limits.REF), ("superseded_by", limits.REF)):  # fmt: skip
+        limits.check_length(state.get(name), field=name, limit=limit)
+    if not isinstance(state.get("metadata"), dict):
+        raise ValidationFailed("metadata must be a mapping.", field="metadata")
+    check_limits(Entry(body=state["body"], metadata=state["metadata"], tags=state["tags"]))
+    for tag in state["tags"]:
+        limits.check_length(tag, field="tags", limit=limits.TAG)
+    if len(state["sources"]) > settings.CAIRN_MAX_SOURCES:
+        raise ValidationFailed(f"more than {settings.CAIRN_MAX_SOURCES} sources", field="sources")
+    state["sources"] = [check_source(s) for s in state["sources"]]
+
+
+# --- tokens narrowed to projects ----------------------------------------------------------
+
+
+def narrowed_tokens() -> dict[int, list[str]]:
+    """Each live narrowed token's project slugs, read before a restore replaces the projects."""
+    out: dict[int, list[str]] = {}
+    live = ApiToken.objects.filter(narrowed=True, revoked_at__isnull=True)
+    for token_id, slug in live.values_list("pk", "projects__slug"):
+        out.setdefault(token_id, [])
+        if slug:
+            out[token_id].append(slug)
+    return out
+
+
+def renarrow_tokens(before: dict[int, list[str]], now) -> tuple[list[str], list[str]]:
+    """Point each narrowed token at the restored projects of the same slugs; one none of whose
+    projects came back is revoked (it would otherwise see nothing, silently). Returns the
+    tokens re-pointed and revoked, each as "name (prefix…) of user: slugs"."""
+    repointed, revoked = [], []
+    tokens = ApiToken.objects.select_related("user").in_bulk(list(before))
+    for token_id, slugs in sorted(before.items()):
+        token = tokens[token_id]
+        found = list(Project.objects.filter(slug__in=slugs).order_by("slug"))
+        label = f"{token.name} ({token.prefix}…) of {token.user.get_username()}"
+        if found:
+            token.projects.set(found)
+            repointed.append(f"{label}: {', '.join(p.slug for p in found)}")
+        else:
+            token.projects.clear()
+            ApiToken.objects.filter(pk=token_id).update(revoked_at=now)
+            revoked.append(f"{label}: had {', '.join(slugs) or 'no projects left'}")
+    return repointed, revoked

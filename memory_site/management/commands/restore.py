@@ -8,14 +8,15 @@ from tqdm import tqdm
 from memory_site.backup import BackupError
 from memory_site.restore import restore
 
-STEPS = 6
+STEPS = 5  # check, restore into a new database, the mirror, swap, verify
 
 
 class Command(BaseCommand):
     help = (
         "Restore the snapshot in DIR (written by `manage.py backup`): the database with "
-        "pg_restore, then the git mirror, then check the counts and verify the mirror. Refuses "
-        "a database that holds projects or entries unless --force."
+        "pg_restore into a new database, checked there before it replaces the live one (which "
+        "is kept under another name), then the git mirror, then check the counts and verify "
+        "the mirror. Refuses a database that holds projects or entries unless --force."
     )
 
     def add_arguments(self, parser):
@@ -25,8 +26,14 @@ class Command(BaseCommand):
             action="store_true",
             help="replace the database (and the mirror) even if it holds projects or entries",
         )
+        parser.add_argument(
+            "--drop-old",
+            action="store_true",
+            help="drop the database that was here once the restored one replaced it (kept "
+            "under another name by default)",
+        )
 
-    def handle(self, *args, directory, force, **options):
+    def handle(self, *args, directory, force, drop_old, **options):
         with tqdm(total=STEPS, desc="restore", unit="step", disable=None) as bar:
             seen: list[str] = []
 
@@ -37,7 +44,7 @@ class Command(BaseCommand):
                 bar.set_postfix_str(name)
 
             try:
-                result = restore(Path(directory), force=force, step=step)
+                result = restore(Path(directory), force=force, drop_old=drop_old, step=step)
             except BackupError as exc:
                 raise CommandError(str(exc)) from exc
             bar.update(STEPS - bar.n)
@@ -50,6 +57,13 @@ class Command(BaseCommand):
         )
         if result.migrated:
             self.stdout.write(f"Applied {len(result.migrated)} newer migration(s) after it.")
+        if result.database_kept_as:
+            self.stdout.write(
+                f"The database that was here is kept as {result.database_kept_as}; drop it when "
+                f'you no longer need it (psql: DROP DATABASE "{result.database_kept_as}";).'
+            )
+        if result.database_dropped:
+            self.stdout.write(f"The database that was here ({result.database_dropped}) is dropped.")
         if result.mirror_kept_aside:
             self.stdout.write(f"The mirror that was here is kept as {result.mirror_kept_aside}.")
         if result.committed:

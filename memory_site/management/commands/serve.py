@@ -158,9 +158,8 @@ class Command(BaseCommand):
         connections.close_all()  # children open their own connections
 
         web = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "memory_site.asgi:application",
-             "--host", host, "--port", str(port), "--workers", str(web_workers),
-             "--lifespan", "auto", "--no-server-header"],
+            [sys.executable, "-m", "memory_site.webserver",
+             "--host", host, "--port", str(port), "--workers", str(web_workers)],
             start_new_session=True,
         )  # fmt: skip
         self.cleanups.append(("web server", lambda: _stop_process(web, 15)))
