@@ -31,7 +31,8 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Membership, Project, Role, Sensitivity
-    from knowledge.selectors import entry_list, visible_entries, visible_projects
+    from knowledge.selectors import visible_entries, visible_projects
+    from knowledge.selectors.listings import entry_list
 
     rng = random.Random(6)
     tag = f"bench-acl-{int(time.time())}"

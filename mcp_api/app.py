@@ -4,7 +4,7 @@ Streamable HTTP app that memory_site/asgi.py mounts at /mcp.
 Stateless with JSON responses: every POST carries its own token, so any web process can answer
 any request and nothing is buffered or kept open between calls.
 
-Imports run one way: app → tools → handlers → render; auth and connections stand apart.
+Imports run one way: app → tools → render; auth and connections stand apart.
 """
 
 from __future__ import annotations
@@ -16,21 +16,20 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import (
     ListResourcesResult,
     ReadResourceResult,
     TextResourceContents,
 )
+from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from knowledge import limits
 from knowledge.inputs import find_nul
 from mcp_api import render, resources
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
-from mcp_api.schemas import SCHEMA_TOOLS
-from mcp_api.tools import TOOLS
+from mcp_api.tools import BY_NAME, TOOLS
 
 # Stateless mode "terminates" a session after every request: not news worth a log line.
 logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
@@ -50,7 +49,8 @@ keeps both; never delete to fix a mistake.
 
 
 # Old argument names still accepted: one name for an entry reference (id) and one for "changed
-# since" (since) in every tool.
+# since" (since) in every tool. (search's `since` and `category` are themselves the published
+# aliases of SearchFilters' `after` and `categories`, declared on its argument model.)
 ALIASES = {"id_or_path": "id", "url": "id", "after": "since", "timeframe": "since"}
 
 
@@ -65,8 +65,9 @@ def _renamed(arguments: dict[str, Any], valid: list[str]) -> dict[str, Any]:
 
 
 class CairnMCP(MCPServer):
-    """MCPServer that names valid arguments when a call uses unknown or malformed ones, and
-    serves the entries the caller can see as resources (mcp_api.resources)."""
+    """MCPServer serving the tools of mcp_api.tools (each checked by its own argument model,
+    with the valid arguments named when a call uses unknown or malformed ones) and the entries
+    the caller can see as resources (mcp_api.resources)."""
 
     async def _handle_list_resources(self, ctx, params) -> ListResourcesResult:
         found, cursor = await resources.list_page(getattr(params, "cursor", None))
@@ -81,14 +82,20 @@ class CairnMCP(MCPServer):
             contents=[TextResourceContents(uri=params.uri, text=text, mime_type=resources.MARKDOWN)]
         )
 
+    async def list_tools(self) -> list[MCPTool]:
+        return LISTED
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        return SCHEMAS.get(name)
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
-        tool = self._tool_manager.get_tool(name)
+        tool = BY_NAME.get(name)
         if tool is None:
-            names = ", ".join(t.name for t in self._tool_manager.list_tools())
+            names = ", ".join(BY_NAME)
             return render.error(
                 f"No tool {name!r}. Tools: {names}.", {"code": "unknown_tool", "tool": name}
             )
-        valid = list(tool.parameters.get("properties", {}))
+        valid = list(SCHEMAS[name].get("properties", {}))
         arguments = _renamed(arguments or {}, valid)
         unknown = sorted(set(arguments) - set(valid))
         if unknown:
@@ -104,16 +111,15 @@ class CairnMCP(MCPServer):
                 {"code": "validation_failed", "field": where},
             )
         try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if not isinstance(exc.__cause__, ValidationError):
-                raise
-            problems = _problems(exc.__cause__.errors())
+            args = tool.arguments.model_validate(arguments)
+        except ValidationError as exc:
+            problems = _problems(exc.errors())
             return render.error(
                 f"{name}() arguments are invalid — " + "; ".join(problems) + ". "
                 f"Valid arguments: {', '.join(valid)}.",
                 {"code": "validation_failed", "problems": problems, "valid": valid},
             )
+        return await tool.call(args)
 
 
 def _problems(errors: list[dict]) -> list[str]:
@@ -157,6 +163,8 @@ def _lean(schema: Any) -> Any:
         return [_lean(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    if schema.get("additionalProperties") is False:  # CairnMCP.call_tool names the valid ones
+        schema = {k: v for k, v in schema.items() if k != "additionalProperties"}
     if "default" in schema and schema["default"] is None:  # optional: null says nothing more
         schema = {k: v for k, v in schema.items() if k != "default"}
         branches = [b for b in schema.get("anyOf", []) if b != {"type": "null"}]
@@ -177,8 +185,21 @@ def _lean(schema: Any) -> Any:
     return out
 
 
+# What tools/list says of each tool, in the order of TOOLS.
+SCHEMAS = {t.name: _lean(t.arguments.model_json_schema(by_alias=True)) for t in TOOLS}
+LISTED = [
+    MCPTool(
+        name=t.name,
+        description=t.description,
+        input_schema=SCHEMAS[t.name],
+        annotations=t.annotations,
+    )
+    for t in TOOLS
+]
+
+
 def build_server() -> CairnMCP:
-    """The server with every tool of tools.TOOLS registered, in that order (tools/list order)."""
+    """The server with the tools of mcp_api.tools and the prompts of mcp_api.resources."""
     server = CairnMCP(
         name="cairn",
         title="Cairn team memory",
@@ -188,11 +209,6 @@ def build_server() -> CairnMCP:
         auth=AuthSettings(issuer_url=settings.SITE_URL, resource_server_url=None),
         log_level="WARNING",
     )
-    for fn, hints in [*TOOLS, *SCHEMA_TOOLS]:
-        server.add_tool(fn, annotations=hints)
-        tool = server._tool_manager.get_tool(fn.__name__)
-        tool.parameters = _lean(tool.parameters)
-        tool.description = " ".join((tool.description or "").split())
     for fn in resources.PROMPTS:
         server.prompt(description=" ".join((fn.__doc__ or "").split()))(fn)
     return server

@@ -13,12 +13,13 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, Resource, ResourceTemplate
+from pydantic import ValidationError
 
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
 from knowledge.selectors import entry_get
 from knowledge.selectors.listings import entries_page, entries_recent
-from mcp_api import handlers
+from mcp_api import tools
 from mcp_api.auth import current_actor
 from mcp_api.connections import recycle_connection
 
@@ -91,16 +92,10 @@ def _text(result) -> str:
 
 
 def _recall(actor: Actor, topic: str) -> str:
-    found = handlers.guarded(
-        handlers.build_context,
-        actor,
-        id=topic,
-        depth=1,
-        since=None,
-        max_related=10,
-        include_history=False,
-        as_of=None,
-    )
+    try:
+        found = tools.answer("build_context", actor, {"id": topic})
+    except ValidationError as exc:  # a topic past the length of a reference
+        return "; ".join(err["msg"] for err in exc.errors())
     return (
         f"Recall what the team memory (Cairn) holds about {topic!r}. Retrieved now:\n\n"
         f"{_text(found)}\n\nAnswer from this, naming the entries (short ids) you rely on; say "

@@ -258,6 +258,8 @@ def set_status(request, ref: str):
 
 
 SEARCH_FIELDS = ("q", "project", "subtopic", "kind", "tag", "status", "after", "before")
+# The form's names that differ from SearchFilters' (the page's links and bookmarks keep them).
+FILTER_NAMES = {"kind": "kinds", "tag": "tags", "history": "include_history"}
 
 
 @require_GET
@@ -269,16 +271,7 @@ def search(request):
     hits, error = [], ""
     if form["q"]:
         try:
-            filters = SearchFilters.parse(
-                project=form["project"],
-                subtopic=form["subtopic"],
-                kinds=form["kind"],
-                tags=form["tag"],
-                status=form["status"],
-                after=form["after"],
-                before=form["before"],
-                include_history=form["history"],
-            )
+            filters = SearchFilters.pick({FILTER_NAMES.get(k, k): v for k, v in form.items()})
             hits = search_entries(actor, form["q"], filters=filters, limit=SEARCH_LIMIT)
         except KnowledgeError as exc:  # an unknown project, a bad date: said above the results
             error = exc.message

@@ -24,12 +24,15 @@ from api.schemas.entries import (
     VerifyIn,
 )
 from api.schemas.fields import ReasonText, Ref
-from knowledge.errors import AlreadyExists, EntryConflict
-from knowledge.selectors import entry_get, entry_list
+from knowledge.errors import AlreadyExists
+from knowledge.search import SearchFilters
+from knowledge.selectors import entry_get
+from knowledge.selectors.listings import entry_list
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,
+    entry_create,
     entry_delete,
     entry_edit,
     entry_move,
@@ -54,49 +57,52 @@ class BoundedPagination(LimitOffsetPagination):
 @router.get("/entries", response=list[EntryOut], tags=["entries"])
 @paginate(BoundedPagination, max_limit=settings.CAIRN_API_MAX_LIMIT)
 def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
+    # A listing shows transcripts too, which a search leaves out.
     return entry_list(
-        request.auth,
-        project=filters.project,
-        subtopic=filters.subtopic,
-        kinds=filters.kind,
-        status=filters.status,
-        include_history=filters.include_history,
+        request.auth, SearchFilters.pick({**filters.model_dump(), "include_transcripts": True})
     )
 
 
-def _upsert(request: HttpRequest, data: EntryCreateIn, *, expected_version: int | None):
-    sources = [s.model_dump() for s in data.sources] if data.sources is not None else None
-    return entry_upsert(
-        actor=request.auth,
-        project=data.project,
-        subtopic=data.subtopic,
-        fields=EntryFields.pick(data.model_dump()),
-        sources=sources,
-        expected_version=expected_version,
-        reason=data.reason,
-    )
+def _sources(data: EntryCreateIn) -> list[dict] | None:
+    return [s.model_dump() for s in data.sources] if data.sources is not None else None
 
 
 @router.post("/entries", response={201: EntryDetailOut}, tags=["entries"])
 def create_entry(request: HttpRequest, data: EntryCreateIn):
     """Create an entry; 409 when one with this title already exists in the subtopic."""
     try:
-        # expected_version=0 means "must not exist yet": an existing entry is a conflict.
-        result = _upsert(request, data, expected_version=0)
-    except EntryConflict as exc:
+        entry = entry_create(
+            actor=request.auth,
+            project=data.project,
+            subtopic=data.subtopic,
+            fields=EntryFields.pick(data.model_dump()),
+            sources=_sources(data),
+            reason=data.reason,
+        )
+    except AlreadyExists as exc:
+        if "entry" not in exc.data:
+            raise
         raise AlreadyExists(
-            f"An entry titled {data.title!r} already exists there ({exc.data['entry']}). "
-            "PUT /api/v1/entries replaces it; PATCH /api/v1/entries/{ref} changes it.",
-            entry=exc.data["entry"],
+            f"{exc.message} PUT /api/v1/entries replaces it; PATCH "
+            f"/api/v1/entries/{exc.data['entry']} changes it.",
+            **exc.data,
         ) from exc
-    return Status(201, result.entry)
+    return Status(201, entry)
 
 
 @router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
 def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
-    result = _upsert(request, data, expected_version=data.expected_version)
-    sources = [s.model_dump() for s in data.sources] if data.sources is not None else None
+    sources = _sources(data)
+    result = entry_upsert(
+        actor=request.auth,
+        project=data.project,
+        subtopic=data.subtopic,
+        fields=EntryFields.pick(data.model_dump()),
+        sources=sources,
+        expected_version=data.expected_version,
+        reason=data.reason,
+    )
     status = 201 if result.outcome == "created" else 200
     report = getattr(result.entry, "schema_report", None)
     return Status(
@@ -132,7 +138,7 @@ def update_entry(request: HttpRequest, ref: Ref, data: EntryPatch):
         fields=EntryFields.pick(data.model_dump()),
         expected_version=data.expected_version,
         reason=data.reason,
-    )
+    ).entry
 
 
 # api_operation rather than the router's delete shortcut, which a plain-text write check reads

@@ -13,23 +13,10 @@ router = Router()
 @router.get("/search", response=SearchOut, tags=["search"])
 def search(request: HttpRequest, params: Query[SearchParams]):
     """Hybrid search; `after`/`before` accept ISO dates or ages like `7d`."""
-    filters = SearchFilters.parse(
-        project=params.project,
-        subtopic=params.subtopic,
-        kinds=params.kinds,
-        tags=params.tags,
-        tags_all=params.tags_all,
-        status=params.status,
-        after=params.after,
-        before=params.before,
-        include_history=params.include_history,
-        include_transcripts=params.include_transcripts,
-        categories=params.category,
-    )
     found = search_entries(
         request.auth,
         params.q,
-        filters=filters,
+        filters=SearchFilters.pick(params.model_dump()),
         limit=max(1, min(params.limit, 100)),
         mode=params.mode,
     )

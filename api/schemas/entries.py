@@ -186,8 +186,10 @@ class VerifyIn(StrictIn):
 
 
 class EntryFilters(NoNul):
+    # Fields by SearchFilters' names (a docstring would show in the OpenAPI schema); the alias
+    # is the published query parameter.
     project: ProjectRef | None = None
     subtopic: PathText | None = None
-    kind: list[Short] | None = None
+    kinds: list[Short] | None = Field(None, alias="kind")
     status: list[Short] | None = None
     include_history: bool = False

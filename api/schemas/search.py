@@ -45,6 +45,8 @@ class SourceCheckOut(Schema):
 
 
 class SearchParams(NoNul):
+    # The filters by SearchFilters' names (a docstring would show in the OpenAPI schema); an
+    # alias is the published query parameter.
     q: SearchText = ""
     project: ProjectRef | None = None
     subtopic: PathText | None = None
@@ -58,4 +60,4 @@ class SearchParams(NoNul):
     include_history: bool = False
     include_transcripts: bool = False
     mode: Literal["hybrid", "text", "semantic"] = "hybrid"
-    category: list[Short] | None = None
+    categories: list[Short] | None = Field(None, alias="category")

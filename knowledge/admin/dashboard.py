@@ -9,8 +9,8 @@ from django.http import HttpRequest
 from history import selectors as history
 from knowledge.admin.common import actor_for
 from knowledge.models import EntryStatus
-from knowledge.selectors import entry_list
 from knowledge.selectors.health import embedding_state
+from knowledge.selectors.listings import entry_list
 
 SHOWN = 8
 

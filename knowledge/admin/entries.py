@@ -206,7 +206,7 @@ class EntryAdmin(
                 subtopic=data["subtopic_path"] or "",
                 expected_version=data.get("version"),
                 reason=reason,
-            )
+            ).entry
         warn_misfit(request, entry)
         obj.pk = entry.pk
         obj.refresh_from_db()

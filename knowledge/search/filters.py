@@ -1,10 +1,16 @@
 """What a searcher asks for besides the words: `SearchFilters`, read once from whatever a
-surface received (comma lists, JSON lists, ISO dates, ages like "7d") and plain from then on."""
+surface received (comma lists, JSON lists, ISO dates, ages like "7d") and plain from then on.
+
+Each filter has one name in the core, the field's below. A surface that publishes another
+(MCP `since` and `category`, REST `category`, the web form's `kind` and `tag`) maps it at its
+edge, as an alias on its own argument model, and hands over `SearchFilters.pick(values)`."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from knowledge import inputs
 from knowledge.errors import ValidationFailed
@@ -67,6 +73,16 @@ class SearchFilters:
                 " ".join(c.split()).lower() for c in inputs.str_list(categories) or ()
             ),
         )
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def pick(cls, values: Mapping[str, Any]) -> SearchFilters:
+        """The filters among `values` (a surface's parsed arguments, by the core's names), the
+        rest not ours; parsed as `parse` does."""
+        return cls.parse(**{name: values[name] for name in cls.names() if name in values})
 
     @property
     def narrowed(self) -> bool:

@@ -19,7 +19,6 @@ from knowledge.selectors.access import (
 from knowledge.selectors.entries import (
     MEMORY_SCHEME,
     entry_get,
-    entry_list,
     entry_lookup,
     entry_not_found,
     entry_ref_filter,
@@ -42,7 +41,6 @@ __all__ = [
     "MEMORY_SCHEME",
     "WRITE_ROLES",
     "entry_get",
-    "entry_list",
     "entry_lookup",
     "entry_not_found",
     "entry_ref_filter",

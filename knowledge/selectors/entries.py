@@ -9,7 +9,7 @@ from django.db.models import Case, Q, QuerySet, When
 from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
-from knowledge.models import Entry, EntryStatus, Source
+from knowledge.models import Entry, Source
 from knowledge.paths import normalize_path
 from knowledge.selectors.access import visible_entries, visible_projects
 from knowledge.selectors.deleted import deleted_entry
@@ -92,30 +92,6 @@ def _close_titles(actor: Actor, text: str) -> list[str]:
         .values_list("title", flat=True)[:200]
     )
     return difflib.get_close_matches(name, titles, n=3, cutoff=0.4)
-
-
-def entry_list(
-    actor: Actor,
-    *,
-    project: str | int | None = None,
-    subtopic: str | None = None,
-    kinds: list[str] | None = None,
-    status: list[str] | None = None,
-    include_history: bool = False,
-) -> QuerySet[Entry]:
-    entries = visible_entries(actor).select_related("project", "subtopic")
-    if project is not None:
-        entries = entries.filter(project=project_get(actor, project))
-    if subtopic:
-        path = normalize_path(subtopic)
-        entries = entries.filter(Q(subtopic__path=path) | Q(subtopic__path__startswith=f"{path}/"))
-    if kinds:
-        entries = entries.filter(kind__in=kinds)
-    if status:
-        entries = entries.filter(status__in=status)
-    elif not include_history:
-        entries = entries.exclude(status=EntryStatus.SUPERSEDED)
-    return entries.order_by("-updated_at", "-id")
 
 
 def sources_check(actor: Actor, project: str | int | None, items: list[dict]) -> list[dict]:

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryStatus
 from knowledge.paths import normalize_path
-from knowledge.selectors import entry_list, project_get, subtopic_tree, visible_entries
+from knowledge.search.filters import SearchFilters
+from knowledge.search.scope import search_scope
+from knowledge.selectors import project_get, subtopic_tree, visible_entries
 
 # Open: needs follow-up. A task is open until it is resolved (or archived), whatever its status
 # says before that.
 OPEN = Q(status=EntryStatus.OPEN) | Q(kind="task", status=EntryStatus.ACTIVE)
+# A listing shows every entry the filters select, transcripts too (a search leaves them out).
+EVERY_ENTRY = SearchFilters(include_transcripts=True)
+
+
+def entry_list(actor: Actor, filters: SearchFilters = EVERY_ENTRY) -> QuerySet[Entry]:
+    """The entries a search with these filters looks at (superseded ones only when asked for),
+    newest first."""
+    entries, _ = search_scope(actor, filters)
+    return entries.select_related("project", "subtopic").order_by("-updated_at", "-id")
 
 
 def _with_totals(tree: list[dict]) -> list[dict]:
@@ -32,7 +43,8 @@ def entries_open(
     limit: int = 50,
 ) -> list[Entry]:
     """Entries that need follow-up (status open, and tasks not yet resolved), newest first."""
-    entries = entry_list(actor, project=project, subtopic=subtopic).filter(OPEN)
+    filters = SearchFilters.parse(project=project, subtopic=subtopic, include_transcripts=True)
+    entries = entry_list(actor, filters).filter(OPEN)
     return list(entries.order_by("-updated_at")[:limit])
 
 
@@ -41,7 +53,8 @@ def entries_recent(
 ) -> list[Entry]:
     """Entries changed at or after `since` (an aware datetime), newest first; superseded
     entries are left out."""
-    entries = entry_list(actor, project=project).filter(updated_at__gte=since)
+    filters = SearchFilters.parse(project=project, after=since, include_transcripts=True)
+    entries = entry_list(actor, filters)
     return list(entries.order_by("-updated_at")[:limit])
 
 

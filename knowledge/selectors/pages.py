@@ -18,7 +18,6 @@ from knowledge.models import (
 )
 from knowledge.paths import normalize_path
 from knowledge.selectors import (
-    entry_list,
     entry_lookup,
     entry_not_found,
     project_get,
@@ -26,6 +25,7 @@ from knowledge.selectors import (
     visible_projects,
     writable_projects,
 )
+from knowledge.selectors.listings import entry_list
 from knowledge.selectors.schemas import (
     MAX_ENTRIES,
     entry_schema_fit,

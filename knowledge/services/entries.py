@@ -13,6 +13,7 @@ from knowledge.models import Entry
 from knowledge.selectors import entry_revision, project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
+from knowledge.snapshots import EntrySnapshot
 
 UpsertResult = k.UpsertResult
 
@@ -75,12 +76,14 @@ def entry_update(
     subtopic: str | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
+) -> k.UpsertResult:
     """Edit an entry (a field not given is kept; subtopic "" = the project root; a new project
     or subtopic moves it), as one revision. Raises EntryConflict when it changed since
-    expected_version; writes no revision when nothing changes."""
+    expected_version. Outcome "unchanged" (no new revision) when nothing changes; "updated"
+    with the entry as the write found it, read under the lock, for the write's report."""
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
+    before = EntrySnapshot.of(entry)
     changed = k.apply_changes(entry, fields)
     moved = None
     if project is not None or subtopic is not None:
@@ -90,9 +93,10 @@ def entry_update(
         path = subtopic if subtopic is not None else entry.subtopic.path if entry.subtopic else ""
         node = k.ensure_path(actor=actor, project=target, path=path)
         moved = k.place_entry(actor, entry, project=target, subtopic=node)
-    if changed or moved:
-        k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
-    return entry
+    if not (changed or moved):
+        return k.UpsertResult(entry, "unchanged")
+    k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
+    return k.UpsertResult(entry, "updated", before)
 
 
 @transaction.atomic(durable=True)

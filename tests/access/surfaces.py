@@ -28,7 +28,8 @@ import pytest
 from knowledge import selectors
 from knowledge.errors import Forbidden, KnowledgeError, NotFound
 from knowledge.models import Entry, Membership, Project, Role
-from knowledge.search import search_entries
+from knowledge.search import SearchFilters, search_entries
+from knowledge.selectors import listings
 from knowledge.services import (
     EntryFields,
     ProjectFields,
@@ -171,13 +172,13 @@ def _entry_suggestions(world: World) -> bool:
 
 @surface("entry_list", "read")
 def _entry_list(world: World) -> bool:
-    return selectors.entry_list(world.actor()).filter(pk=world.entry.pk).exists()
+    return listings.entry_list(world.actor()).filter(pk=world.entry.pk).exists()
 
 
 @surface("entry_list_of_project", "read")
 def _entry_list_project(world: World) -> bool:
     try:
-        entries = list(selectors.entry_list(world.actor(), project=SLUG))
+        entries = list(listings.entry_list(world.actor(), SearchFilters(project=SLUG)))
     except (Forbidden, NotFound) as exc:
         assert_silent(world, exc)
         return False

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from mcp_api import handlers
+from mcp_api import tools
 from tests.access.surfaces import surface, unchanged
 from tests.access.world import SECRET_WORD, SLUG, SOURCE, World
 
@@ -96,10 +96,10 @@ def _rest_entry_patch(world: World) -> bool:
     return False
 
 
-def _mcp(fn, world: World, asked: str = "", **kwargs) -> tuple[bool, str]:
-    """Run a tool body through guarded(), as a tool call does (the connection recycling
-    lives in the tool wrapper, so the test's transaction stays open)."""
-    result = handlers.guarded(fn, world.actor(), **kwargs)
+def _mcp(tool: str, world: World, asked: str = "", **kwargs) -> tuple[bool, str]:
+    """Answer a tool call in this thread, as a call over MCP does (the connection recycling
+    and the hop to a worker thread stay out, so the test's transaction stays open)."""
+    result = tools.answer(tool, world.actor(), kwargs)
     text = " ".join(c.text for c in result.content) + json.dumps(
         result.structured_content or {}, default=str
     )
@@ -112,7 +112,7 @@ def _mcp(fn, world: World, asked: str = "", **kwargs) -> tuple[bool, str]:
 
 @surface("mcp_get", "read")
 def _mcp_get(world: World) -> bool:
-    ok, text = _mcp(handlers.get, world, id=world.entry.short_id, offset=0, max_chars=8000)
+    ok, text = _mcp("get", world, id=world.entry.short_id, offset=0, max_chars=8000)
     assert not ok or SECRET_WORD in text.lower()
     return ok
 
@@ -120,7 +120,7 @@ def _mcp_get(world: World) -> bool:
 @surface("mcp_search", "read")
 def _mcp_search(world: World) -> bool:
     ok, text = _mcp(
-        handlers.search, world, query=SECRET_WORD, project=None, subtopic=None, kinds=None,
+        "search", world, query=SECRET_WORD, project=None, subtopic=None, kinds=None,
         tags=None, status=None, since=None, before=None, limit=10, include_history=False,
     )  # fmt: skip
     assert ok
@@ -129,13 +129,13 @@ def _mcp_search(world: World) -> bool:
 
 @surface("mcp_history", "read")
 def _mcp_history(world: World) -> bool:
-    ok, _ = _mcp(handlers.history, world, id=world.entry.short_id, limit=20)
+    ok, _ = _mcp("history", world, id=world.entry.short_id, limit=20)
     return ok
 
 
 @surface("mcp_check_sources", "read")
 def _mcp_check_sources(world: World) -> bool:
-    ok, text = _mcp(handlers.check_sources, world, project=SLUG, sources=[SOURCE], asked=SLUG)
+    ok, text = _mcp("check_sources", world, project=SLUG, sources=[SOURCE], asked=SLUG)
     assert not ok or world.entry.short_id in text
     return ok
 
@@ -143,7 +143,7 @@ def _mcp_check_sources(world: World) -> bool:
 @surface("mcp_edit", "write")
 def _mcp_edit(world: World) -> bool:
     ok, _ = _mcp(
-        handlers.edit, world, id=world.entry.short_id, operation="append",
+        "edit", world, id=world.entry.short_id, operation="append",
         content="appended by an agent", find=None, section=None, expected_count=None,
         expected_version=None, reason="matrix",
     )  # fmt: skip

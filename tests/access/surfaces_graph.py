@@ -24,7 +24,6 @@ from knowledge.graph.selectors import (
 from knowledge.models import Membership, Observation, Relation, Role
 from knowledge.selectors import entry_get
 from knowledge.services import EntryFields, entry_move, entry_update, entry_upsert
-from mcp_api import handlers
 from tests.access.surfaces import surface
 from tests.access.surfaces_api import API, _mcp
 from tests.access.world import ROLES, SECRET_WORD, SLUG, TITLE, World
@@ -133,7 +132,7 @@ def _rest_graph(world: World) -> bool:
 def _mcp_build_context(world: World) -> bool:
     _link(world)
     ok, text = _mcp(
-        handlers.build_context, world, id=world.commons_entry.short_id, depth=2,
+        "build_context", world, id=world.commons_entry.short_id, depth=2,
         since=None, max_related=10, include_history=False, as_of=None,
     )  # fmt: skip
     assert ok, text
@@ -143,7 +142,7 @@ def _mcp_build_context(world: World) -> bool:
 @surface("mcp_get_links", "read")
 def _mcp_get_links(world: World) -> bool:
     _link(world)
-    ok, text = _mcp(handlers.get, world, id=world.commons_entry.short_id, offset=0, max_chars=8000)
+    ok, text = _mcp("get", world, id=world.commons_entry.short_id, offset=0, max_chars=8000)
     assert ok and LINK_TEXT in text, text
     return _silent(world, text, world.entry.short_id in text)
 

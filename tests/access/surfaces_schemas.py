@@ -18,7 +18,6 @@ from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Observation, Relation
 from knowledge.selectors import schemas as reads
-from mcp_api import schemas as mcp_schemas
 from tests.access.surfaces import assert_silent, surface
 from tests.access.surfaces_api import API, _mcp, _read
 from tests.access.world import SECRET_WORD, SLUG, World
@@ -105,7 +104,7 @@ def _mcp_schema_infer_without_project(world: World) -> bool:
     """Without a project, the tool picks the one project holding the type, or lists those the
     reader may see: a hidden project is never named."""
     _setup(world)
-    ok, text = _mcp(mcp_schemas.infer, world, note_type=TYPE, threshold=0.25, project=None)
+    ok, text = _mcp("schema_infer", world, note_type=TYPE, threshold=0.25, project=None)
     assert not ok or "budget" in text
     return _silent(world, text, ok)
 
@@ -114,7 +113,7 @@ def _mcp_schema_infer_without_project(world: World) -> bool:
 def _mcp_schema_validate(world: World) -> bool:
     _setup(world)
     ok, text = _mcp(
-        mcp_schemas.validate, world, note_type=TYPE, identifier=None, project=SLUG, asked=SLUG
+        "schema_validate", world, note_type=TYPE, identifier=None, project=SLUG, asked=SLUG
     )
     return _silent(world, text, ok)
 
@@ -122,6 +121,6 @@ def _mcp_schema_validate(world: World) -> bool:
 @surface("mcp_schema_diff", "read")
 def _mcp_schema_diff(world: World) -> bool:
     _setup(world)
-    ok, text = _mcp(mcp_schemas.diff, world, note_type=TYPE, project=SLUG, asked=SLUG)
+    ok, text = _mcp("schema_diff", world, note_type=TYPE, project=SLUG, asked=SLUG)
     assert not ok or "codename" in text
     return _silent(world, text, ok)

@@ -17,6 +17,7 @@ from knowledge.actors import Actor
 from knowledge.models import Membership, Role, Sensitivity
 from knowledge.services import (
     EntryFields,
+    ProjectFields,
     entry_correct,
     entry_move,
     entry_update,
@@ -24,7 +25,7 @@ from knowledge.services import (
     project_create,
 )
 from knowledge.services.tokens import token_create
-from mcp_api import handlers
+from mcp_api.tools import answer
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -45,8 +46,16 @@ def world(db) -> World:
     w = World()
     w.root = UserFactory(username="root", is_superuser=True, is_staff=True)
     owner = Actor.for_user(w.root)
-    project_create(actor=owner, slug="open", name="Open", sensitivity=Sensitivity.RESTRICTED)
-    project_create(actor=owner, slug="vault", name="Vault", sensitivity=Sensitivity.RESTRICTED)
+    project_create(
+        actor=owner,
+        slug="open",
+        fields=ProjectFields(name="Open", sensitivity=Sensitivity.RESTRICTED),
+    )
+    project_create(
+        actor=owner,
+        slug="vault",
+        fields=ProjectFields(name="Vault", sensitivity=Sensitivity.RESTRICTED),
+    )
     w.alice = UserFactory(username="alice", is_staff=True)
     staff = Group.objects.create(name="staff")
     staff.permissions.set(Permission.objects.filter(content_type__app_label="knowledge"))
@@ -134,25 +143,27 @@ def _structured(result) -> dict:
 
 def test_mcp_answers_carry_no_hidden_id(world):
     alice = Actor(user=world.alice, agent="agent:test")
-    got = handlers.guarded(handlers.get, alice, id=world.old.short_id, offset=0, max_chars=500)
+    got = answer("get", alice, {"id": world.old.short_id, "offset": 0, "max_chars": 500})
     meta = _structured(got)["entry"]
     assert meta["superseded_by"] is None and meta["superseded_by_hidden"] is True
     text = got.content[0].text
     assert f"Superseded by {UNSEEN}" in text and str(world.new.pk) not in text
-    got = handlers.guarded(handlers.get, alice, id=world.successor.short_id, offset=0, max_chars=9)
+    got = answer("get", alice, {"id": world.successor.short_id, "offset": 0, "max_chars": 200})
     meta = _structured(got)["entry"]
     assert meta["supersedes"] is None and meta["supersedes_hidden"] is True
 
-    browsed = _structured(handlers.guarded(handlers.browse, alice, project="open", subtopic=""))
+    browsed = _structured(answer("browse", alice, {"project": "open", "subtopic": ""}))
     rows = {row["short_id"]: row for row in browsed["entries"]}
     assert rows[world.successor.short_id]["supersedes"] is None
     assert rows[world.successor.short_id]["supersedes_hidden"] is True
-    recent = _structured(handlers.guarded(handlers.recent, alice, project="", since="", limit=50))
+    recent = _structured(answer("recent", alice, {"project": "", "since": "", "limit": 50}))
     assert all(row["supersedes"] != world.origin.pk for row in recent["entries"])
 
     corrected = _structured(
-        handlers.guarded(
-            handlers.correct, alice, id=world.successor.short_id, body="3", reason="x", title=""
+        answer(
+            "correct",
+            alice,
+            {"id": world.successor.short_id, "body": "3", "reason": "x", "title": ""},
         )
     )
     assert corrected["superseded"]["supersedes"] is None  # the vault origin, still hidden
@@ -160,7 +171,7 @@ def test_mcp_answers_carry_no_hidden_id(world):
 
     root = Actor(user=world.root, agent="agent:test")
     meta = _structured(
-        handlers.guarded(handlers.get, root, id=world.old.short_id, offset=0, max_chars=9)
+        answer("get", root, {"id": world.old.short_id, "offset": 0, "max_chars": 200})
     )["entry"]
     assert meta["superseded_by"] == world.new.pk and "superseded_by_hidden" not in meta
 
@@ -188,7 +199,7 @@ def test_a_token_narrowed_to_one_project_does_not_see_across(world):
     assert old["superseded_by"] is None and old["superseded_by_hidden"] is True
     actor = Actor(user=world.root, agent="agent:test", project_ids=frozenset({_pk("open")}))
     meta = _structured(
-        handlers.guarded(handlers.get, actor, id=world.old.short_id, offset=0, max_chars=9)
+        answer("get", actor, {"id": world.old.short_id, "offset": 0, "max_chars": 200})
     )["entry"]
     assert meta["superseded_by"] is None and meta["superseded_by_hidden"] is True
 
@@ -197,7 +208,8 @@ def test_revision_texts_name_no_hidden_entry(world):
     """The diff pages show the revision file, whose frontmatter names the superseded entry by
     short id: a hidden one reads as "an entry you cannot see" there too."""
     owner = Actor.for_user(world.root)
-    entry = entry_update(actor=owner, ref=world.successor.pk, fields=EntryFields(body="three"))
+    fields = EntryFields(body="three")
+    entry = entry_update(actor=owner, ref=world.successor.pk, fields=fields).entry
     alice = _browser(world.alice)
     pages = {
         "web diff": f"/e/{entry.short_id}/diff/?from=2&to=3",

@@ -14,7 +14,7 @@ from django.test import Client
 from knowledge.actors import Actor
 from knowledge.models import Project, Sensitivity
 from knowledge.services.tokens import token_create
-from mcp_api import handlers
+from mcp_api import tools
 from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -43,10 +43,9 @@ def mallory(db):
 
 
 def _mcp(user, slug, name) -> str:
-    result = handlers.guarded(
-        handlers.create_project, Actor.for_user(user), slug=slug, name=name, description="",
-        sensitivity=None,
-    )  # fmt: skip
+    result = tools.answer(
+        "create_project", Actor.for_user(user), {"slug": slug, "name": name, "description": ""}
+    )
     assert result.is_error
     return " ".join(c.text for c in result.content)
 

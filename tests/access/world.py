@@ -214,7 +214,7 @@ def build_world(sensitivity: str) -> World:
     ).entry
     world.entry = entry_update(
         actor=owner, ref=entry.pk, fields=EntryFields(body=f"The {SECRET_WORD} budget is 43.")
-    )
+    ).entry
     world.commons_entry = entry_upsert(
         actor=owner,
         project="commons",

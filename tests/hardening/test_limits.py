@@ -5,7 +5,9 @@ import pytest
 
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
-from knowledge.selectors import entry_get, entry_list
+from knowledge.search import SearchFilters
+from knowledge.selectors import entry_get
+from knowledge.selectors.listings import entry_list
 from knowledge.services import EntryFields, entry_edit, entry_upsert
 
 pytestmark = pytest.mark.django_db
@@ -142,7 +144,7 @@ TB = EntryFields(title="T", body="b")
     ("call", "field", "limit"),
     [
         (lambda a: entry_get(a, LONG_PATH), "entry reference", "1,000"),
-        (lambda a: entry_list(a, project="p" * 201), "project", "200"),
+        (lambda a: entry_list(a, SearchFilters(project="p" * 201)), "project", "200"),
         (lambda a: entry_upsert(actor=a, project="acme", subtopic=LONG_PATH, fields=TB),
          "subtopic", "500"),
         (lambda a: entry_upsert(actor=a, project="acme", fields=EntryFields(title="t" * 301)),

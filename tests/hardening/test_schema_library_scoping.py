@@ -11,7 +11,7 @@ from django.test import Client
 
 from knowledge.actors import Actor
 from knowledge.models import Membership, Role, Sensitivity
-from knowledge.services import EntryFields, entry_upsert, project_update
+from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_update
 from knowledge.services.tokens import token_create
 from tests.factories import ProjectFactory, UserFactory
 
@@ -35,8 +35,8 @@ def world(settings):
         project="vault",
         fields=EntryFields(title="person", body=LIBRARY_SCHEMA, kind="schema"),
     )
-    project_update(actor=actor, project="vault", schemas_shared=True)
-    project_update(actor=actor, project="commons", schema_library="vault")
+    project_update(actor=actor, project="vault", fields=ProjectFields(schemas_shared=True))
+    project_update(actor=actor, project="commons", fields=ProjectFields(schema_library="vault"))
     ada = entry_upsert(
         actor=actor,
         project="commons",

@@ -59,7 +59,8 @@ def test_an_update_with_no_fields_changes_nothing_and_writes_no_revision(actor, 
 
     same = entry_update(actor=actor, ref=entry.pk, fields=EntryFields())
 
-    assert same.version == 1
+    assert same.outcome == "unchanged" and same.before is None
+    assert same.entry.version == 1
     assert entry.history.count() == 1
     assert EntryFields.from_revision(Entry.objects.get(pk=entry.pk)) == FIRST
 
@@ -67,7 +68,10 @@ def test_an_update_with_no_fields_changes_nothing_and_writes_no_revision(actor, 
 def test_an_update_keeps_the_fields_not_given(actor, project):
     entry = entry_upsert(actor=actor, project="acme", fields=FIRST).entry
 
-    changed = entry_update(actor=actor, ref=entry.pk, fields=EntryFields(status="resolved"))
+    result = entry_update(actor=actor, ref=entry.pk, fields=EntryFields(status="resolved"))
+    changed = result.entry
+
+    assert result.outcome == "updated" and result.before.status == FIRST.status
 
     assert EntryFields.from_revision(changed) == dataclasses.replace(FIRST, status="resolved")
     assert changed.history.latest().history_change_reason == "update status"

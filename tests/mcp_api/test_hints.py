@@ -6,7 +6,7 @@ import re
 import pytest
 
 from knowledge.errors import NotFound, ValidationFailed
-from mcp_api import handlers
+from mcp_api.tools import listings, reads, writes
 from tests.mcp_api.conftest import text
 
 pytestmark = pytest.mark.usefixtures("acme")
@@ -18,11 +18,11 @@ def _entry(call, **kw):
     return res.structured_content["entry"]
 
 
-def _neutral(monkeypatch, name, exc):
+def _neutral(monkeypatch, module, name, exc):
     def raise_it(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(handlers, name, raise_it)
+    monkeypatch.setattr(module, name, raise_it)
 
 
 def test_unknown_project_offers_browse_and_create_project_once(call):
@@ -32,7 +32,7 @@ def test_unknown_project_offers_browse_and_create_project_once(call):
 
 
 def test_unknown_project_with_a_neutral_message_gets_the_mcp_moves(call, monkeypatch):
-    _neutral(monkeypatch, "project_browse", NotFound("No project 'x'.", project="x"))
+    _neutral(monkeypatch, listings, "project_browse", NotFound("No project 'x'.", project="x"))
     res = call("browse", project="x")
     assert res.is_error and res.structured_content["error"]["code"] == "not_found"
     answer = text(res)
@@ -58,7 +58,7 @@ def test_unknown_entry_with_a_neutral_message_gets_the_mcp_moves(call, monkeypat
     missing = NotFound(
         "No entry 'acme/pricng' that you can see.", entry="acme/pricng", suggestions=["Pricing"]
     )
-    _neutral(monkeypatch, "entry_get", missing)
+    _neutral(monkeypatch, reads, "entry_get", missing)
     answer = text(call("get", id_or_path="acme/pricng"))
     assert answer.count('search("pricng")') == 1
     assert answer.count("search(") == 1
@@ -78,7 +78,7 @@ def test_missing_find_text_points_to_get_once(call, monkeypatch):
     args = {"id": entry["short_id"], "operation": "find_replace", "find": "nope", "content": "x"}
     assert text(call("edit", **args)).count("get(") == 1
     neutral = ValidationFailed("The text 'nope' does not occur in this entry.", field="find")
-    _neutral(monkeypatch, "entry_edit", neutral)
+    _neutral(monkeypatch, writes, "entry_edit", neutral)
     answer = text(call("edit", **args))
     assert answer.count("get(id) shows the current text.") == 1
     assert answer.count("get(") == 1

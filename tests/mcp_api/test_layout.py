@@ -1,4 +1,5 @@
-"""mcp_api's import direction: app → tools → handlers → render → hints, auth and connections apart.
+"""mcp_api's import direction: app → tools → render → hints, auth and connections apart; in
+tools/, each group of tools → registry → arguments.
 
 Checked on the source (ast) like tests/test_architecture.py, so a circle or a surface-side
 query fails the build instead of working by accident.
@@ -10,15 +11,23 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mcp_api"
+# A group of tools: its argument model and handler, the answers, the registry.
+GROUP = {"render", "tools.arguments", "tools.registry"}
 # Which mcp_api modules each module may import; nothing imports app (asgi.py mounts it).
 ALLOWED = {
-    "app": {"auth", "render", "tools", "schemas", "resources"},
-    "resources": {"auth", "connections", "handlers"},
-    "tools": {"auth", "connections", "handlers"},
-    "handlers": {"render"},
+    "app": {"auth", "render", "resources", "tools"},
+    "resources": {"auth", "connections", "tools"},
+    "tools": {"tools.registry", "tools.listings", "tools.projects", "tools.reads",
+              "tools.schemas", "tools.search", "tools.writes"},
+    "tools.registry": {"auth", "connections", "render", "tools.arguments"},
+    "tools.arguments": set(),
+    "tools.listings": GROUP,
+    "tools.projects": GROUP,
+    "tools.reads": GROUP,
+    "tools.search": GROUP,
+    "tools.writes": GROUP,
+    "tools.schemas": GROUP | {"schema_text"},
     "render": {"hints", "schema_text", "write_text", "profile_text", "entry_meta"},
-    # the schema tools: tool functions, handlers and answers of one small feature
-    "schemas": {"auth", "connections", "handlers", "render", "schema_text", "tools"},
     "schema_text": set(),
     "entry_meta": set(),
     "write_text": set(),
@@ -28,8 +37,14 @@ ALLOWED = {
     "connections": set(),
     "apps": set(),
     "__init__": set(),
-}
-MODULES = sorted(PACKAGE.glob("*.py"))
+}  # fmt: skip
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def _name(path: Path) -> str:
+    """`tools.registry` for mcp_api/tools/registry.py, `tools` for its __init__.py."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
 
 
 def _imports(tree: ast.Module) -> set[str]:
@@ -39,8 +54,13 @@ def _imports(tree: ast.Module) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
-            if node.module == "mcp_api":
-                names.update(f"mcp_api.{alias.name}" for alias in node.names)
+            if node.module in ("mcp_api", "mcp_api.tools"):  # `from mcp_api import render`
+                where = PACKAGE.parent / node.module.replace(".", "/")
+                names.update(
+                    f"{node.module}.{alias.name}"
+                    for alias in node.names
+                    if (where / f"{alias.name}.py").exists()
+                )
     return names
 
 
@@ -49,16 +69,17 @@ def _tree(path: Path) -> ast.Module:
 
 
 def test_every_module_is_placed():
-    assert {p.stem for p in MODULES} == set(ALLOWED)
+    assert {_name(p) for p in MODULES} == set(ALLOWED)
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_imports_run_one_way(path):
     inner = {m.removeprefix("mcp_api.") for m in _imports(_tree(path)) if m.startswith("mcp_api.")}
-    assert inner <= ALLOWED[path.stem]
+    inner -= {_name(path)}  # a package naming its own modules
+    assert inner <= ALLOWED[_name(path)]
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_imports_are_at_module_level(path):
     tree = _tree(path)
     top = {id(node) for node in tree.body}
@@ -70,7 +91,7 @@ def test_imports_are_at_module_level(path):
     assert local == [], "a function-local import hides a dependency (or a circle)"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_the_surface_builds_no_queries(path):
     assert not {m for m in _imports(_tree(path)) if m.startswith("django.db.models")}, (
         "counts and filters belong in knowledge/selectors.py"

@@ -155,12 +155,12 @@ def test_a_database_outage_answers_503_with_retry_not_a_bare_500(mcp_url, token,
 def test_a_database_outage_inside_a_tool_is_a_tool_error_that_says_retry(call, monkeypatch):
     from django.db import OperationalError
 
-    import mcp_api.handlers
+    import mcp_api.tools.search
 
     def down(*args, **kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(mcp_api.handlers, "search_entries", down)
+    monkeypatch.setattr(mcp_api.tools.search, "search_entries", down)
     result = call("search", query="anything at all")
     assert result.is_error
     assert "not answering right now" in result.content[0].text

@@ -10,7 +10,7 @@ from django.test import Client
 
 from knowledge.actors import Actor
 from knowledge.services import EntryFields, entry_upsert
-from mcp_api import handlers
+from mcp_api import tools
 
 pytestmark = pytest.mark.django_db
 
@@ -51,11 +51,7 @@ def test_rest_semantic_search_says_it_is_unavailable_without_the_url(failing, ap
 
 
 def test_mcp_and_web_searches_fall_back_to_words_without_the_url(failing, owner, client):
-    result = handlers.guarded(
-        handlers.search, Actor.for_user(owner), query="apples", project=None, subtopic=None,
-        kinds=None, tags=None, status=None, since=None, before=None, limit=10,
-        include_history=False,
-    )  # fmt: skip
+    result = tools.answer("search", Actor.for_user(owner), {"query": "apples"})
     text = " ".join(c.text for c in result.content)
     assert not result.is_error and "Apples" in text
     _hides(text, failing)

@@ -57,7 +57,7 @@ def plan(actor, project):
     ).entry
     return entry_update(
         actor=actor, ref=entry.pk, fields=EntryFields(body=BODY + "\nOne more line.\n")
-    )
+    ).entry
 
 
 @pytest.fixture

@@ -1,22 +1,17 @@
-"""The schema tools, with Basic Memory's names and arguments: schema_validate, schema_infer,
-schema_diff. Tool functions, their handlers and their answers live here together (one small
-feature); mcp_api.app registers SCHEMA_TOOLS after the other tools."""
+"""The note-type tools, with Basic Memory's names and arguments: schema_validate, schema_infer,
+schema_diff, with the answers they build (one small feature)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from asgiref.sync import sync_to_async
-from mcp_types import CallToolResult
 from pydantic import Field
 
 from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.selectors import schemas as reads
-from mcp_api import handlers, render
-from mcp_api.auth import current_actor
-from mcp_api.connections import recycle_connection
+from mcp_api import render
 from mcp_api.schema_text import (
     MAX_LISTED,
     counted,
@@ -25,8 +20,9 @@ from mcp_api.schema_text import (
     schema_block,
     schema_line,
 )
-from mcp_api.tools import READ, OptProject
-from ops.timing import timed
+from mcp_api.tools.arguments import OptProject
+from mcp_api.tools.arguments import ToolArguments as Arguments
+from mcp_api.tools.registry import READ, Tool
 
 NoteType = Annotated[
     str, Field(max_length=limits.KIND, description="The note type (entry kind), e.g. person.")
@@ -97,10 +93,22 @@ def _run_text(run) -> tuple[str, dict]:
     return "\n".join(lines), data
 
 
-def validate(actor: Actor, *, note_type, identifier, project):
-    project = None if identifier else _project(actor, project, note_type)
+class ValidateArguments(Arguments):
+    note_type: Annotated[
+        str | None, Field(max_length=limits.KIND, description="All entries of this type.")
+    ] = None
+    identifier: Annotated[
+        str | None, Field(max_length=limits.REF, description="Or one entry: id, short id, path.")
+    ] = None
+    project: OptProject = None
+
+
+def validate(actor: Actor, args: ValidateArguments):
+    """Check entries against their note type's schema (an entry of kind schema): names each
+    entry missing a required field or with a wrong value, and the edit that fixes it."""
+    project = None if args.identifier else _project(actor, args.project, args.note_type)
     runs = reads.schema_validate(
-        actor, project=project, note_type=note_type, ref=identifier or None
+        actor, project=project, note_type=args.note_type, ref=args.identifier or None
     )
     if not runs:
         text = (
@@ -112,9 +120,20 @@ def validate(actor: Actor, *, note_type, identifier, project):
     return render.result("\n\n".join(t for t, _ in parts), {"runs": [d for _, d in parts]})
 
 
-def infer(actor: Actor, *, note_type, threshold, project):
-    project = _project(actor, project, note_type)
-    run = reads.schema_infer(actor, project=project, note_type=note_type, threshold=threshold)
+class InferArguments(Arguments):
+    note_type: NoteType
+    threshold: Annotated[
+        float, Field(gt=0, le=1, description="Share of entries a field needs to be suggested.")
+    ] = 0.25
+    project: OptProject = None
+
+
+def infer(actor: Actor, args: InferArguments):
+    """Suggest a schema for a note type from its entries' observations, relations and
+    metadata: how often each field occurs, and a YAML body to save as a schema entry."""
+    threshold = args.threshold
+    project = _project(actor, args.project, args.note_type)
+    run = reads.schema_infer(actor, project=project, note_type=args.note_type, threshold=threshold)
     found, slug = run.inference, run.project.slug
     if not found.total:
         text = (
@@ -156,9 +175,16 @@ def infer(actor: Actor, *, note_type, threshold, project):
     return render.result("\n".join(lines), data)
 
 
-def diff(actor: Actor, *, note_type, project):
-    project = _project(actor, project, note_type)
-    run = reads.schema_diff(actor, project=project, note_type=note_type)
+class DiffArguments(Arguments):
+    note_type: NoteType
+    project: OptProject = None
+
+
+def diff(actor: Actor, args: DiffArguments):
+    """Compare a note type's schema with how its entries are written now: new fields, fields
+    hardly used, one value vs many, required vs optional."""
+    project = _project(actor, args.project, args.note_type)
+    run = reads.schema_diff(actor, project=project, note_type=args.note_type)
     slug = run.project.slug
     if run.schema is None:
         text = no_schema(run.note_type, slug, 0, run.error)
@@ -193,53 +219,6 @@ def diff(actor: Actor, *, note_type, project):
     return render.result("\n".join(lines), data)
 
 
-# --- the tools ----------------------------------------------------------------------------------
-
-
-def _run(handler, actor: Actor, kwargs: dict[str, Any]) -> CallToolResult:
-    recycle_connection()
-    with timed("mcp", f"schema_{handler.__name__}") as timer:
-        result = handlers.guarded(handler, actor, **kwargs)
-        if result.is_error:
-            timer.outcome = "refused"
-    return result
-
-
-async def _call(handler, **kwargs: Any) -> CallToolResult:
-    actor = current_actor()
-    return await sync_to_async(_run, thread_sensitive=False)(handler, actor, kwargs)
-
-
-async def schema_validate(
-    note_type: Annotated[
-        str | None, Field(max_length=limits.KIND, description="All entries of this type.")
-    ] = None,
-    identifier: Annotated[
-        str | None, Field(max_length=limits.REF, description="Or one entry: id, short id, path.")
-    ] = None,
-    project: OptProject = None,
-) -> CallToolResult:
-    """Check entries against their note type's schema (an entry of kind schema): names each
-    entry missing a required field or with a wrong value, and the edit that fixes it."""
-    return await _call(validate, **locals())
-
-
-async def schema_infer(
-    note_type: NoteType,
-    threshold: Annotated[
-        float, Field(gt=0, le=1, description="Share of entries a field needs to be suggested.")
-    ] = 0.25,
-    project: OptProject = None,
-) -> CallToolResult:
-    """Suggest a schema for a note type from its entries' observations, relations and
-    metadata: how often each field occurs, and a YAML body to save as a schema entry."""
-    return await _call(infer, **locals())
-
-
-async def schema_diff(note_type: NoteType, project: OptProject = None) -> CallToolResult:
-    """Compare a note type's schema with how its entries are written now: new fields, fields
-    hardly used, one value vs many, required vs optional."""
-    return await _call(diff, **locals())
-
-
-SCHEMA_TOOLS = [(schema_validate, READ), (schema_infer, READ), (schema_diff, READ)]
+SCHEMA_VALIDATE = Tool("schema_validate", ValidateArguments, validate, READ)
+SCHEMA_INFER = Tool("schema_infer", InferArguments, infer, READ)
+SCHEMA_DIFF = Tool("schema_diff", DiffArguments, diff, READ)

@@ -1,0 +1,114 @@
+"""Finding things: search, recall around a topic (build_context), and the source check."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from django.conf import settings
+from pydantic import Field
+
+from knowledge import limits
+from knowledge.actors import Actor
+from knowledge.graph.context import build_context as context_of
+from knowledge.search import SearchFilters, search_entries, timing
+from knowledge.selectors import sources_check
+from mcp_api import render
+from mcp_api.tools.arguments import OptProject, Short, Since, Sources, StrList, Subtopic
+from mcp_api.tools.arguments import ToolArguments as Arguments
+from mcp_api.tools.registry import READ, Tool
+
+
+class SearchArguments(Arguments):
+    query: Annotated[
+        str,
+        Field(
+            max_length=settings.CAIRN_SEARCH_MAX_QUERY_CHARS,
+            description="Words; quotes for phrases. Empty: filters only, newest first.",
+        ),
+    ] = ""
+    # The filters, by SearchFilters' names; `since` and `category` are what agents send.
+    project: OptProject = None
+    subtopic: Subtopic = None
+    kinds: StrList = None
+    tags: StrList = None
+    status: StrList = None
+    after: Annotated[Since, Field(alias="since")] = None
+    before: Annotated[Short | None, Field(description="Changed before: ISO date or age.")] = None
+    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False
+    categories: Annotated[
+        StrList,
+        Field(
+            alias="category",
+            description="Only entries with an observation '- [category] …' of these.",
+        ),
+    ] = None
+
+
+def search(actor: Actor, args: SearchArguments):
+    """Search the team memory: compact hits, best first; read one with get(id). Search
+    before writing anything."""
+    with timing.stage("search service"):
+        filters = SearchFilters.pick(dict(args))
+        found = search_entries(actor, args.query, filters=filters, limit=args.limit)
+        hits = [hit.as_dict() for hit in found]
+    with timing.stage("render"):
+        return render.search_results(args.query, hits, found.note)
+
+
+class ContextArguments(Arguments):
+    id: Annotated[
+        str,
+        Field(
+            max_length=limits.REF,
+            description="memory://project/path/entry, memory://project/sub/* (or /** for "
+            "everything below), an entry id, short id or path, or search words.",
+        ),
+    ]
+    depth: Annotated[int, Field(ge=1, le=3, description="Hops through relations.")] = 1
+    since: Since = None
+    max_related: Annotated[int, Field(ge=1, le=50)] = 10
+    include_history: Annotated[
+        bool, Field(description="Also the facts no longer current, and since when.")
+    ] = False
+    as_of: Annotated[
+        Short | None, Field(description="The facts as they were at this ISO date/time.")
+    ] = None
+
+
+def build_context(actor: Actor, args: ContextArguments):
+    """Recall around a topic in one call: the entry (or the entries of a glob or a search)
+    with its observations, the entries it links to and those linking to it, up to depth hops
+    in both directions, nearest first."""
+    context = context_of(
+        actor,
+        args.id,
+        depth=args.depth,
+        timeframe=args.since or None,
+        max_related=args.max_related,
+        include_history=args.include_history,
+        as_of=args.as_of or None,
+    )
+    return render.context(context)
+
+
+class CheckSourcesArguments(Arguments):
+    sources: Annotated[
+        Sources, Field(description='[{"kind": "email", "external_id": "<message-id>"}, …]')
+    ]
+    project: Annotated[
+        str | None,
+        Field(max_length=limits.PROJECT, description="Project; omit to check all you can see."),
+    ] = None
+
+
+def check_sources(actor: Actor, args: CheckSourcesArguments):
+    """Which of these sources are already logged, and by which entries: call before writing
+    notes from mail, tickets or chats to avoid duplicates."""
+    project = args.project or None
+    return render.sources_checked(sources_check(actor, project, args.sources), project)
+
+
+SEARCH = Tool("search", SearchArguments, search, READ)
+CHECK_SOURCES = Tool("check_sources", CheckSourcesArguments, check_sources, READ)
+BUILD_CONTEXT = Tool("build_context", ContextArguments, build_context, READ)

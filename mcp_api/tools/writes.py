@@ -1,0 +1,178 @@
+"""Writing entries: upsert by identity, edit part of a body, update fields, correct, delete.
+Each argument model hands the services an EntryFields (or the edit's own arguments)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from knowledge import inputs
+from knowledge.actors import Actor
+from knowledge.selectors.supersession import unseen_links
+from knowledge.selectors.write_reports import write_report
+from knowledge.services import (
+    EntryFields,
+    entry_correct,
+    entry_delete,
+    entry_edit,
+    entry_update,
+    entry_upsert,
+)
+from mcp_api import render
+from mcp_api.tools.arguments import (
+    Body,
+    EntryRef,
+    Kind,
+    Project,
+    Reason,
+    Short,
+    Sources,
+    Status,
+    StrList,
+    Subtopic,
+    Title,
+    Version,
+)
+from mcp_api.tools.arguments import ToolArguments as Arguments
+from mcp_api.tools.registry import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE, Tool
+
+
+class UpsertArguments(Arguments):
+    project: Project
+    title: Annotated[Title, Field(description="Identity within the subtopic (case-insensitive).")]
+    body: Annotated[
+        Body,
+        Field(
+            description="The whole Markdown body. `- [category] fact #tag` lines are "
+            "observations; `- relation_type [[Other title]]` lines are links."
+        ),
+    ]
+    subtopic: Subtopic = None
+    kind: Annotated[
+        Kind | None, Field(description="note, decision, fact, person, session, task, …")
+    ] = None
+    tags: StrList = None
+    status: Status = None
+    sources: Annotated[
+        Sources | None,
+        Field(description='Where it came from: [{"kind": "email", "external_id": "…"}].'),
+    ] = None
+    expected_version: Version = None
+    reason: Reason = ""
+
+    def fields(self) -> EntryFields:
+        """Tags as a list ('a, b' or '["a", "b"]' read as one); empty ones keep the old."""
+        return EntryFields.pick({**dict(self), "tags": inputs.str_list(self.tags)})
+
+
+def upsert(actor: Actor, args: UpsertArguments):
+    """Create or replace the entry with this project + subtopic + title; kind, tags and status
+    left out keep their value. Reports created, updated or unchanged, and what the write did.
+    To change part of an entry use edit; only its fields, update."""
+    result = entry_upsert(
+        actor=actor,
+        project=args.project,
+        subtopic=args.subtopic or None,
+        fields=args.fields(),
+        sources=args.sources,
+        expected_version=args.expected_version,
+        reason=args.reason,
+    )
+    return _saved(actor, result, sources=args.sources)
+
+
+class EditArguments(Arguments):
+    id: EntryRef
+    operation: Literal["append", "prepend", "find_replace", "replace_section"]
+    content: Annotated[
+        Body,
+        Field(description="Text to add, or the replacement; `- [category] fact`, `- rel [[T]]`."),
+    ]
+    find: Annotated[Body | None, Field(description="find_replace: exact text to replace.")] = None
+    section: Annotated[
+        Short | None,
+        Field(description="The heading's text: replace_section's, or append/prepend under it."),
+    ] = None
+    expected_count: Annotated[
+        int | None, Field(description="find_replace: occurrences expected (default 1).")
+    ] = None
+    expected_version: Version = None
+    reason: Reason = ""
+
+
+def edit(actor: Actor, args: EditArguments):
+    """Change part of an entry's body without resending it: append, prepend (with section:
+    at the end of / right under that heading), find_replace, or replace_section (the body
+    under one heading). The answer lists any text removed, with who wrote it."""
+    return _saved(actor, entry_edit(actor=actor, ref=args.id, **args.model_dump(exclude={"id"})))
+
+
+class UpdateArguments(Arguments):
+    id: EntryRef
+    title: Annotated[Title | None, Field(description="New title.")] = None
+    kind: Kind | None = None
+    tags: Annotated[StrList, Field(description="The new tags (replace the old ones).")] = None
+    status: Status = None
+    subtopic: Annotated[Subtopic, Field(description="Move to this subtopic ('' = root).")] = None
+    expected_version: Version = None
+    reason: Reason = ""
+
+    def fields(self) -> EntryFields:
+        """An empty title keeps the old one; empty tags clear them."""
+        tags = None if self.tags is None else inputs.str_list(self.tags) or []
+        return EntryFields.pick({**dict(self), "title": self.title or None, "tags": tags})
+
+
+def update(actor: Actor, args: UpdateArguments):
+    """Set an entry's title, kind, tags, status or subtopic without resending its body; what
+    you leave out is kept."""
+    result = entry_update(
+        actor=actor,
+        ref=args.id,
+        fields=args.fields(),
+        subtopic=args.subtopic,
+        expected_version=args.expected_version,
+        reason=args.reason,
+    )
+    return _saved(actor, result)
+
+
+def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
+    entry, outcome = result.entry, result.outcome
+    report = write_report(actor, entry, outcome, sources=sources, before=result.before)
+    return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
+
+
+class DeleteArguments(Arguments):
+    id: EntryRef
+    reason: Annotated[Reason, Field(description="Why it is deleted.")]
+
+
+def delete(actor: Actor, args: DeleteArguments):
+    """Delete an entry (its history is kept). To fix a wrong entry use correct instead."""
+    entry = entry_delete(actor=actor, ref=args.id, reason=args.reason)
+    return render.entry_deleted(entry.short_id, entry.title)
+
+
+class CorrectArguments(Arguments):
+    id: EntryRef
+    body: Annotated[Body, Field(description="The corrected Markdown body.")]
+    reason: Annotated[Reason, Field(description="What was wrong.")]
+    title: Annotated[Title | None, Field(description="New title; defaults to the old one.")] = None
+
+
+def correct(actor: Actor, args: CorrectArguments):
+    """Record that an entry was wrong: a new entry supersedes it; both are kept and search
+    shows the new one."""
+    new, old = entry_correct(
+        actor=actor, ref=args.id, body=args.body, reason=args.reason, title=args.title or None
+    )
+    return render.entry_corrected(new, old, unseen=unseen_links(actor, [new, old]))
+
+
+UPSERT = Tool("upsert", UpsertArguments, upsert, IDEMPOTENT_WRITE)
+EDIT = Tool("edit", EditArguments, edit, WRITE)
+UPDATE = Tool("update", UpdateArguments, update, IDEMPOTENT_WRITE)
+DELETE = Tool("delete", DeleteArguments, delete, DESTRUCTIVE)
+CORRECT = Tool("correct", CorrectArguments, correct, WRITE)
