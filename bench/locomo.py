@@ -361,7 +361,7 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry
-    from knowledge.search import SearchFilters, query_vectors, timing
+    from knowledge.search import SearchFilters, query_vectors, stages
     from knowledge.search.engine import default_fusion, fuse, rankings, search_entries
     from knowledge.search.fusion import above_floor
     from knowledge.search.providers import get_provider
@@ -436,7 +436,7 @@ def main() -> None:
             for mode in modes:
                 query_vectors.clear()  # cold: each mode embeds the question itself
                 start = time.perf_counter()
-                with timing.collect() as stages:
+                with stages.collect() as spent:
                     hits = search_entries(
                         actor,
                         question,
@@ -446,7 +446,7 @@ def main() -> None:
                     )
                 latency[mode].append((time.perf_counter() - start) * 1000)
                 if mode == "hybrid":
-                    hybrid_stages.append(stages)
+                    hybrid_stages.append(spent)
                 empty[mode] += not hits
                 per_mode[mode].append(score([units.get(h.id, "?") for h in hits], gold))
             start = time.perf_counter()

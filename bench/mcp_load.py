@@ -388,7 +388,7 @@ def direct(sessions, questions, searches: int) -> list[dict]:
     from django.contrib.auth import get_user_model
 
     from knowledge.actors import Actor
-    from knowledge.search import SearchFilters, search_entries, timing
+    from knowledge.search import SearchFilters, search_entries, stages
     from knowledge.services import EntryFields, entry_upsert, project_create
 
     actor = Actor.for_user(get_user_model().objects.get(username="bench"), agent="agent:bench")
@@ -412,12 +412,12 @@ def direct(sessions, questions, searches: int) -> list[dict]:
     start = time.perf_counter()
     for q in picked:
         t = time.perf_counter()
-        with timing.collect() as stages:
+        with stages.collect() as spent:
             filters = SearchFilters.parse(project=f"d-{q['conv']}")
             for hit in search_entries(actor, q["q"], filters=filters, limit=10):
                 hit.as_dict()  # the adapter's work MCP does too
         lat.append(time.perf_counter() - t)
-        calls.append(stages)
+        calls.append(spent)
     rows.append(summarize("search (services, no MCP)", 1, lat, time.perf_counter() - start))
     rows[-1]["stages_p50_ms"] = stage_p50(calls)
     return rows

@@ -60,7 +60,7 @@ def main() -> None:
     from knowledge.actors import Actor
     from knowledge.models import Entry, EntryChunk, Project, content_hash
     from knowledge.paths import entry_slug
-    from knowledge.search import SearchFilters, search_entries, timing
+    from knowledge.search import SearchFilters, search_entries, stages
     from knowledge.search.providers import get_provider
     from knowledge.services import EntryFields, entry_upsert, project_create, subtopic_ensure
     from knowledge.services.embeddings import (
@@ -201,21 +201,21 @@ def main() -> None:
             if fname not in wanted:
                 continue
             for mode in args.modes.split(","):
-                times, empty, stages = [], 0, []
+                times, empty, per_query = [], 0, []
                 for _ in range(args.queries):
                     q = corpus.query()
                     start = time.perf_counter()
-                    with timing.collect() as spent:
+                    with stages.collect() as spent:
                         hits = search_entries(
                             actor, q, filters=SearchFilters.parse(**fargs), mode=mode, limit=10
                         )
                     times.append((time.perf_counter() - start) * 1000)
-                    stages.append(spent)
+                    per_query.append(spent)
                     empty += not hits
                 p50, p95 = percentile(times, 50), percentile(times, 95)
-                names = sorted({name for spent in stages for name in spent})
+                names = sorted({name for spent in per_query for name in spent})
                 by_stage = {
-                    name: round(percentile([s.get(name, 0.0) for s in stages], 50), 2)
+                    name: round(percentile([s.get(name, 0.0) for s in per_query], 50), 2)
                     for name in names
                 }
                 level["latency"][f"{fname}/{mode}"] = {

@@ -13,7 +13,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 
 from knowledge.actors import Actor
-from knowledge.search import timing
+from knowledge.search import stages
 from knowledge.services.tokens import token_authenticate
 from mcp_api.connections import recycle_connection
 from mcp_api.hints import DATABASE_DOWN
@@ -21,7 +21,7 @@ from ops.metrics import auth_failed
 
 
 def _authenticate(secret: str) -> Actor | None:
-    with timing.stage("token auth"):
+    with stages.stage("token auth"):
         recycle_connection()
         return token_authenticate(secret)
 

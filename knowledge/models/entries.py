@@ -143,7 +143,7 @@ class Entry(models.Model):
         indexes = [
             GinIndex(fields=["tags"], name="entry_tags_gin"),
             GinIndex(fields=["search_vector"], name="entry_search_gin"),
-            # Close-enough link targets (pg_trgm similarity), see knowledge.services._graph.
+            # Close-enough link targets (pg_trgm similarity), see knowledge.services._kernel.graph.
             GinIndex(fields=["title"], name="entry_title_trgm", opclasses=["gin_trgm_ops"]),
             models.Index(fields=["project", "status"], name="entry_project_status"),
             models.Index(fields=["project", "kind"], name="entry_project_kind"),

@@ -28,7 +28,7 @@ from pgvector.django import CosineDistance
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
-from knowledge.search import timing
+from knowledge.search import stages
 from knowledge.search.by_filters import filtered_entries
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_in
@@ -64,7 +64,7 @@ def _semantic_ranking(
     else:
         in_scope = scope.order_by().filter(pk=OuterRef("entry_id")).values("pk")[:1]
         chunks = chunks.annotate(in_scope=Subquery(in_scope)).filter(in_scope__isnull=False)
-    with timing.stage("embed wait"):
+    with stages.stage("embed wait"):
         vector = vector.result()  # started before the full-text SQL; usually done by now
     distance = CosineDistance("embedding", vector)
     if exact:  # "+ 0" keeps the planner off the index: it would stop after ef_search rows
@@ -77,7 +77,7 @@ def _semantic_ranking(
         .order_by("distance")
         .values_list("entry_id", "distance", "pk")[: n * (3 if exact else 2)]
     )
-    with timing.stage("vector SQL"):
+    with stages.stage("vector SQL"):
         if exact:
             rows = list(query)
         else:
@@ -127,7 +127,7 @@ def _still_embedding(vector) -> bool:
 
 
 def _prefetch(result: Rankings, count: int) -> None:
-    with timing.stage("prefetch"):
+    with stages.stage("prefetch"):
         result.loaded, result.highlights = preload(result.text[:count], result.rank_tsquery)
 
 
@@ -151,7 +151,7 @@ def rankings(
     n = candidates or settings.CAIRN_SEARCH_CANDIDATES
     config = settings.CAIRN_SEARCH_CONFIG
     provider, vector = _start_query_vector(query, mode)
-    with timing.stage("parse + scope"):
+    with stages.stage("parse + scope"):
         parsed = parse(query)
         scope, searched = search_scope(actor, filters)
         searched_set = scope  # before the query's own words narrow it
@@ -160,13 +160,13 @@ def rankings(
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     result = Rankings()
     if vector is not None:  # a search by meaning misses the entries that have no vectors yet
-        with timing.stage("pending"):
+        with stages.stage("pending"):
             result.pending = pending_in(searched_set)
 
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     terms, known = [], None
     if words or vector is not None:
-        with timing.stage("idf lookup"):
+        with stages.stage("idf lookup"):
             # Word statistics of every project the actor may see (also when one project is
             # searched: the wider sample ranks better), never of one they cannot.
             stats = word_stats(
@@ -182,7 +182,7 @@ def rankings(
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
-            with timing.stage("text SQL"):
+            with stages.stage("text SQL"):
                 scored = text_ranking(scope, terms, n)
                 result.text = [pk for pk, _ in scored]
                 result.text_scores = dict(scored)
@@ -261,11 +261,11 @@ def search_entries(
         # than answer nothing, search again with the phrase's words as ordinary words.
         relaxed = query.replace('"', " ")
         found = rankings(actor, relaxed, mode=mode, candidates=candidates, filters=filters)
-    with timing.stage("fusion"):
+    with stages.stage("fusion"):
         fused = fuse(found, mode)
         floor = settings.CAIRN_SEARCH_MIN_SIMILARITY
         fused = above_floor(fused, found.text, found.semantic_scores, floor)[:limit]
-    with timing.stage("hits + snippets"):
+    with stages.stage("hits + snippets"):
         hits = SearchResults(load_hits(fused, found))
     hits.note = found.pending.note(mode) if found.pending else ""
     return hits

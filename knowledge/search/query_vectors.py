@@ -18,7 +18,7 @@ from contextvars import copy_context
 import numpy as np
 from django.conf import settings
 
-from knowledge.search import timing
+from knowledge.search import stages
 from knowledge.search.providers import EmbeddingProvider
 
 # Query texts are bounded by the search entry point; 2048 of them take well under 10 MB.
@@ -45,7 +45,7 @@ def _remember(key: tuple[str, str], vector: np.ndarray) -> None:
 
 
 def _embed(provider: EmbeddingProvider, query: str) -> np.ndarray:
-    with timing.stage("embed"):
+    with stages.stage("embed"):
         vector = np.asarray(provider.embed_query(query), dtype=np.float32)
     vector.setflags(write=False)  # shared between requests: nobody may change it
     _remember((provider.name, query), vector)
@@ -60,7 +60,7 @@ def query_vector(provider: EmbeddingProvider, query: str) -> Future[np.ndarray]:
         if vector is not None:
             _vectors.move_to_end(key)
     if vector is not None:
-        timing.add("embed (cached)", 0.0)
+        stages.add("embed (cached)", 0.0)
         done: Future[np.ndarray] = Future()
         done.set_result(vector)
         return done

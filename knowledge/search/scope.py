@@ -8,7 +8,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryStatus, Observation, Project
-from knowledge.search import timing
+from knowledge.search import stages
 from knowledge.search.filters import SearchFilters
 from knowledge.selectors import project_get, visible_entries
 
@@ -64,5 +64,5 @@ def scope_is_small(scope: QuerySet[Entry], known: int | None, narrowed: bool) ->
     limit = settings.CAIRN_SEARCH_EXACT_MAX
     if known is not None and (known <= limit or not narrowed):
         return known <= limit
-    with timing.stage("scope size"):
+    with stages.stage("scope size"):
         return scope.order_by().values("pk")[: limit + 1].count() <= limit

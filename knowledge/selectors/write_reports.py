@@ -13,13 +13,13 @@ import difflib
 import re
 
 from knowledge.actors import Actor
+from knowledge.before_write import EntryBeforeWrite
 from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import visible_projects
-from knowledge.snapshots import EntrySnapshot
 
 MAX_REMOVED_LINES = 20
 MAX_LINE_CHARS = 300
@@ -109,7 +109,7 @@ def heading_above(body: str, old: str) -> str | None:
 
 
 def _fields_of(row_or_entry) -> dict:
-    if isinstance(row_or_entry, EntrySnapshot):
+    if isinstance(row_or_entry, EntryBeforeWrite):
         return {
             "title": row_or_entry.title,
             "kind": row_or_entry.kind,
@@ -146,7 +146,7 @@ def metadata_line(fields: dict) -> str:
     )
 
 
-def _change(actor: Actor, entry: Entry, before: EntrySnapshot | None = None) -> dict:
+def _change(actor: Actor, entry: Entry, before: EntryBeforeWrite | None = None) -> dict:
     if before is None and entry.version > 1:
         before = _previous(actor, entry, entry.version - 1)
     if before is None:
@@ -262,7 +262,7 @@ def write_report(
     outcome: str,
     *,
     sources: list[dict] | None = None,
-    before: EntrySnapshot | None = None,
+    before: EntryBeforeWrite | None = None,
 ) -> dict:
     """What the write that left `entry` as it is did (outcome: created, updated, unchanged).
     `before`: the entry as the write found it (UpsertResult.before); without it the previous

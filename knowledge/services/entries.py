@@ -8,12 +8,12 @@ from __future__ import annotations
 from django.db import transaction
 
 from knowledge.actors import Actor
+from knowledge.before_write import EntryBeforeWrite
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
 from knowledge.selectors import entry_revision, project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
-from knowledge.snapshots import EntrySnapshot
 
 UpsertResult = k.UpsertResult
 
@@ -83,7 +83,7 @@ def entry_update(
     with the entry as the write found it, read under the lock, for the write's report."""
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
-    before = EntrySnapshot.of(entry)
+    before = EntryBeforeWrite.of(entry)
     changed = k.apply_changes(entry, fields)
     moved = None
     if project is not None or subtopic is not None:

@@ -13,12 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from knowledge.actors import Actor
+from knowledge.before_write import EntryBeforeWrite
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
-from knowledge.snapshots import EntrySnapshot
 
 EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
 
@@ -159,7 +159,7 @@ def entry_edit(
     Outcome "unchanged" (no new revision) when the body would read the same."""
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version)
-    before = EntrySnapshot.of(entry)
+    before = EntryBeforeWrite.of(entry)
     body = apply_edit(
         entry.body,
         operation=operation,

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from knowledge.actors import Actor
 from knowledge.models import Entry
-from knowledge.services import _graph
+from knowledge.services._kernel import graph as graph_steps
 
 MAX_BATCH = 1000
 
@@ -27,6 +27,6 @@ def entries_reindex_graph(*, actor: Actor, entry_ids: list[int]) -> int:
     for entry in entries.order_by("pk"):
         # Every entry exists already: its links resolve as it is indexed, none waits for it;
         # into the projects its last author may read, as when they saved it.
-        _graph.index_graph(entry, writer=_graph.writer_of(entry), recheck=True)
+        graph_steps.index_graph(entry, writer=graph_steps.writer_of(entry), recheck=True)
         count += 1
     return count

@@ -17,8 +17,8 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
-from knowledge.services._graph import graph_change, index_entry_graph
 from knowledge.services._kernel import index_text
+from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.restoring import (
     HistoricalEntry,
     HistoricalProject,

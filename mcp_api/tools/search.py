@@ -10,7 +10,7 @@ from pydantic import Field
 from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.graph.context import build_context as context_of
-from knowledge.search import SearchFilters, search_entries, timing
+from knowledge.search import SearchFilters, search_entries, stages
 from knowledge.selectors import sources_check
 from mcp_api import render
 from mcp_api.tools.arguments import OptProject, Short, Since, Sources, StrList, Subtopic
@@ -48,11 +48,11 @@ class SearchArguments(Arguments):
 def search(actor: Actor, args: SearchArguments):
     """Search the team memory: compact hits, best first; read one with get(id). Search
     before writing anything."""
-    with timing.stage("search service"):
+    with stages.stage("search service"):
         filters = SearchFilters.pick(dict(args))
         found = search_entries(actor, args.query, filters=filters, limit=args.limit)
         hits = [hit.as_dict() for hit in found]
-    with timing.stage("render"):
+    with stages.stage("render"):
         return render.search_results(args.query, hits, found.note)
 
 

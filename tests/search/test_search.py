@@ -279,17 +279,17 @@ def test_a_large_text_pool_is_cut_by_one_rank_first_and_keeps_the_best(actor, co
 
 
 def test_hits_loaded_while_the_query_embeds_are_the_same_hits(actor, corpus, monkeypatch):
-    from knowledge.search import engine, timing
+    from knowledge.search import engine, stages
 
     query = "deployment checklist backups restore"
     monkeypatch.setattr(engine, "_still_embedding", lambda vector: False)
-    with timing.collect() as stages:
+    with stages.collect() as spent:
         after = search_entries(actor, query)
-    assert "prefetch" not in stages
+    assert "prefetch" not in spent
     monkeypatch.setattr(engine, "_still_embedding", lambda vector: True)
-    with timing.collect() as stages:
+    with stages.collect() as spent:
         early = search_entries(actor, query)
-    assert "prefetch" in stages
+    assert "prefetch" in spent
     assert len(early) >= 3
     assert [(h.id, h.snippet, h.score, h.matched) for h in early] == [
         (h.id, h.snippet, h.score, h.matched) for h in after

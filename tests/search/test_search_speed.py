@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from knowledge.search import SearchFilters, query_vectors, search_entries, timing
+from knowledge.search import SearchFilters, query_vectors, search_entries, stages
 from knowledge.services import EntryFields, entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db
@@ -102,17 +102,17 @@ def test_stages_are_timed_with_the_embedding_ahead_or_not(
         fields=EntryFields(title="Swifts", body="Swifts sleep aloft."),
     )
     index(entry.entry)
-    with timing.collect() as stages:
+    with stages.collect() as spent:
         hits = search_entries(
             actor, f"swifts sleep {ahead}", filters=SearchFilters.parse(project=project.slug)
         )
     assert [h.title for h in hits] == ["Swifts"]
     for name in ("parse + scope", "idf lookup", "text SQL", "embed", "embed wait", "vector SQL"):
-        assert stages[name] >= 0, name
-    assert {"fusion", "hits + snippets"} <= set(stages)
+        assert spent[name] >= 0, name
+    assert {"fusion", "hits + snippets"} <= set(spent)
     if not ahead:  # computed in the request's own thread: the request waited for all of it
-        assert stages["embed wait"] >= stages["embed"]
-    with timing.collect() as again:
+        assert spent["embed wait"] >= spent["embed"]
+    with stages.collect() as again:
         search_entries(
             actor, f"swifts sleep {ahead}", filters=SearchFilters.parse(project=project.slug)
         )

@@ -14,6 +14,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from knowledge.actors import Actor
+from knowledge.before_write import EntryBeforeWrite
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
@@ -34,7 +35,6 @@ from knowledge.selectors import (
     visible_entries,
     writable_projects,
 )
-from knowledge.services._graph import graph_change, index_entry_graph
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -46,10 +46,10 @@ from knowledge.services._kernel.checks import (
     record,
     require_write,
 )
+from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.schemas import check_schema
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
-from knowledge.snapshots import EntrySnapshot
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
@@ -330,7 +330,7 @@ Outcome = Literal["created", "updated", "unchanged"]
 class UpsertResult:
     entry: Entry
     outcome: Outcome
-    before: EntrySnapshot | None = None  # the entry before an update, for the write's report
+    before: EntryBeforeWrite | None = None  # the entry before an update, for the write's report
 
 
 def upsert_entry(
@@ -374,7 +374,7 @@ def upsert_entry(
         )
 
     check_version(entry, expected_version)
-    before = EntrySnapshot.of(entry)
+    before = EntryBeforeWrite.of(entry)
     # The identity matched case-insensitively: the title as stored stays.
     changed = apply_changes(entry, replace(fields, title=entry.title))
     new_links = link_sources(entry, sources)

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class EntrySnapshot:
+class EntryBeforeWrite:
+    """The entry as a write found it, under its lock (UpsertResult.before); EntryFields is what
+    a writer sends, and the mirror's revision file is what a revision reads as."""
+
     version: int
     body: str
     title: str
@@ -18,7 +21,7 @@ class EntrySnapshot:
     path: str  # project slug and subtopic path, as write reports show it
 
     @classmethod
-    def of(cls, entry) -> EntrySnapshot:
+    def of(cls, entry) -> EntryBeforeWrite:
         """`entry` with its project and subtopic loaded (the write's lock selects them)."""
         path = entry.project.slug + (f"/{entry.subtopic.path}" if entry.subtopic_id else "")
         return cls(
