@@ -1,7 +1,7 @@
 """The synchronous body of each MCP tool: read the arguments, call selectors/services, render.
 
 Runs in a worker thread (tools.py hops here with sync_to_async); never writes the ORM itself
-and builds no queries: counts and filters live in knowledge/selectors.py, text in render.py.
+and builds no queries: counts and filters live in knowledge/selectors/, text in render.py.
 """
 
 from __future__ import annotations
