@@ -54,6 +54,9 @@ class Surface:
     need: str  # "read" | "write" | "maintain"
     run: Callable[[World], bool]
     roles: tuple[str, ...] = ROLES  # the roles that can use this surface at all
+    # What the column writes that does not depend on the role, made before `run` and handed to
+    # it as `world.prepared`: the core tier makes it once for all the roles of a sensitivity.
+    prepare: Callable[[World], object] | None = None
 
     @property
     def column(self) -> str:
@@ -65,10 +68,10 @@ class Surface:
 SURFACES: dict[str, Surface] = {}
 
 
-def surface(name: str, need: str, roles: tuple[str, ...] = ROLES):
+def surface(name: str, need: str, roles: tuple[str, ...] = ROLES, prepare=None):
     def register(fn):
         assert name not in SURFACES, f"surface {name} registered twice"
-        SURFACES[name] = Surface(name, need, fn, roles)
+        SURFACES[name] = Surface(name, need, fn, roles, prepare)
         return fn
 
     return register

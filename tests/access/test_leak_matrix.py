@@ -74,13 +74,17 @@ def _verb(need: str) -> str:
     return {"read": "see", "write": "change", "maintain": "administer"}[need]
 
 
-def _case(surf: Surface, world: World) -> str | None:
-    """Run one case in a savepoint rolled back after it; what went wrong, or None."""
+def _savepoint() -> transaction.Atomic:
     block = transaction.atomic()
     block._from_testcase = True  # the services' durable transactions may run inside it
+    return block
+
+
+def _case(surf: Surface, world: World) -> str | None:
+    """Run one case in a savepoint rolled back after it; what went wrong, or None."""
     expected = world.allowed(surf.need)
     try:
-        with block:
+        with _savepoint():
             got = surf.run(world)
             transaction.set_rollback(True)
     except (AssertionError, pytest.fail.Exception) as exc:
@@ -99,7 +103,12 @@ def _case(surf: Surface, world: World) -> str | None:
 @pytest.mark.parametrize("surface_name", CORE)
 def test_the_access_rule_where_it_lives(surface_name, sensitivity, shared_world, db):
     surf = SURFACES[surface_name]
-    wrong = [_case(surf, shared_world.as_role(role)) for role in surf.roles]
+    prepared = surf.prepare(shared_world) if surf.prepare else None  # the test's db rolls it back
+    wrong = []
+    for role in surf.roles:
+        world = shared_world.as_role(role)
+        world.prepared = prepared
+        wrong.append(_case(surf, world))
     wrong = [w for w in wrong if w]
     assert wrong == [], f"{surface_name}, {sensitivity} target project:\n  " + "\n  ".join(wrong)
 
@@ -114,6 +123,7 @@ def test_the_access_rule_where_it_lives(surface_name, sensitivity, shared_world,
 def test_each_surface_in_the_cells_that_can_differ(surface_name, role, sensitivity, world):
     surf = SURFACES[surface_name]
     expected = world.allowed(surf.need)
+    world.prepared = surf.prepare(world) if surf.prepare else None
     got = surf.run(world)
     assert got is expected, (
         f"{role} {'could' if got else 'could not'} {_verb(surf.need)} the {sensitivity} target "
