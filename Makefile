@@ -86,6 +86,17 @@ test: $(STAMP) chromium redis
 	$(VPY) manage.py makemigrations --check --dry-run
 	$(VPY) -m pytest -n $(TEST_WORKERS) --maxschedchunk=10 $(PYTEST_ARGS)
 
+## check: the inner loop, in one process and well under a minute: ruff, the architecture rules
+## and the in-process tests of the core (CHECK_TESTS); tests/quick.py leaves out every module
+## that starts a process (subprocess, browser, live server). `make test` still runs everything.
+CHECK_TESTS ?= tests/test_architecture.py tests/knowledge tests/schemas tests/hardening tests/ops \
+	tests/search/test_query.py tests/search/test_filters.py tests/search/test_chunking.py \
+	tests/search/test_providers.py tests/search/test_provider_errors.py
+check: $(STAMP)
+	$(VPY) -m ruff check .
+	$(VPY) -m ruff format --check .
+	$(VPY) -m pytest -n 0 -p tests.quick -q $(CHECK_TESTS) $(PYTEST_ARGS)
+
 lint: $(STAMP)
 	$(VPY) -m ruff check .
 

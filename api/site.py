@@ -10,7 +10,8 @@ from api.routers import entries, graph, history, note_types, projects, search
 class CairnAPI(NinjaAPI):
     def get_openapi_operation_id(self, operation) -> str:
         # ninja derives ids from the module; clients generated from the spec know the ids the
-        # endpoints had in one module (knowledge/api.py), so they keep them.
+        # endpoints got when they all lived in one module, knowledge.api (now api/routers/),
+        # so they keep them.
         return f"knowledge_api_{operation.view_func.__name__}"
 
 

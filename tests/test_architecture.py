@@ -1,6 +1,6 @@
 """The dependency rules, checked on the source (ast), so a shortcut fails the build.
 
-Each rule names itself in its failure, with the file and line that broke it:
+One test per rule; each failure names the rule and lists every offender with its file and line:
 
 1. surfaces never write the ORM directly, selectors never write;
 2. the knowledge core never imports history, mcp_api or memory_site; nothing in the core
@@ -13,20 +13,25 @@ Each rule names itself in its failure, with the file and line that broke it:
 6. public services are `transaction.atomic(durable=True)`, take `actor` and keyword-only
    arguments, call no other public service, and `knowledge.services` exports each of them;
 7. the core's messages name no MCP tool (each surface adds its own next moves);
-8. no module outside migrations, tests and bench is over 400 lines, and no two of our modules
-   import each other (any import, also inside a function: one put there to dodge a circle is
-   still a circle);
+8. no module outside migrations, tests and bench is over 400 lines, and imports run one way:
+   no circle of any length between our apps (knowledge, history, api, …) nor between modules
+   (any import, also inside a function: one put there to dodge a circle is still a circle);
 9. ops imports no other Cairn app (the site hands it what it needs of the memory at startup);
 10. admin and commands (`*/admin.py`, `*/admin/`, `*/management/` of every app) import Cairn code
     only from services and selectors, models, value modules and ops, besides their own package
     and the data command base: no admin imports another app's admin, no command reaches into
     the core's insides (MAY_IMPORT below is the exact list).
+
+The files each rule reads are globs; a glob that matches no file means the code moved and the
+rule silently checks nothing, so that fails too (test_every_glob_of_every_rule_matches_a_file).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,10 +46,28 @@ QUERY_METHODS = {"objects", "filter", "exclude", "order_by", "annotate", "aggreg
 SITE_PACKAGES = ("history", "api", "mcp_api", "memory_site")
 OURS = {"knowledge", "history", "api", "mcp_api", "memory_site", "ops", "web", "tests", "bench"}
 
+# rule -> the globs it reads (filled by _files; checked by the stale-glob test)
+GLOBS: dict[str, list[str]] = defaultdict(list)
 
-def _modules(*patterns: str) -> list[Path]:
-    found = {p for pattern in patterns for p in ROOT.glob(pattern)}
+
+def _modules(*patterns: str, root: Path = ROOT) -> list[Path]:
+    found = {p for pattern in patterns for p in root.glob(pattern)}
     return sorted(p for p in found if "migrations" not in p.parts)
+
+
+def _files(rule: str, *patterns: str) -> list[Path]:
+    """The files `rule` checks; the globs are kept so that one matching nothing is caught."""
+    GLOBS[rule].extend(patterns)
+    return _modules(*patterns)
+
+
+def _stale_globs(globs: dict[str, list[str]], root: Path = ROOT) -> list[str]:
+    return [
+        f"{rule}: {pattern!r} matches no file"
+        for rule, patterns in globs.items()
+        for pattern in patterns
+        if not _modules(pattern, root=root)
+    ]
 
 
 def _rel(path: Path, root: Path = ROOT) -> str:
@@ -56,8 +79,17 @@ def _module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def _parsed(path: Path, text: str) -> ast.Module:
+    return ast.parse(text, str(path))
+
+
 def _tree(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(), str(path))
+    return _parsed(path, path.read_text())
+
+
+def _report(rule: str, offenders: list[str]) -> str:
+    return f"{rule}\n  " + "\n  ".join(offenders)
 
 
 # --- what the checks read -------------------------------------------------------------------------
@@ -86,10 +118,6 @@ def _imports_of(path: Path, root: Path = ROOT) -> list[Import]:
                 module = ".".join([*base, module] if module else base)
             found.append(Import(module, tuple(a.name for a in node.names), node.lineno))
     return found
-
-
-def _imports(path: Path) -> set[str]:
-    return {i.module for i in _imports_of(path)}
 
 
 def _write_calls(path: Path, root: Path = ROOT) -> list[str]:
@@ -148,7 +176,7 @@ def _is_harmless(func: ast.Attribute) -> bool:
 SURFACE_KINDS = {
     "mcp": ("mcp_api/**/*.py",),
     "rest": ("api/**/*.py",),
-    "admin": ("knowledge/admin/**/*.py", "history/admin.py"),
+    "admin": ("knowledge/admin/**/*.py", "history/admin/**/*.py"),
     "web": ("web/**/*.py",),
     "commands": ("knowledge/management/**/*.py", "history/management/**/*.py",
                  "memory_site/management/**/*.py"),
@@ -160,29 +188,37 @@ SURFACE_MODULES = {  # the import prefixes that name each kind of surface
     "web": ("web",),
     "commands": ("knowledge.management", "history.management", "memory_site.management"),
 }
-SURFACE_FILES = {kind: _modules(*patterns) for kind, patterns in SURFACE_KINDS.items()}
+SURFACE_FILES = {
+    kind: _files("rule 1, 3, 5: surfaces", *patterns) for kind, patterns in SURFACE_KINDS.items()
+}
 SURFACES = sorted({p for kind in ("mcp", "rest", "admin", "web") for p in SURFACE_FILES[kind]})
 QUERY_FREE = sorted({p for kind in ("mcp", "rest", "web") for p in SURFACE_FILES[kind]})
-READ_SIDE = _modules("knowledge/selectors.py", "knowledge/selectors/**/*.py")
-CORE = _modules(
-    "knowledge/services/**/*.py", "knowledge/selectors.py", "knowledge/selectors/**/*.py",
-    "knowledge/search*.py", "knowledge/search/**/*.py", "knowledge/graph/**/*.py",
-    "knowledge/models/**/*.py", "knowledge/errors.py", "knowledge/inputs.py", "knowledge/paths.py",
-    "knowledge/schemas/**/*.py", "history/selectors.py",
+READ_SIDE = _files("rule 1: selectors", "knowledge/selectors/**/*.py", "history/selectors.py")
+CORE = _files(
+    "rule 2, 7: the core",
+    "knowledge/services/**/*.py", "knowledge/selectors/**/*.py", "knowledge/search/**/*.py",
+    "knowledge/graph/**/*.py", "knowledge/models/**/*.py", "knowledge/errors.py",
+    "knowledge/inputs.py", "knowledge/paths.py", "knowledge/schemas/**/*.py",
+    "history/selectors.py",
 )  # fmt: skip
 _NOT_CORE = {"admin", "management"}
-KNOWLEDGE_CORE = [p for p in _modules("knowledge/**/*.py") if p.parts[len(ROOT.parts) + 1]
-                  not in _NOT_CORE]  # fmt: skip
-ALL_CODE = _modules(
+KNOWLEDGE_CORE = [
+    p
+    for p in _files("rule 2: knowledge", "knowledge/**/*.py")
+    if p.parts[len(ROOT.parts) + 1] not in _NOT_CORE
+]
+ALL_CODE = _files(
+    "rule 4: all code",
     "knowledge/**/*.py", "history/**/*.py", "api/**/*.py", "mcp_api/**/*.py",
     "memory_site/**/*.py", "ops/**/*.py", "web/**/*.py", "bench/**/*.py", "manage.py",
 )  # fmt: skip
 # background.py queues the work after a commit (a kernel step; benchmarks switch it off).
 SERVICE_MODULES = [
     p
-    for p in _modules("knowledge/services/*.py")
+    for p in _files("rule 6: services", "knowledge/services/*.py")
     if not p.name.startswith("_") and p.name != "background.py"
 ]
+KERNEL_MODULES = _files("rule 6: kernel", "knowledge/services/_*.py", "knowledge/services/_*/*.py")
 # Public functions of the service modules that are not write services: pure helpers, the token
 # check every request makes, and embedding runs that keep the model outside any transaction.
 NOT_SERVICES = {"apply_edit", "token_authenticate", "embedding_key", "chunk_hash",
@@ -193,21 +229,40 @@ MCP_TOOL_CALL = re.compile(
     r"\b(browse|create_project|get|search|upsert|edit|list_open|recent|history|diff|correct|"
     r"verify|delete|check_sources|build_context)\((?!\))"
 )
+OPS = _files("rule 9: ops", "ops/**/*.py")
 
 
 def _kind_of(path: Path) -> str | None:
     return next((kind for kind, files in SURFACE_FILES.items() if path in files), None)
 
 
-def _ids(p: Path) -> str:
-    return _rel(p)
+MAX_LINES = 400
+OURS_ASIDE = {"tests", "bench"}
 
 
-# --- rule 1: writes -------------------------------------------------------------------------------
+def _app_code(root: Path = ROOT) -> list[Path]:
+    """Every Cairn package (so a new top-level app is checked too), without tests and bench."""
+    packages = [
+        d.name for d in root.iterdir() if (d / "__init__.py").exists() and d.name not in OURS_ASIDE
+    ]
+    found = {p for name in packages for p in root.glob(f"{name}/**/*.py")}
+    return sorted(p for p in found if "migrations" not in p.parts)
+
+
+APP_CODE = _app_code()
+
+
+def _admin_or_command(path: Path, root: Path = ROOT) -> bool:
+    parts = path.relative_to(root).parts
+    return len(parts) > 1 and parts[1] in {"admin.py", "admin", "management"}
+
+
+ADMIN_AND_COMMANDS = [p for p in APP_CODE if _admin_or_command(p)]
 
 
 def test_the_checks_see_the_code():
     assert ROOT / "knowledge" / "admin" / "entries.py" in SURFACES
+    assert ROOT / "history" / "admin" / "revisions.py" in SURFACE_FILES["admin"]
     assert ROOT / "mcp_api" / "tools" / "writes.py" in SURFACES
     assert ROOT / "api" / "routers" / "entries.py" in SURFACES
     assert ROOT / "knowledge" / "services" / "entries.py" in SERVICE_MODULES
@@ -215,33 +270,58 @@ def test_the_checks_see_the_code():
     assert ROOT / "knowledge" / "admin" / "entries.py" not in KNOWLEDGE_CORE
     assert READ_SIDE and CORE and SURFACE_FILES["commands"]
     assert ROOT / "ops" / "timing.py" in OPS
-    for part in ("knowledge/admin/entries.py", "history/admin.py", "ops/admin.py",
+    for part in ("knowledge/admin/entries.py", "history/admin/__init__.py", "ops/admin.py",
                  "history/management/commands/import.py",
                  "memory_site/management/commands/serve.py"):  # fmt: skip
         assert ROOT / part in ADMIN_AND_COMMANDS
 
 
-@pytest.mark.parametrize("path", SURFACES, ids=_ids)
-def test_surfaces_never_write_the_orm_directly(path):
-    assert _write_calls(path) == [], "rule 1: surfaces call knowledge.services to write"
+def _missing_modules(named: dict[str, tuple[str, ...]], root: Path = ROOT) -> list[str]:
+    """The modules a rule names (`pkg.mod`, `pkg.*`) that are not in the tree."""
+    missing = []
+    for rule, modules in named.items():
+        for module in modules:
+            where = root / Path(*module.removesuffix(".*").split("."))
+            if not (where.with_suffix(".py").exists() or (where / "__init__.py").exists()):
+                missing.append(f"{rule}: {module} is no module of ours")
+    return missing
 
 
-@pytest.mark.parametrize("path", READ_SIDE, ids=_ids)
-def test_selectors_never_write(path):
-    assert _write_calls(path) == [], "rule 1: selectors only read"
+def test_every_glob_of_every_rule_matches_a_file():
+    named = {
+        "rule 3: surface modules": tuple(
+            m for ms in SURFACE_MODULES.values() for m in ms if not m.startswith("django.")
+        ),
+        "rule 10: MAY_IMPORT": MAY_IMPORT,
+    }
+    stale = _stale_globs(GLOBS) + _missing_modules(named)
+    assert stale == [], _report(
+        "a rule reads files that are not there (the code moved): point it at the new place", stale
+    )
+
+
+# --- rule 1: writes -------------------------------------------------------------------------------
+
+RULE_1 = "rule 1: surfaces call knowledge.services to write, selectors only read"
+
+
+def test_rule_1_surfaces_and_selectors_never_write_the_orm():
+    offenders = [hit for path in [*SURFACES, *READ_SIDE] for hit in _write_calls(path)]
+    assert offenders == [], _report(RULE_1, offenders)
 
 
 # --- rule 2: the core stands alone ----------------------------------------------------------------
 
+RULE_2 = "rule 2: the knowledge core stands alone (history and the site build on it) and no core "
+RULE_2 += "module imports a surface"
 
-@pytest.mark.parametrize("path", KNOWLEDGE_CORE, ids=_ids)
-def test_the_knowledge_core_never_imports_history_mcp_or_the_site(path):
-    bad = [
-        f"{_rel(path)}:{i.line} imports {i.module}"
-        for i in _imports_of(path)
+
+def _site_imports(path: Path, root: Path = ROOT) -> list[str]:
+    return [
+        f"{_rel(path, root)}:{i.line} imports {i.module}"
+        for i in _imports_of(path, root)
         if i.module.split(".")[0] in SITE_PACKAGES
     ]
-    assert bad == [], "rule 2: the knowledge core stands alone; history and the site build on it"
 
 
 def _surface_imports(path: Path, root: Path = ROOT) -> list[str]:
@@ -253,9 +333,10 @@ def _surface_imports(path: Path, root: Path = ROOT) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("path", CORE, ids=_ids)
-def test_services_and_selectors_never_import_a_surface(path):
-    assert _surface_imports(path) == [], "rule 2: the core never imports a surface"
+def test_rule_2_the_core_imports_no_site_package_and_no_surface():
+    offenders = [hit for path in KNOWLEDGE_CORE for hit in _site_imports(path)]
+    offenders += [hit for path in CORE for hit in _surface_imports(path)]
+    assert offenders == [], _report(RULE_2, offenders)
 
 
 # --- rule 3: surfaces do not import each other ----------------------------------------------------
@@ -271,13 +352,12 @@ def _cross_surface_imports(path: Path, kind: str, root: Path = ROOT) -> list[str
     ]
 
 
-@pytest.mark.parametrize(
-    "path", sorted(p for files in SURFACE_FILES.values() for p in files), ids=_ids
-)
-def test_surfaces_never_import_another_surface(path):
-    kind = _kind_of(path)
-    assert _cross_surface_imports(path, kind) == [], (
-        "rule 3: a surface imports services and selectors, never another kind of surface"
+def test_rule_3_surfaces_never_import_another_surface():
+    paths = sorted({p for files in SURFACE_FILES.values() for p in files})
+    offenders = [hit for path in paths for hit in _cross_surface_imports(path, _kind_of(path))]
+    assert offenders == [], _report(
+        "rule 3: a surface imports services and selectors, never another kind of surface",
+        offenders,
     )
 
 
@@ -309,20 +389,22 @@ def _private_imports(path: Path, root: Path = ROOT) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("path", ALL_CODE, ids=_ids)
-def test_no_module_imports_another_modules_private_names(path):
-    assert _private_imports(path) == [], (
-        "rule 4: `_private` names belong to their module; make the name public or move the code"
+def test_rule_4_no_module_imports_another_modules_private_names():
+    offenders = [hit for path in ALL_CODE for hit in _private_imports(path)]
+    assert offenders == [], _report(
+        "rule 4: `_private` names belong to their module; make the name public or move the code",
+        offenders,
     )
 
 
 # --- rule 5: surfaces ask selectors ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", QUERY_FREE, ids=_ids)
-def test_surfaces_never_build_orm_queries(path):
-    assert _query_calls(path) == [], (
-        "rule 5: surfaces get their data from knowledge.selectors; add a selector for this read"
+def test_rule_5_surfaces_never_build_orm_queries():
+    offenders = [hit for path in QUERY_FREE for hit in _query_calls(path)]
+    assert offenders == [], _report(
+        "rule 5: surfaces get their data from knowledge.selectors; add a selector for this read",
+        offenders,
     )
 
 
@@ -380,34 +462,33 @@ def _service_calls(path: Path, services: set[str], root: Path = ROOT) -> list[st
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
                 if name in services and name != fn.name:
-                    calls.append(f"{_rel(path, root)}:{node.lineno} {fn.name} calls {name}")
+                    calls.append(
+                        f"{_rel(path, root)}:{node.lineno} {fn.name} calls {name} (services "
+                        "compose the steps in knowledge/services/_kernel/; a durable service "
+                        "cannot run inside another)"
+                    )
     return calls
 
 
-@pytest.mark.parametrize("path", SERVICE_MODULES, ids=_ids)
-def test_public_services_are_durable_and_take_actor_and_keywords(path):
-    assert _service_shape_problems(path) == [], (
-        "rule 6: a public service opens one durable transaction and takes actor=, keywords only"
-    )
-
-
-@pytest.mark.parametrize(
-    "path",
-    [*SERVICE_MODULES, *_modules("knowledge/services/_*.py", "knowledge/services/_*/*.py")],
-    ids=_ids,
-)
-def test_public_services_compose_kernel_steps_instead_of_calling_each_other(path):
-    assert _service_calls(path, _public_services()) == [], (
-        "rule 6: services compose the steps in knowledge/services/_kernel/; a durable service "
-        "cannot run inside another"
-    )
-
-
-def test_the_services_package_exports_every_public_service():
+def test_rule_6_public_services_are_durable_take_actor_and_keywords_and_are_exported():
     import knowledge.services
 
-    missing = _public_services() - set(knowledge.services.__all__)
-    assert missing == set(), "rule 6: export each public service from knowledge/services"
+    services = _public_services()
+    offenders = [hit for path in SERVICE_MODULES for hit in _service_shape_problems(path)]
+    offenders += [
+        hit
+        for path in [*SERVICE_MODULES, *KERNEL_MODULES]
+        for hit in _service_calls(path, services)
+    ]
+    offenders += [
+        f"knowledge/services/__init__.py does not export {name}"
+        for name in sorted(services - set(knowledge.services.__all__))
+    ]
+    assert offenders == [], _report(
+        "rule 6: a public service opens one durable transaction, takes actor= and keywords "
+        "only, calls no other public service, and knowledge.services exports it",
+        offenders,
+    )
 
 
 # --- rule 7: neutral core messages ----------------------------------------------------------------
@@ -422,29 +503,15 @@ def _tool_words(path: Path, root: Path = ROOT) -> list[str]:
     return hits
 
 
-@pytest.mark.parametrize("path", CORE, ids=_ids)
-def test_core_messages_name_no_mcp_tool(path):
-    assert _tool_words(path) == [], (
-        "rule 7: the core's errors fit every surface; MCP, REST and the admin add their next moves"
+def test_rule_7_core_messages_name_no_mcp_tool():
+    offenders = [hit for path in CORE for hit in _tool_words(path)]
+    assert offenders == [], _report(
+        "rule 7: the core's errors fit every surface; MCP, REST and the admin add their next moves",
+        offenders,
     )
 
 
-# --- rule 8: small modules, no import circles ----------------------------------------------------
-
-MAX_LINES = 400
-OURS_ASIDE = {"tests", "bench"}
-
-
-def _app_code(root: Path = ROOT) -> list[Path]:
-    """Every Cairn package (so a new top-level app is checked too), without tests and bench."""
-    packages = [
-        d.name for d in root.iterdir() if (d / "__init__.py").exists() and d.name not in OURS_ASIDE
-    ]
-    found = {p for name in packages for p in root.glob(f"{name}/**/*.py")}
-    return sorted(p for p in found if "migrations" not in p.parts)
-
-
-APP_CODE = _app_code()
+# --- rule 8: small modules, imports run one way ---------------------------------------------------
 
 
 def _too_long(path: Path, root: Path = ROOT) -> list[str]:
@@ -454,51 +521,111 @@ def _too_long(path: Path, root: Path = ROOT) -> list[str]:
     return [f"{_rel(path, root)}:{MAX_LINES + 1} is past {MAX_LINES} lines ({lines})"]
 
 
-def _import_graph(files: list[Path], root: Path = ROOT) -> dict[str, dict[str, int]]:
-    """module -> {our module it imports: first line}; `from pkg import mod` counts as pkg.mod."""
+Edges = dict[str, dict[str, list[str]]]  # node -> {node it imports: ["file:line", …]}
+
+
+def _import_graph(files: list[Path], root: Path = ROOT) -> Edges:
+    """module -> {our module it imports: [where]}; `from pkg import mod` counts as pkg.mod."""
     names = {_module_name(p, root) for p in files}
-    graph = {}
+    graph: Edges = {}
     for path in files:
-        edges: dict[str, int] = {}
+        me = _module_name(path, root)
+        edges: dict[str, list[str]] = defaultdict(list)
         for imp in _imports_of(path, root):
             targets = [f"{imp.module}.{n}" for n in imp.names if f"{imp.module}.{n}" in names]
             for target in targets or [imp.module]:
-                if target in names:
-                    edges.setdefault(target, imp.line)
-        graph[_module_name(path, root)] = edges
+                if target in names and target != me:
+                    edges[target].append(f"{_rel(path, root)}:{imp.line}")
+        graph[me] = dict(edges)
     return graph
 
 
-def _circles(path: Path, graph: dict[str, dict[str, int]], root: Path = ROOT) -> list[str]:
-    me = _module_name(path, root)
-    return [
-        f"{_rel(path, root)}:{line} imports {other}, which imports {me} back "
-        f"(line {graph[other][me]})"
-        for other, line in graph[me].items()
-        if other != me and me in graph.get(other, {})
-    ]
+def _app_graph(modules: Edges) -> Edges:
+    """The same imports between top-level apps (knowledge, history, api, …)."""
+    graph: Edges = defaultdict(lambda: defaultdict(list))
+    for module, edges in modules.items():
+        graph[module.split(".")[0]]  # every app is a node, also one that imports no other
+        for target, where in edges.items():
+            if target.split(".")[0] != module.split(".")[0]:
+                graph[module.split(".")[0]][target.split(".")[0]] += where
+    return {node: dict(edges) for node, edges in graph.items()}
 
 
-IMPORT_GRAPH = _import_graph(APP_CODE)
+def _strongly_connected(graph: Edges) -> list[list[str]]:
+    """Tarjan's algorithm, iterative: the groups of nodes that reach each other (size > 1)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+    return sorted(groups)
 
 
-@pytest.mark.parametrize("path", APP_CODE, ids=_ids)
-def test_modules_stay_under_400_lines(path):
-    assert _too_long(path) == [], (
-        "rule 8: a module past 400 lines becomes a package split by responsibility"
-    )
+def _circles(graph: Edges, what: str) -> list[str]:
+    """Every circle as the imports that make it: for each group of `what`s that import each
+    other, each arrow inside the group with every file and line behind it, the arrows with the
+    fewest imports first (most often the one running the wrong way)."""
+    found = []
+    for group in _strongly_connected(graph):
+        arrows = sorted(
+            ((a, b, graph[a][b]) for a in group for b in graph[a] if b in group),
+            key=lambda arrow: (len(arrow[2]), arrow[0], arrow[1]),
+        )
+        lines = [
+            f"  {a} -> {b} ({len(where)} import{'s' * (len(where) > 1)}): " + ", ".join(where)
+            for a, b, where in arrows
+        ]
+        found.append(f"{what}s {', '.join(group)} import each other:\n" + "\n".join(lines))
+    return found
 
 
-@pytest.mark.parametrize("path", APP_CODE, ids=_ids)
-def test_no_two_modules_import_each_other(path):
-    assert _circles(path, IMPORT_GRAPH) == [], (
-        "rule 8: imports run one way; move what both need into a module of its own"
+def test_rule_8_modules_stay_small_and_imports_run_one_way():
+    modules = _import_graph(APP_CODE)
+    offenders = [hit for path in APP_CODE for hit in _too_long(path)]
+    offenders += _circles(_app_graph(modules), "app") + _circles(modules, "module")
+    assert offenders == [], _report(
+        "rule 8: a module past 400 lines becomes a package split by responsibility; imports run "
+        "one way (move what both sides need into a module of its own, or have the upper one "
+        "register itself with the lower one)",
+        offenders,
     )
 
 
 # --- rule 9: ops stands alone --------------------------------------------------------------------
-
-OPS = _modules("ops/**/*.py")
 
 
 def _cairn_imports(path: Path, root: Path = ROOT) -> list[str]:
@@ -509,10 +636,11 @@ def _cairn_imports(path: Path, root: Path = ROOT) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("path", OPS, ids=_ids)
-def test_ops_imports_no_other_cairn_app(path):
-    assert _cairn_imports(path) == [], (
-        "rule 9: ops imports no other Cairn app; the site hands it the memory's size and state"
+def test_rule_9_ops_imports_no_other_cairn_app():
+    offenders = [hit for path in OPS for hit in _cairn_imports(path)]
+    assert offenders == [], _report(
+        "rule 9: ops imports no other Cairn app; the site hands it the memory's size and state",
+        offenders,
     )
 
 
@@ -531,7 +659,7 @@ MAY_IMPORT = (
     "knowledge.models.*", "history.models", "ops.*",
     # value modules: types, errors and pure functions that read and write no data
     "knowledge.actors", "knowledge.errors", "knowledge.inputs", "knowledge.limits",
-    "knowledge.markdown", "knowledge.paths", "knowledge.rendering",
+    "knowledge.markdown", "knowledge.paths", "knowledge.rendering", "knowledge.diffs",
     "knowledge.schemas.*",  # Picoschema: parse, validate, infer, diff (pure)
     "knowledge.management.base",  # the data command base: who acts, the run's timing
 )  # fmt: skip
@@ -539,11 +667,6 @@ RULE_10 = (
     "rule 10: admin and commands import Cairn code only from services, selectors, models, "
     "value modules and ops (MAY_IMPORT), and their own package"
 )
-
-
-def _admin_or_command(path: Path, root: Path = ROOT) -> bool:
-    parts = path.relative_to(root).parts
-    return len(parts) > 1 and parts[1] in {"admin.py", "admin", "management"}
 
 
 def _own_package(path: Path, root: Path = ROOT) -> str:
@@ -581,12 +704,9 @@ def _admin_and_command_imports(path: Path, root: Path = ROOT) -> list[str]:
     ]
 
 
-ADMIN_AND_COMMANDS = [p for p in APP_CODE if _admin_or_command(p)]
-
-
-@pytest.mark.parametrize("path", ADMIN_AND_COMMANDS, ids=_ids)
-def test_admin_and_commands_import_only_services_selectors_models_and_ops(path):
-    assert _admin_and_command_imports(path) == [], RULE_10
+def test_rule_10_admin_and_commands_import_only_services_selectors_models_and_ops():
+    offenders = [hit for path in ADMIN_AND_COMMANDS for hit in _admin_and_command_imports(path)]
+    assert offenders == [], _report(RULE_10, offenders)
 
 
 # --- the checks can fail --------------------------------------------------------------------------
@@ -639,6 +759,7 @@ def test_the_rules_catch_what_they_forbid(tmp_path):
         "knowledge/services/things.py",
         "from knowledge.services import _kernel as k\n"
         "from mcp_api import render\n"
+        "from history.selectors import revision_text\n"
         "@transaction.atomic\n"
         "def thing_make(actor, *, name): return thing_other(actor=actor)\n"
         "@transaction.atomic(durable=True)\n"
@@ -648,11 +769,14 @@ def test_the_rules_catch_what_they_forbid(tmp_path):
     assert _surface_imports(service, root=tmp_path) == [
         "knowledge/services/things.py:2 imports mcp_api"
     ]
+    assert _site_imports(service, root=tmp_path) == [
+        "knowledge/services/things.py:2 imports mcp_api",
+        "knowledge/services/things.py:3 imports history.selectors",
+    ]
     # not durable, positional arguments, no actor= keyword
     assert len(_service_shape_problems(service, root=tmp_path)) == 3
-    assert _service_calls(service, {"thing_make", "thing_other"}, root=tmp_path) == [
-        "knowledge/services/things.py:4 thing_make calls thing_other"
-    ]
+    [call] = _service_calls(service, {"thing_make", "thing_other"}, root=tmp_path)
+    assert call.startswith("knowledge/services/things.py:5 thing_make calls thing_other")
     assert len(_tool_words(service, root=tmp_path)) == 1
 
     outsider = _sample(tmp_path, "history/things.py", "from knowledge.services import _kernel\n")
@@ -661,24 +785,59 @@ def test_the_rules_catch_what_they_forbid(tmp_path):
     ]
 
 
-def test_the_size_and_circle_checks_catch_what_they_forbid(tmp_path):
-    engine = _sample(
-        tmp_path, "knowledge/search/engine.py", "from knowledge.search.hits import load\n"
-    )
-    hits = _sample(
-        tmp_path,
-        "knowledge/search/hits.py",
-        "def load():\n    from knowledge.search import engine\n" + "x = 1\n" * MAX_LINES,
-    )
-    graph = _import_graph(_app_code(tmp_path), root=tmp_path)
-    assert _circles(engine, graph, root=tmp_path) == [
-        "knowledge/search/engine.py:1 imports knowledge.search.hits, which imports "
-        "knowledge.search.engine back (line 2)"
-    ]
+def test_the_size_check_catches_a_long_module(tmp_path):
+    engine = _sample(tmp_path, "knowledge/search/engine.py", "x = 1\n")
+    hits = _sample(tmp_path, "knowledge/search/hits.py", "x = 1\n" * (MAX_LINES + 2))
     assert _too_long(hits, root=tmp_path) == [
         f"knowledge/search/hits.py:{MAX_LINES + 1} is past {MAX_LINES} lines ({MAX_LINES + 2})"
     ]
     assert _too_long(engine, root=tmp_path) == []
+
+
+def test_the_circle_check_finds_circles_of_any_length_between_modules_and_apps(tmp_path):
+    # three modules in a ring (one import inside a function), and a pair beside them
+    _sample(tmp_path, "knowledge/search/engine.py", "from knowledge.search.hits import load\n")
+    _sample(tmp_path, "knowledge/search/hits.py", "from knowledge.search import scope\n")
+    _sample(
+        tmp_path, "knowledge/search/scope.py", "def f():\n    from knowledge.search import engine\n"
+    )
+    _sample(tmp_path, "knowledge/search/fine.py", "from knowledge.search import engine\n")
+    # two apps through a third: knowledge -> history -> api -> knowledge
+    _sample(tmp_path, "knowledge/admin/pages.py", "from history.selectors import revision_text\n")
+    _sample(tmp_path, "history/selectors.py", "from api.site import api\n")
+    _sample(tmp_path, "api/site.py", "from knowledge.models import Entry\n")
+    _sample(tmp_path, "knowledge/models/__init__.py", "")
+    _sample(tmp_path, "ops/timing.py", "")
+    modules = _import_graph(_app_code(tmp_path), root=tmp_path)
+    [ring] = _circles(modules, "module")
+    assert ring == (
+        "modules knowledge.search.engine, knowledge.search.hits, knowledge.search.scope import "
+        "each other:\n"
+        "  knowledge.search.engine -> knowledge.search.hits (1 import): "
+        "knowledge/search/engine.py:1\n"
+        "  knowledge.search.hits -> knowledge.search.scope (1 import): knowledge/search/hits.py:1\n"
+        "  knowledge.search.scope -> knowledge.search.engine (1 import): "
+        "knowledge/search/scope.py:2"
+    )
+    [apps] = _circles(_app_graph(modules), "app")
+    assert apps.startswith("apps api, history, knowledge import each other:\n")
+    assert "  knowledge -> history (1 import): knowledge/admin/pages.py:1" in apps
+    assert "ops" not in apps and "fine" not in ring
+    # the check sees nothing where there is nothing
+    assert _circles({"a": {"b": ["a.py:1"]}, "b": {}}, "module") == []
+
+
+def test_the_glob_check_names_the_rule_whose_glob_matches_nothing(tmp_path):
+    _sample(tmp_path, "knowledge/selectors/entries.py", "")
+    _sample(tmp_path, "knowledge/paths.py", "")
+    globs = {"rule 1: selectors": ["knowledge/selectors/**/*.py", "knowledge/selectors.py"]}
+    assert _stale_globs(globs, root=tmp_path) == [
+        "rule 1: selectors: 'knowledge/selectors.py' matches no file"
+    ]
+    named = {"rule 10": ("knowledge.selectors.*", "knowledge.paths", "knowledge.search")}
+    assert _missing_modules(named, root=tmp_path) == [
+        "rule 10: knowledge.search is no module of ours"
+    ]
 
 
 def test_the_ops_check_catches_a_cairn_import(tmp_path):
@@ -718,6 +877,6 @@ def test_the_admin_and_commands_check_fails_with_the_file_line_and_rule(tmp_path
     assert _admin_and_command_imports(site_command, root=tmp_path) == []
     problems = _admin_and_command_imports(admin, root=tmp_path)
     with pytest.raises(AssertionError) as failure:
-        assert problems == [], RULE_10
+        assert problems == [], _report(RULE_10, problems)
     assert "knowledge/admin/things.py:2 imports history.admin" in str(failure.value)
     assert str(failure.value).startswith("rule 10: admin and commands import Cairn code only")

@@ -13,7 +13,6 @@ from knowledge.admin.actions import BulkActionsMixin
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.admin.editor import live_preview, markdown_preview
 from knowledge.admin.entry_form import EntryForm
-from knowledge.admin.revisions import RevisionAdminMixin
 from knowledge.admin.schemas import SchemaFieldsMixin, schema_refusal, warn_misfit
 from knowledge.admin.search import CairnSearchMixin
 from knowledge.admin.tree import SubtopicTreeFilter
@@ -31,12 +30,12 @@ PROVENANCE = (
 )  # fmt: skip
 
 
+# History adds its revision pages (list, diff, revert) to this admin: history/admin/revisions.py.
 @admin.register(Entry)
 class EntryAdmin(
     SchemaFieldsMixin,
     CairnSearchMixin,
     BulkActionsMixin,
-    RevisionAdminMixin,
     ServiceWritesMixin,
     ScopedAdminMixin,
     SimpleHistoryAdmin,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.urls import reverse
 
-from history import selectors as history
+from knowledge import diffs
 from knowledge.admin.common import MarkdownEditor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
@@ -85,17 +85,17 @@ class EntryForm(forms.ModelForm):
         """Refuse this save, keep the person's text on the form, show how it differs from the
         newer version, and let the next save (after they looked) replace that version."""
         now = current["version"]
-        diff = history.unified_diff(
-            _as_text(current["title"], current["body"]),
-            _as_text(data.get("title") or "", data.get("body") or ""),
-            old_label=f"version {now} (saved meanwhile)",
-            new_label="your text",
+        diff = diffs.unified_diff(
+            _as_text(current["title"], current["body"]).splitlines(),
+            _as_text(data.get("title") or "", data.get("body") or "").splitlines(),
+            fromfile=f"version {now} (saved meanwhile)",
+            tofile="your text",
         )
         changes = reverse("admin:knowledge_entry_revision_diff", args=[self.instance.pk])
         self.conflict = {
             "opened": opened,
             "current": now,
-            "lines": [(_line_class(line), line) for line in diff.splitlines()],
+            "lines": [(_line_class(line), line) for line in diff],
             "changes_url": f"{changes}?from={opened}&to={now}&mode=unified",
         }
         self.data = self.data.copy()

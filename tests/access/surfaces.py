@@ -1,15 +1,18 @@
-"""The leak matrix's columns: every surface that reads or writes the target project.
+"""The leak matrix's columns: every selector, service and surface that reads or writes the
+target project.
 
-A surface is a function `run(world) -> bool` registered with the access it needs ("read",
+A column is a function `run(world) -> bool` registered with the access it needs ("read",
 "write" or "maintain"): it answers whether the actor got through, and asserts on the way that a
 refusal leaks nothing (no title, no body, no hidden slug in suggestions, the same error as for a
-project that does not exist). The matrix (test_leak_matrix.py) crosses every registered surface
-with every role and sensitivity and compares with `world.allowed(need)`.
+project that does not exist). Its name says where it reads: `rest_…`, `mcp_…`, `web_…` and
+`admin_…` are surfaces, anything else is the core (selectors and services, in process). The
+matrix (test_leak_matrix.py) crosses the core with every role and sensitivity, and each surface
+column with the cells that can differ on a surface (CELLS there), comparing with
+`world.allowed(need)`.
 
-To add the REST API or MCP as columns, register more surfaces in a module imported at the bottom
-of this one (e.g. tests/access/surfaces_api.py): `world.api_token()` gives a token secret with
-the role's scope and narrowing and `world.rest_client` a client sending it (`world.admin_client`
-is the person signed in), so a column is a request plus a check of the answer, e.g.
+A surface column is a request plus a check of the answer: `world.rest_client` sends the role's
+API token (`world.api_token()` is its secret, with the role's scope and narrowing) and
+`world.admin_client` is the person signed in, e.g.
 
     @surface("rest_entry_get", "read")
     def _rest_entry_get(world):
@@ -44,6 +47,8 @@ from knowledge.services import (
 )
 from tests.access.world import PERSON_ROLES, ROLES, SECRET_WORD, SLUG, SOURCE, TITLE, World
 
+SURFACE_PREFIXES = ("rest", "mcp", "web", "admin")
+
 
 @dataclass(frozen=True)
 class Surface:
@@ -51,15 +56,24 @@ class Surface:
     need: str  # "read" | "write" | "maintain"
     run: Callable[[World], bool]
     roles: tuple[str, ...] = ROLES  # the roles that can use this surface at all
+    # What the column writes that does not depend on the role, made before `run` and handed to
+    # it as `world.prepared`: the core tier makes it once for all the roles of a sensitivity.
+    prepare: Callable[[World], object] | None = None
+
+    @property
+    def column(self) -> str:
+        """ "rest", "mcp", "web" or "admin" for a surface, "core" for a selector or service."""
+        prefix = self.name.split("_")[0]
+        return prefix if prefix in SURFACE_PREFIXES else "core"
 
 
 SURFACES: dict[str, Surface] = {}
 
 
-def surface(name: str, need: str, roles: tuple[str, ...] = ROLES):
+def surface(name: str, need: str, roles: tuple[str, ...] = ROLES, prepare=None):
     def register(fn):
         assert name not in SURFACES, f"surface {name} registered twice"
-        SURFACES[name] = Surface(name, need, fn, roles)
+        SURFACES[name] = Surface(name, need, fn, roles, prepare)
         return fn
 
     return register

@@ -199,11 +199,8 @@ def _graph_link_waits_for_target(world: World) -> bool:
     return link.target_id == created.pk
 
 
-@surface("graph_context_moved_past", "read")
-def _graph_context_moved_past(world: World) -> bool:
-    """An entry that lived in the target and moved to the public `commons`: its facts from the
-    target (an observation and a link, both dropped before the move) show in build_context's
-    history and as_of only to readers of the target."""
+def _moved_from_target(world: World):
+    """An entry written in the target, stripped of its fact and link, then moved to `commons`."""
     root = Actor.for_user(world.users["superuser"])
     body = f"- [fact] The {SECRET_WORD} moved\n- uses [[commons/Commons note]]"
     moved = entry_upsert(
@@ -212,6 +209,15 @@ def _graph_context_moved_past(world: World) -> bool:
     then = timezone.now()
     entry_update(actor=root, ref=moved.pk, fields=EntryFields(body="Nothing to see."))
     entry_move(actor=root, ref=moved.pk, project="commons", subtopic="")
+    return moved, then
+
+
+@surface("graph_context_moved_past", "read", prepare=_moved_from_target)
+def _graph_context_moved_past(world: World) -> bool:
+    """An entry that lived in the target and moved to the public `commons`: its facts from the
+    target (an observation and a link, both dropped before the move) show in build_context's
+    history and as_of only to readers of the target."""
+    moved, then = world.prepared
     actor = world.actor()
     past = build_context(actor, moved.short_id, include_history=True)
     at = build_context(actor, moved.short_id, as_of=then)

@@ -113,6 +113,7 @@ class World:
     secrets: dict = field(default_factory=dict)  # role -> API token secret equivalent to actor()
     sessions: dict = field(default_factory=dict)  # person role -> admin session key
     clients: dict = field(default_factory=dict)  # (kind, role) -> Client, shared by the cases
+    prepared: object = None  # what the case's column prepared (Surface.prepare)
 
     def as_role(self, role: str) -> World:
         """The world as `role` sees it in one case: its own copies of the model instances, and

@@ -4,9 +4,10 @@ need the admin's URLs without the rest of the site."""
 from django.contrib import admin
 from django.urls import path
 
+from history.admin import with_revisions
 from knowledge.admin import EntryAdmin
 from knowledge.models import Entry
 
 site = admin.AdminSite(name="admin")
-site.register(Entry, EntryAdmin)
+site.register(Entry, with_revisions(EntryAdmin))
 urlpatterns = [path("admin/", site.urls)]

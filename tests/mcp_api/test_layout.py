@@ -94,5 +94,5 @@ def test_imports_are_at_module_level(path):
 @pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_the_surface_builds_no_queries(path):
     assert not {m for m in _imports(_tree(path)) if m.startswith("django.db.models")}, (
-        "counts and filters belong in knowledge/selectors.py"
+        "counts and filters belong in knowledge/selectors/"
     )

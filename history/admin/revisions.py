@@ -1,21 +1,25 @@
 """Revision history in the admin: who/when/why/commit, a diff between any two revisions and a
 revert that goes through knowledge.services (a new revision, never a rewrite).
 
-Use it on a SimpleHistoryAdmin subclass:  class EntryAdmin(RevisionAdminMixin, SimpleHistoryAdmin)
+History builds on knowledge, so the knowledge admin knows nothing of these pages: history adds
+them to the Entry admin the site registered (add_revisions), under the same URLs
+(`admin:knowledge_entry_revision_diff`, `…_revision_revert`). A site of its own (a test's) gets
+them with `site.register(Entry, with_revisions(EntryAdmin))`.
 """
 
 from __future__ import annotations
 
-from django.contrib import messages
+from django.contrib import admin, messages
+from django.contrib.admin.exceptions import NotRegistered
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import mark_safe
 
 from history import selectors
-from knowledge.admin.common import actor_for
+from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
 from knowledge.services import entry_revert
 from ops.timing import timed
@@ -28,7 +32,7 @@ def _line_class(line: str) -> str:
 
 
 class RevisionAdminMixin:
-    object_history_template = "knowledge/admin/revisions/object_history.html"
+    object_history_template = "history/admin/revisions/object_history.html"
     history_list_per_page = 50
 
     def get_urls(self):
@@ -57,13 +61,13 @@ class RevisionAdminMixin:
         if "\x00" in ref:  # no entry is named with one, and no query may hold it
             raise Http404("An entry reference holds no NUL byte (\\x00).")
         try:
-            return selectors.entry_get(actor_for(request), ref)
+            return selectors.entry_get(Actor.for_user(request.user), ref)
         except KnowledgeError as exc:  # not found, or refused by the rules (too long)
             raise Http404(exc.message) from exc
 
     def history_view(self, request, object_id, extra_context=None):
         entry = self._entry(request, object_id)
-        rows = selectors.entry_revisions(actor_for(request), entry, limit=500)
+        rows = selectors.entry_revisions(Actor.for_user(request.user), entry, limit=500)
         extra = {
             "revisions": [
                 {
@@ -88,12 +92,12 @@ class RevisionAdminMixin:
         try:
             old_v = int(request.GET.get("from") or max(entry.version - 1, 1))
             new_v = int(request.GET.get("to") or entry.version)
-            old_row = selectors.revision_for(actor_for(request), entry, old_v)
-            new_row = selectors.revision_for(actor_for(request), entry, new_v)
+            old_row = selectors.revision_for(Actor.for_user(request.user), entry, old_v)
+            new_row = selectors.revision_for(Actor.for_user(request.user), entry, new_v)
         except (ValueError, NotFound) as exc:
             messages.error(request, getattr(exc, "message", "Pick two versions to compare."))
             return HttpResponseRedirect(self._url("history", entry.pk))
-        actor = actor_for(request)
+        actor = Actor.for_user(request.user)
         old, new = selectors.revision_text(old_row, actor), selectors.revision_text(new_row, actor)
         labels = {"old_label": f"version {old_v}", "new_label": f"version {new_v}"}
         mode = "unified" if request.GET.get("mode") == "unified" else "side"
@@ -120,12 +124,14 @@ class RevisionAdminMixin:
             "versions": sorted(
                 {
                     r.version
-                    for r in selectors.entry_revisions(actor_for(request), entry, limit=500)
+                    for r in selectors.entry_revisions(
+                        Actor.for_user(request.user), entry, limit=500
+                    )
                 },
                 reverse=True,
             ),
         }
-        return TemplateResponse(request, "knowledge/admin/revisions/revision_diff.html", context)
+        return TemplateResponse(request, "history/admin/revisions/revision_diff.html", context)
 
     def revision_revert_view(self, request, object_id, version):
         entry = self._entry(request, object_id)
@@ -135,7 +141,7 @@ class RevisionAdminMixin:
             try:
                 with timed("admin", "entry.revert"):
                     entry = entry_revert(
-                        actor=actor_for(request),
+                        actor=Actor.for_user(request.user),
                         ref=entry.pk,
                         to_version=version,
                         expected_version=int(request.POST.get("expected_version") or 0) or None,
@@ -149,7 +155,7 @@ class RevisionAdminMixin:
                 )
             return HttpResponseRedirect(self._url("history", entry.pk))
         try:
-            row = selectors.revision_for(actor_for(request), entry, version)
+            row = selectors.revision_for(Actor.for_user(request.user), entry, version)
         except NotFound as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(self._url("history", entry.pk))
@@ -162,13 +168,31 @@ class RevisionAdminMixin:
             "revision": selectors.revision_summary(row),
             "diff": selectors.unified_diff(
                 selectors.revision_text(
-                    selectors.revision_for(actor_for(request), entry, entry.version),
-                    actor_for(request),
+                    selectors.revision_for(Actor.for_user(request.user), entry, entry.version),
+                    Actor.for_user(request.user),
                 ),
-                selectors.revision_text(row, actor_for(request)),
+                selectors.revision_text(row, Actor.for_user(request.user)),
                 old_label=f"now (version {entry.version})",
                 new_label=f"after revert (as version {version})",
             ),
             "history_url": self._url("history", entry.pk),
         }
-        return TemplateResponse(request, "knowledge/admin/revisions/revision_revert.html", context)
+        return TemplateResponse(request, "history/admin/revisions/revision_revert.html", context)
+
+
+def with_revisions(admin_class: type[admin.ModelAdmin]) -> type[admin.ModelAdmin]:
+    """`admin_class` with the revision pages (it must be a SimpleHistoryAdmin)."""
+    return type(admin_class.__name__, (RevisionAdminMixin, admin_class), {"__module__": __name__})
+
+
+def add_revisions(site: admin.AdminSite, model) -> None:
+    """Give the admin `site` registered for `model` the revision pages."""
+    try:
+        registered = type(site.get_model_admin(model))
+    except NotRegistered as exc:
+        raise ImproperlyConfigured(
+            f"history's admin adds the revision pages to the {model.__name__} admin, which the "
+            "knowledge app registers: list 'knowledge' before 'history' in INSTALLED_APPS."
+        ) from exc
+    site.unregister(model)
+    site.register(model, with_revisions(registered))

@@ -1,12 +1,10 @@
-"""The git mirror's parked revisions in the admin. Revision history (diff, revert) is the
-knowledge admin's: knowledge/admin/revisions.py."""
+"""The git mirror's parked revisions in the admin (registered in history/admin/__init__.py)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
 from history import mirror
-from history.models import ParkedRevision
 from knowledge.services.background import queue_drain
 
 
@@ -32,6 +30,3 @@ class ParkedRevisionAdmin(admin.ModelAdmin):
             f"Put {count} revision(s) back in line; the mirror's next drain commits them. "
             "A revision that still fails is parked again with its new error.",
         )
-
-
-admin.site.register(ParkedRevision, ParkedRevisionAdmin)
