@@ -15,8 +15,7 @@ from knowledge import diffs
 from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.rendering import too_large
-from knowledge.selectors import entry_get, entry_revisions
-from knowledge.selectors import entry_revision as revision_for
+from knowledge.selectors import entry_get, entry_revision, entry_revisions
 from knowledge.selectors.supersession import LINKS, UNSEEN, unseen_links
 from knowledge.selectors.write_reports import fields_changed, metadata_line
 
@@ -144,8 +143,8 @@ def entry_diff(
     Empty string when the two versions read the same.
     """
     to_version = to_version or entry.version
-    old = revision_for(actor, entry, from_version)
-    new = revision_for(actor, entry, to_version)
+    old = entry_revision(actor, entry, from_version)
+    new = entry_revision(actor, entry, to_version)
     body = unified_diff(
         old.body,
         new.body,
@@ -161,7 +160,6 @@ __all__ = [
     "entry_get",
     "entry_history",
     "entry_revisions",
-    "revision_for",
     "revision_summary",
     "revision_text",
     "side_by_side_html",

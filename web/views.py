@@ -27,7 +27,7 @@ from knowledge.graph.selectors import MAX_DEPTH, graph_data
 from knowledge.inputs import find_nul
 from knowledge.models import EntryStatus
 from knowledge.search import SearchFilters, search_entries
-from knowledge.selectors import pages
+from knowledge.selectors import entry_revision, pages
 from knowledge.services import entry_set_status, entry_verify
 
 LOGIN_URL = "/accounts/login/"
@@ -184,8 +184,8 @@ def diff(request, ref: str):
     etag, cached = not_modified(request, "diff", item.pk, old, new)
     if cached is not None:
         return cached
-    old_text = history.revision_text(history.revision_for(actor, item, old), actor)
-    new_text = history.revision_text(history.revision_for(actor, item, new), actor)
+    old_text = history.revision_text(entry_revision(actor, item, old), actor)
+    new_text = history.revision_text(entry_revision(actor, item, new), actor)
     text = history.unified_diff(
         old_text, new_text, old_label=f"version {old}", new_label=f"version {new}"
     )

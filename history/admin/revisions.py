@@ -21,6 +21,7 @@ from django.utils.safestring import mark_safe
 from history import selectors
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
+from knowledge.selectors import entry_revision
 from knowledge.services import entry_revert
 from ops.timing import timed
 
@@ -92,8 +93,8 @@ class RevisionAdminMixin:
         try:
             old_v = int(request.GET.get("from") or max(entry.version - 1, 1))
             new_v = int(request.GET.get("to") or entry.version)
-            old_row = selectors.revision_for(Actor.for_user(request.user), entry, old_v)
-            new_row = selectors.revision_for(Actor.for_user(request.user), entry, new_v)
+            old_row = entry_revision(Actor.for_user(request.user), entry, old_v)
+            new_row = entry_revision(Actor.for_user(request.user), entry, new_v)
         except (ValueError, NotFound) as exc:
             messages.error(request, getattr(exc, "message", "Pick two versions to compare."))
             return HttpResponseRedirect(self._url("history", entry.pk))
@@ -155,7 +156,7 @@ class RevisionAdminMixin:
                 )
             return HttpResponseRedirect(self._url("history", entry.pk))
         try:
-            row = selectors.revision_for(Actor.for_user(request.user), entry, version)
+            row = entry_revision(Actor.for_user(request.user), entry, version)
         except NotFound as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(self._url("history", entry.pk))
@@ -168,7 +169,7 @@ class RevisionAdminMixin:
             "revision": selectors.revision_summary(row),
             "diff": selectors.unified_diff(
                 selectors.revision_text(
-                    selectors.revision_for(Actor.for_user(request.user), entry, entry.version),
+                    entry_revision(Actor.for_user(request.user), entry, entry.version),
                     Actor.for_user(request.user),
                 ),
                 selectors.revision_text(row, Actor.for_user(request.user)),
