@@ -17,8 +17,8 @@ from knowledge.models import Entry, Project
 from knowledge.selectors.supersession import UNSEEN
 from mcp_api import hints
 from mcp_api.entry_meta import entry_meta
+from mcp_api.note_type_text import misfit_note
 from mcp_api.profile_text import whoami_text
-from mcp_api.schema_text import misfit_note
 from mcp_api.write_text import change_summary, report_lines
 
 

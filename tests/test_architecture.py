@@ -198,7 +198,7 @@ CORE = _files(
     "rule 2, 7: the core",
     "knowledge/services/**/*.py", "knowledge/selectors/**/*.py", "knowledge/search/**/*.py",
     "knowledge/graph/**/*.py", "knowledge/models/**/*.py", "knowledge/errors.py",
-    "knowledge/inputs.py", "knowledge/paths.py", "knowledge/schemas/**/*.py",
+    "knowledge/inputs.py", "knowledge/paths.py", "knowledge/note_types/**/*.py",
     "history/selectors.py",
 )  # fmt: skip
 _NOT_CORE = {"admin", "management"}
@@ -660,7 +660,7 @@ MAY_IMPORT = (
     # value modules: types, errors and pure functions that read and write no data
     "knowledge.actors", "knowledge.errors", "knowledge.inputs", "knowledge.limits",
     "knowledge.markdown", "knowledge.paths", "knowledge.rendering", "knowledge.diffs",
-    "knowledge.schemas.*",  # Picoschema: parse, validate, infer, diff (pure)
+    "knowledge.note_types.*",  # Picoschema: parse, validate, infer, diff (pure)
     "knowledge.management.base",  # the data command base: who acts, the run's timing
 )  # fmt: skip
 RULE_10 = (

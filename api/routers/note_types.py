@@ -6,8 +6,13 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from api.schemas.fields import ProjectRef, Ref, Short
-from knowledge.selectors import schema_reports as reports
-from knowledge.selectors import schemas as reads
+from knowledge.selectors import note_type_reports
+from knowledge.selectors.note_types import (
+    project_note_types,
+    schema_diff,
+    schema_infer,
+    schema_validate,
+)
 
 router = Router()
 
@@ -27,36 +32,36 @@ class ValidateQuery(Schema):
 @router.get("/projects/{project}/note-types", response=list[dict], tags=["schemas"])
 def note_types(request: HttpRequest, project: ProjectRef):
     """The project's note types by entry count, each with its schema and how many fit."""
-    return [reports.note_type_dict(t) for t in reads.project_note_types(request.auth, project)]
+    return [note_type_reports.note_type_dict(t) for t in project_note_types(request.auth, project)]
 
 
 @router.get("/projects/{project}/schemas/validate", response=list[dict], tags=["schemas"])
 def validate_type(request: HttpRequest, project: ProjectRef, query: Query[ValidateQuery]):
     """Each entry of the type (or of every type with a schema) against its schema: per field
     present, missing, wrong_type or not_in_enum; observations the schema does not name."""
-    runs = reads.schema_validate(request.auth, project=project, note_type=query.note_type)
-    return [reports.validation_dict(run) for run in runs]
+    runs = schema_validate(request.auth, project=project, note_type=query.note_type)
+    return [note_type_reports.validation_dict(run) for run in runs]
 
 
 @router.get("/entries/{ref}/schema", response=dict, tags=["schemas"])
 def validate_entry(request: HttpRequest, ref: Ref):
     """One entry against its type's schema (`schema` null when its type has none)."""
-    [run] = reads.schema_validate(request.auth, ref=ref)
-    return reports.validation_dict(run)
+    [run] = schema_validate(request.auth, ref=ref)
+    return note_type_reports.validation_dict(run)
 
 
 @router.get("/projects/{project}/schemas/infer", response=dict, tags=["schemas"])
 def infer(request: HttpRequest, project: ProjectRef, query: Query[InferQuery]):
     """A suggested schema from the type's entries: field use, and Picoschema text to save."""
-    run = reads.schema_infer(
+    run = schema_infer(
         request.auth, project=project, note_type=query.note_type, threshold=query.threshold
     )
-    return reports.inference_dict(run)
+    return note_type_reports.inference_dict(run)
 
 
 @router.get("/projects/{project}/schemas/diff", response=dict, tags=["schemas"])
 def diff(request: HttpRequest, project: ProjectRef, query: Query[NoteTypeQuery]):
     """The type's schema against its entries: new, dropped, cardinality, requiredness."""
-    return reports.diff_dict(
-        reads.schema_diff(request.auth, project=project, note_type=query.note_type)
+    return note_type_reports.diff_dict(
+        schema_diff(request.auth, project=project, note_type=query.note_type)
     )

@@ -6,7 +6,7 @@ from ninja import Field, Schema
 
 from api.schemas.fields import StrictIn
 from knowledge import limits
-from knowledge.selectors.schemas import schema_library
+from knowledge.selectors.note_types import schema_library
 
 
 class ProjectIn(StrictIn):

@@ -1,7 +1,7 @@
 """The editor's live preview: the body rendered by the entry page's renderer (sanitized on the
 server), and beside it the observations and relations a save would record, each link marked
 resolved (with the entry it names) or missing, a title already taken where the entry goes, and
-how the draft fits its note type's schema (knowledge/admin/schemas.py)."""
+how the draft fits its note type's schema (knowledge/admin/note_types.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
 
 from knowledge.admin.common import actor_for
-from knowledge.admin.schemas import live_schema
+from knowledge.admin.note_types import live_schema
 from knowledge.errors import KnowledgeError
 from knowledge.rendering import render_markdown, render_page_markdown
 from knowledge.selectors.editor import body_preview

@@ -13,7 +13,7 @@ from knowledge.admin.actions import BulkActionsMixin
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.admin.editor import live_preview, markdown_preview
 from knowledge.admin.entry_form import EntryForm
-from knowledge.admin.schemas import SchemaFieldsMixin, schema_refusal, warn_misfit
+from knowledge.admin.note_types import SchemaFieldsMixin, schema_refusal, warn_misfit
 from knowledge.admin.search import CairnSearchMixin
 from knowledge.admin.tree import SubtopicTreeFilter
 from knowledge.errors import AlreadyExists, SchemaMisfit

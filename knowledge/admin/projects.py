@@ -10,7 +10,7 @@ from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_f
 from knowledge.admin.tree import mark_open, tree_links
 from knowledge.models import Membership, Project
 from knowledge.selectors import maintained_projects, visible_projects
-from knowledge.selectors.schemas import SHAREABLE
+from knowledge.selectors.note_types import SHAREABLE
 from knowledge.selectors.trees import entry_forest
 from knowledge.services import (
     MembershipChange,

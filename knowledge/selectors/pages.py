@@ -26,7 +26,7 @@ from knowledge.selectors import (
     writable_projects,
 )
 from knowledge.selectors.listings import entry_list
-from knowledge.selectors.schemas import (
+from knowledge.selectors.note_types import (
     MAX_ENTRIES,
     entry_schema_fit,
     fits_of,

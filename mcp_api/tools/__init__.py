@@ -6,7 +6,7 @@ from typing import Any
 from mcp_types import CallToolResult
 
 from knowledge.actors import Actor
-from mcp_api.tools import listings, projects, reads, schemas, search, writes
+from mcp_api.tools import listings, note_types, projects, reads, search, writes
 from mcp_api.tools.registry import Tool
 
 TOOLS: list[Tool] = [
@@ -26,9 +26,9 @@ TOOLS: list[Tool] = [
     writes.CORRECT,
     search.BUILD_CONTEXT,
     projects.WHOAMI,
-    schemas.SCHEMA_VALIDATE,
-    schemas.SCHEMA_INFER,
-    schemas.SCHEMA_DIFF,
+    note_types.SCHEMA_VALIDATE,
+    note_types.SCHEMA_INFER,
+    note_types.SCHEMA_DIFF,
 ]
 BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 

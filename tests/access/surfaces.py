@@ -368,7 +368,7 @@ from tests.access import (  # noqa: E402, F401
     surfaces_admin,
     surfaces_api,
     surfaces_graph,
-    surfaces_schemas,
+    surfaces_note_types,
     surfaces_web,
 )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Entry
-from knowledge.selectors.schemas import (
+from knowledge.selectors.note_types import (
     note_types_of,
     schema_diff,
     schema_infer,

@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 
 from knowledge.errors import ValidationFailed
-from knowledge.schemas import SchemaError, read_schema
+from knowledge.note_types import SchemaError, read_schema
 from knowledge.selectors.editor import schema_preview
-from knowledge.selectors.schemas import project_schema
+from knowledge.selectors.note_types import project_schema
 from knowledge.services import EntryFields, entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db

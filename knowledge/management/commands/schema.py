@@ -10,9 +10,8 @@ from django.core.management.base import CommandError
 
 from knowledge.errors import KnowledgeError
 from knowledge.management.base import DataCommand
-from knowledge.schemas import to_text
-from knowledge.selectors import schema_reports as reports
-from knowledge.selectors import schemas as reads
+from knowledge.note_types import to_text
+from knowledge.selectors import note_type_reports, note_types
 
 
 class Command(DataCommand):
@@ -40,13 +39,13 @@ class Command(DataCommand):
             if action == "validate":
                 failed = self._validate(project, note_type, entry, as_json)
             elif action == "infer":
-                run = reads.schema_infer(
+                run = note_types.schema_infer(
                     self.actor, project=project, note_type=note_type, threshold=threshold
                 )
                 self._infer(run, as_json)
                 failed = 0
             else:
-                run = reads.schema_diff(
+                run = note_types.schema_diff(
                     self.actor, project=project, note_type=note_type, threshold=threshold
                 )
                 failed = self._diff(run, as_json)
@@ -56,9 +55,13 @@ class Command(DataCommand):
             raise CommandError(f"{failed} problem(s) with {action}: see above.", returncode=1)
 
     def _validate(self, project, note_type, entry, as_json) -> int:
-        runs = reads.schema_validate(self.actor, project=project, note_type=note_type, ref=entry)
+        runs = note_types.schema_validate(
+            self.actor, project=project, note_type=note_type, ref=entry
+        )
         if as_json:
-            self.stdout.write(json.dumps([reports.validation_dict(r) for r in runs], indent=2))
+            self.stdout.write(
+                json.dumps([note_type_reports.validation_dict(r) for r in runs], indent=2)
+            )
         failed = 0
         for run in runs:
             if run.schema is None:
@@ -89,7 +92,7 @@ class Command(DataCommand):
 
     def _infer(self, run, as_json) -> None:
         if as_json:
-            self.stdout.write(json.dumps(reports.inference_dict(run), indent=2))
+            self.stdout.write(json.dumps(note_type_reports.inference_dict(run), indent=2))
             return
         found = run.inference
         self.stdout.write(f"{found.total} {found.note_type} entries in {run.project.slug}:")
@@ -101,7 +104,7 @@ class Command(DataCommand):
 
     def _diff(self, run, as_json) -> int:
         if as_json:
-            self.stdout.write(json.dumps(reports.diff_dict(run), indent=2))
+            self.stdout.write(json.dumps(note_type_reports.diff_dict(run), indent=2))
         if run.schema is None:
             if not as_json:
                 self.stdout.write(run.error or f"No schema for {run.note_type!r}.")

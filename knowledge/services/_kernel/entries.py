@@ -47,7 +47,7 @@ from knowledge.services._kernel.checks import (
     require_write,
 )
 from knowledge.services._kernel.graph import graph_change, index_entry_graph
-from knowledge.services._kernel.schemas import check_schema
+from knowledge.services._kernel.note_types import check_schema
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
 

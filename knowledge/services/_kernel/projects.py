@@ -23,7 +23,7 @@ from knowledge.selectors import (
     resolve_project,
     visible_projects,
 )
-from knowledge.selectors.schemas import SHAREABLE
+from knowledge.selectors.note_types import SHAREABLE
 from knowledge.services._kernel.checks import (
     clean,
     record,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from knowledge.schemas import Schema, to_text
-from knowledge.selectors.schemas import DiffRun, InferenceRun, NoteType, ValidationRun
+from knowledge.note_types import Schema, to_text
+from knowledge.selectors.note_types import DiffRun, InferenceRun, NoteType, ValidationRun
 
 
 def schema_dict(schema: Schema | None) -> dict | None:

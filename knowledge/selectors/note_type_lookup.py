@@ -1,5 +1,5 @@
 """Which schema entry gives a note type its schema, in a project or the shared library it
-takes schemas from, and that schema parsed (once per stored version: knowledge.schemas.cache).
+takes schemas from, and that schema parsed (once per stored version: knowledge.note_types.cache).
 
 A schema is an entry of kind `schema` in a project whose title (or Basic Memory's `entity`
 key) names the note type; superseded and archived schema entries no longer apply.
@@ -13,8 +13,8 @@ from django.db.models import Q
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryStatus, Project, Sensitivity
-from knowledge.schemas import Schema, SchemaError, read_schema
-from knowledge.schemas.cache import cached_schema
+from knowledge.note_types import Schema, SchemaError, read_schema
+from knowledge.note_types.cache import cached_schema
 from knowledge.selectors import visible_projects
 
 SCHEMA_KIND = "schema"

@@ -13,9 +13,9 @@ from django.utils.html import format_html
 from knowledge.admin.common import actor_for
 from knowledge.errors import SchemaMisfit
 from knowledge.models import Entry
-from knowledge.schemas import SchemaError
+from knowledge.note_types import SchemaError
 from knowledge.selectors.editor import schema_preview
-from knowledge.selectors.schemas import SCHEMA_KIND, load_schema
+from knowledge.selectors.note_types import SCHEMA_KIND, load_schema
 
 FIELDS_TEMPLATE = "knowledge/admin/entries/schema_fields.html"
 

@@ -4,7 +4,7 @@ with the next call to make. Imports nothing of mcp_api, so render may use it."""
 from __future__ import annotations
 
 from knowledge.models import Entry
-from knowledge.schemas import Report, Schema, to_text
+from knowledge.note_types import Report, Schema, to_text
 
 MAX_LISTED = 20
 HOW_TO_WRITE = (

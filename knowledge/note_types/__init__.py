@@ -1,9 +1,9 @@
 """Note types with schemas (Picoschema, as Basic Memory writes them): parse, validate, infer and
-diff, all pure. The database side is knowledge.selectors.schemas (reads) and the write
+diff, all pure. The database side is knowledge.selectors.note_types (reads) and the write
 kernel's schema step (enforcement)."""
 
-from knowledge.schemas.inference import REQUIRED, THRESHOLD, Drift, Inference, Usage, diff, infer
-from knowledge.schemas.picoschema import (
+from knowledge.note_types.inference import REQUIRED, THRESHOLD, Drift, Inference, Usage, diff, infer
+from knowledge.note_types.picoschema import (
     MAX_FIELDS,
     Field,
     Schema,
@@ -12,7 +12,7 @@ from knowledge.schemas.picoschema import (
     read_schema,
     to_text,
 )
-from knowledge.schemas.validation import Check, Facts, Report, validate
+from knowledge.note_types.validation import Check, Facts, Report, validate
 
 __all__ = [
     "MAX_FIELDS",

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from knowledge.graph.parsing import LINKS_TO, parse
-from knowledge.schemas.picoschema import Field, Schema
+from knowledge.note_types.picoschema import Field, Schema
 
 ENTRY_FIELDS = ("tags", "status", "kind")
 PRESENT, MISSING, WRONG_TYPE, NOT_IN_ENUM = "present", "missing", "wrong_type", "not_in_enum"

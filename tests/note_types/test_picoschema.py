@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.schemas import (
+from knowledge.note_types import (
     MAX_FIELDS,
     Facts,
     Field,
@@ -294,7 +294,7 @@ def test_any_body_is_read_or_refused_with_a_message(body):
 
 _TIMED = """
 import json, sys, time
-from knowledge.schemas import SchemaError, parse_fields
+from knowledge.note_types import SchemaError, parse_fields
 shape, sizes = json.loads(sys.argv[1])
 took = []
 for size in sizes:

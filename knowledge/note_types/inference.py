@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from knowledge.graph.parsing import LINKS_TO
-from knowledge.schemas.picoschema import Field, Schema
-from knowledge.schemas.validation import Facts, value_fits
+from knowledge.note_types.picoschema import Field, Schema
+from knowledge.note_types.validation import Facts, value_fits
 
 REQUIRED = 0.95
 THRESHOLD = 0.25

@@ -17,7 +17,7 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Observation, Relation
-from knowledge.selectors import schemas as reads
+from knowledge.selectors import note_types
 from tests.access.surfaces import assert_silent, surface
 from tests.access.surfaces_api import API, _mcp, _read
 from tests.access.world import SECRET_WORD, SLUG, World
@@ -69,7 +69,7 @@ def _silent(world: World, text: str, saw: bool) -> bool:
 def _schema_validate_selector(world: World) -> bool:
     _setup(world)
     try:
-        [run] = reads.schema_validate(world.actor(), project=SLUG, note_type=TYPE)
+        [run] = note_types.schema_validate(world.actor(), project=SLUG, note_type=TYPE)
     except KnowledgeError as exc:
         assert_silent(world, exc, SLUG)
         return False
@@ -83,7 +83,7 @@ def _schema_infer_via_commons(world: World) -> bool:
     """The commons `memo` links to the target: its kind shows as the relation's type only to
     readers of the target."""
     _setup(world)
-    run = reads.schema_infer(world.actor(), project="commons", note_type="memo")
+    run = note_types.schema_infer(world.actor(), project="commons", note_type="memo")
     text = json.dumps([u.as_dict() for u in run.inference.usages])
     saw = "Zebratype" in text
     assert saw or "Entry" in text

@@ -15,9 +15,9 @@ from django.db.models import Value
 from django.db.models.functions import Left
 
 from knowledge.models import Entry, Observation, Relation
-from knowledge.schemas import Facts
-from knowledge.schemas.picoschema import MAX_TEXT
-from knowledge.selectors.schema_targets import Targets
+from knowledge.note_types import Facts
+from knowledge.note_types.picoschema import MAX_TEXT
+from knowledge.selectors.note_type_targets import Targets
 
 # A value longer than an enum value may be is in no enum; the type checks (integer, number,
 # boolean) see no further either.

@@ -10,9 +10,9 @@ from pydantic import Field
 from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.selectors import schemas as reads
+from knowledge.selectors import note_types
 from mcp_api import render
-from mcp_api.schema_text import (
+from mcp_api.note_type_text import (
     MAX_LISTED,
     counted,
     fix_call,
@@ -33,7 +33,7 @@ def _project(actor: Actor, project, note_type) -> str:
     """The project named, or the only one holding this note type."""
     if project:
         return project
-    found = reads.projects_with_type(actor, note_type or "")
+    found = note_types.projects_with_type(actor, note_type or "")
     if len(found) == 1:
         return found[0]
     where = f" Projects with {note_type!r} entries: {', '.join(found)}." if found else ""
@@ -107,7 +107,7 @@ def validate(actor: Actor, args: ValidateArguments):
     """Check entries against their note type's schema (an entry of kind schema): names each
     entry missing a required field or with a wrong value, and the edit that fixes it."""
     project = None if args.identifier else _project(actor, args.project, args.note_type)
-    runs = reads.schema_validate(
+    runs = note_types.schema_validate(
         actor, project=project, note_type=args.note_type, ref=args.identifier or None
     )
     if not runs:
@@ -133,7 +133,9 @@ def infer(actor: Actor, args: InferArguments):
     metadata: how often each field occurs, and a YAML body to save as a schema entry."""
     threshold = args.threshold
     project = _project(actor, args.project, args.note_type)
-    run = reads.schema_infer(actor, project=project, note_type=args.note_type, threshold=threshold)
+    run = note_types.schema_infer(
+        actor, project=project, note_type=args.note_type, threshold=threshold
+    )
     found, slug = run.inference, run.project.slug
     if not found.total:
         text = (
@@ -184,7 +186,7 @@ def diff(actor: Actor, args: DiffArguments):
     """Compare a note type's schema with how its entries are written now: new fields, fields
     hardly used, one value vs many, required vs optional."""
     project = _project(actor, args.project, args.note_type)
-    run = reads.schema_diff(actor, project=project, note_type=args.note_type)
+    run = note_types.schema_diff(actor, project=project, note_type=args.note_type)
     slug = run.project.slug
     if run.schema is None:
         text = no_schema(run.note_type, slug, 0, run.error)

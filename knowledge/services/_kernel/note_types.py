@@ -11,9 +11,9 @@ from __future__ import annotations
 from knowledge.actors import Actor
 from knowledge.errors import SchemaMisfit, ValidationFailed
 from knowledge.models import Entry, SchemaMode
-from knowledge.schemas import SchemaError, validate
-from knowledge.selectors.schema_targets import draft_target_kinds
-from knowledge.selectors.schemas import SCHEMA_KIND, facts_of, load_schema, project_schema
+from knowledge.note_types import SchemaError, validate
+from knowledge.selectors.note_type_targets import draft_target_kinds
+from knowledge.selectors.note_types import SCHEMA_KIND, facts_of, load_schema, project_schema
 
 
 def check_schema_entry(entry: Entry) -> None:

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from knowledge.schemas.picoschema import Schema, SchemaError
+from knowledge.note_types.picoschema import Schema, SchemaError
 
 MAX_CACHED = 512  # schema entries; a few KB each
 
