@@ -14,8 +14,7 @@ from pathlib import Path
 
 from history.files import alternate_path, render_entry
 from history.mirror.render import Names, sources_by_entry, state_of
-from history.mirror.repo import HistoricalEntry
-from knowledge.models import Entry, Project
+from knowledge.models import Entry, HistoricalEntry, Project
 
 _EPOCH_ZIP = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same data gives the same archive
 

@@ -12,15 +12,7 @@ from django.utils import timezone
 
 from history.files import alternate_path, entry_id_of, render_entry
 from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, render_manifest, sync_manifest
-from history.mirror.render import (
-    Names,
-    commit_prepared,
-    note_revision,
-    render_revision,
-    sources_by_entry,
-    state_of,
-)
-from history.mirror.repo import (
+from history.mirror.queue import (
     HistoricalEntry,
     advisory_lock,
     describe,
@@ -28,6 +20,14 @@ from history.mirror.repo import (
     parked,
     pending,
     record_commits,
+)
+from history.mirror.render import (
+    Names,
+    commit_prepared,
+    note_revision,
+    render_revision,
+    sources_by_entry,
+    state_of,
 )
 from knowledge.models import Entry
 

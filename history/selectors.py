@@ -9,11 +9,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from history.files import render_entry
+from history.mirror.queue import parked, pending
 from history.mirror.render import Names, sources_by_entry, state_of
-from history.mirror.repo import HistoricalEntry, parked, pending
 from knowledge import diffs
 from knowledge.actors import Actor
-from knowledge.models import Entry
+from knowledge.models import Entry, HistoricalEntry
 from knowledge.rendering import too_large
 from knowledge.selectors import entry_get, entry_revisions
 from knowledge.selectors import entry_revision as revision_for

@@ -526,7 +526,7 @@ MAY_IMPORT = (
     "history.selectors",
     # history's services: the mirror's drain and retry, its upkeep, export and import
     "history.mirror", "history.maintenance", "history.exporting", "history.importing",
-    "history.restoring",
+    "history.mirror_restore",
     # the model classes: the admin registers them and builds its querysets on them
     "knowledge.models.*", "history.models", "ops.*",
     # value modules: types, errors and pure functions that read and write no data

@@ -14,18 +14,7 @@ rendered: its text stays in the database history); `retry()` puts parked revisio
 
 from history.mirror.drain import DrainResult, drain
 from history.mirror.push import PUSHED_MARKER, push
-from history.mirror.render import (
-    Names,
-    Prepared,
-    author_of,
-    commit_prepared,
-    commit_revision,
-    note_revision,
-    render_revision,
-    sources_by_entry,
-    state_of,
-)
-from history.mirror.repo import (
+from history.mirror.queue import (
     LOCK_KEY,
     NOT_THE_REVISION,
     HistoricalEntry,
@@ -38,6 +27,17 @@ from history.mirror.repo import (
     pending,
     record_commits,
     retry,
+)
+from history.mirror.render import (
+    Names,
+    Prepared,
+    author_of,
+    commit_prepared,
+    commit_revision,
+    note_revision,
+    render_revision,
+    sources_by_entry,
+    state_of,
 )
 
 __all__ = [

@@ -16,8 +16,8 @@ import yaml
 from django.utils import timezone
 
 from history.files import iso_time, one_line_json
-from history.gitmirror import Mirror, Person, build_message
-from history.mirror.repo import committer
+from history.mirror.git import Mirror, Person, build_message
+from history.mirror.queue import committer
 from knowledge.models import Membership, Project, Subtopic
 from knowledge.safe_yaml import load_yaml
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from history.files import EntryState, iso_time, one_line_json, with_key
-from history.gitmirror import Mirror, Person, build_message
-from history.mirror.repo import HistoricalEntry, committer
-from knowledge.models import Entry, Project, Subtopic
+from history.mirror.git import Mirror, Person, build_message
+from history.mirror.queue import committer
+from knowledge.models import Entry, HistoricalEntry, Project, Subtopic
 
 
 class Names:

@@ -17,14 +17,14 @@ from django.db import connection
 from django.test import Client
 
 from history import mirror
-from history.mirror.repo import open_mirror
+from history.mirror.queue import open_mirror
 from knowledge.actors import Actor
 from knowledge.graph.context import build_context
 from knowledge.models import Entry
 from knowledge.search import search_entries
 from knowledge.services import entry_delete, token_create
-from memory_site import database_swap
-from memory_site.backup import BUNDLE, DUMP, MANIFEST, BackupError, client_tool, run
+from memory_site.backup import database_swap
+from memory_site.backup.create import BUNDLE, DUMP, MANIFEST, BackupError, client_tool, run
 from tests.history import test_restore as drill
 from tests.history.test_restore import access, lose_the_database, snapshot
 

@@ -13,7 +13,7 @@ from history.files import (
     render_entry,
     safe_segment,
 )
-from history.gitmirror import Mirror, Person
+from history.mirror.git import Mirror, Person
 
 WHEN = dt.datetime(2026, 8, 1, 12, 30, tzinfo=dt.UTC)
 

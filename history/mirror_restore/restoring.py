@@ -29,11 +29,11 @@ from history.files import (
     parse_markdown,
     parse_time,
 )
-from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
 from history.maintenance import expected_files, verify
+from history.mirror.git import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
 from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest, render_manifest
-from history.mirror.repo import committer, open_mirror
-from history.restore_plan import RestorePlan, describe, survey
+from history.mirror.queue import committer, open_mirror
+from history.mirror_restore.plan import RestorePlan, describe, survey
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
 from knowledge.services import RestoredRevision, RestoreReport, memory_restore
@@ -369,7 +369,7 @@ def apply(plan: RestorePlan, *, force: bool = False, progress=None):
     return report, verify(open_mirror(target))
 
 
-def restore(
+def mirror_restore(
     *, source: str, force: bool = False, progress=None, **choices
 ) -> tuple[RestoreReport, list[str]]:
     """`prepared` then `apply`, with no one to ask (scripts, the bench): the choices are

@@ -20,7 +20,7 @@ from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Sub
 from knowledge.services import graph as graph_switch
 from knowledge.services._graph import graph_change, index_entry_graph
 from knowledge.services._kernel import index_text
-from knowledge.services._kernel.restoring import (
+from knowledge.services._kernel.mirror_restore import (
     HistoricalEntry,
     HistoricalProject,
     HistoricalSubtopic,

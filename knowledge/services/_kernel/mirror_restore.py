@@ -1,7 +1,7 @@
 """Kernel steps of a restore: put back projects, people and revisions exactly as a record says
 (original ids, versions, who, when and why), with the derived data made as a write makes it.
 
-Only `knowledge.services.restore` uses them, inside its one durable transaction, with
+Only `knowledge.services.mirror_restore` uses them, inside its one durable transaction, with
 django-simple-history switched off: each revision row is written as recorded, never stamped now.
 """
 
@@ -25,6 +25,9 @@ from knowledge.models import (
     ApiToken,
     Entry,
     EntryStatus,
+    HistoricalEntry,
+    HistoricalProject,
+    HistoricalSubtopic,
     Membership,
     Project,
     Role,
@@ -36,9 +39,6 @@ from knowledge.models import (
 from knowledge.paths import entry_slug
 from knowledge.services._kernel.checks import check_limits, check_source, clean
 
-HistoricalEntry = Entry.history.model
-HistoricalProject = Project.history.model
-HistoricalSubtopic = Subtopic.history.model
 RESTORE_REASON = "restored from the git mirror"
 
 
