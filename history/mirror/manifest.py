@@ -15,7 +15,7 @@ import uuid
 import yaml
 from django.utils import timezone
 
-from history.files import iso_time, one_line_json
+from history.file_format import iso_time, one_line_json
 from history.mirror.git import Mirror, Person, build_message
 from history.mirror.queue import committer
 from knowledge.models import Membership, Project, Subtopic

@@ -45,7 +45,8 @@ RESTORE_REASON = "restored from the git mirror"
 @dataclass
 class RestoredRevision:
     """One entry revision as the mirror recorded it. `state` holds the entry's fields as its
-    file had them (None for a deletion, or for a revision whose text the mirror never got)."""
+    file had them, the file format's record (history.file_format.RevisionFile.record;
+    None for a deletion, or for a revision whose text the mirror never got)."""
 
     history_id: int
     commit: str
