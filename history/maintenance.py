@@ -13,7 +13,6 @@ from django.utils import timezone
 from history.file_format import alternate_path, entry_id_of
 from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, render_manifest, sync_manifest
 from history.mirror.queue import (
-    HistoricalEntry,
     advisory_lock,
     describe,
     open_mirror,
@@ -29,7 +28,7 @@ from history.mirror.render import (
     sources_by_entry,
     state_of,
 )
-from knowledge.models import Entry
+from knowledge.models import Entry, HistoricalEntry
 
 
 def status() -> dict:

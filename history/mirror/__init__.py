@@ -17,7 +17,6 @@ from history.mirror.push import PUSHED_MARKER, push
 from history.mirror.queue import (
     LOCK_KEY,
     NOT_THE_REVISION,
-    HistoricalEntry,
     advisory_lock,
     committer,
     describe,
@@ -41,7 +40,7 @@ from history.mirror.render import (
 )
 
 __all__ = [
-    "LOCK_KEY", "NOT_THE_REVISION", "PUSHED_MARKER", "DrainResult", "HistoricalEntry", "Names",
+    "LOCK_KEY", "NOT_THE_REVISION", "PUSHED_MARKER", "DrainResult", "Names",
     "Prepared", "advisory_lock", "author_of", "commit_prepared", "commit_revision", "committer",
     "describe", "drain", "note_revision", "open_mirror", "park", "parked", "pending", "push",
     "record_commits", "render_revision", "retry", "sources_by_entry", "state_of",

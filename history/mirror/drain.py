@@ -14,7 +14,6 @@ from history.mirror.manifest import manifest_current, sync_manifest
 from history.mirror.push import push
 from history.mirror.queue import (
     NOT_THE_REVISION,
-    HistoricalEntry,
     advisory_lock,
     describe,
     open_mirror,
@@ -32,6 +31,7 @@ from history.mirror.render import (
     render_revision,
     sources_by_entry,
 )
+from knowledge.models import HistoricalEntry
 
 log = logging.getLogger("history.mirror")  # one logger for the mirror, as before the split
 
