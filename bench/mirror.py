@@ -95,11 +95,10 @@ def measure_lag(
     from django.db import connection
 
     from history import mirror
-    from knowledge.models import Entry
+    from knowledge.models import HistoricalEntry
     from knowledge.services import EntryFields, entry_upsert
     from memory_site import embedded
 
-    HistoricalEntry = Entry.history.model
     table = HistoricalEntry._meta.db_table
     started_broker = embedded.start_broker()
     django_settings.CAIRN_BACKGROUND_TASKS = True

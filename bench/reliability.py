@@ -410,9 +410,9 @@ def _db():
 
     connection.close()
     from history import maintenance, mirror
-    from knowledge.models import Entry
+    from knowledge.models import Entry, HistoricalEntry
 
-    return Entry, Entry.history.model, mirror, maintenance
+    return Entry, HistoricalEntry, mirror, maintenance
 
 
 def ledger() -> dict:

@@ -153,14 +153,14 @@ def mirror_restore(source: Path, tmp: Path) -> dict:
     from django.conf import settings
     from django.core.management import call_command
 
-    from history import restoring
+    from history.mirror_restore import mirror_restore as restore_from_mirror
 
     use_database(TARGET_DB, fresh=True)
     call_command("migrate", verbosity=0)
     settings.CAIRN_MIRROR_PATH = str(tmp / "restored.git")
     t0 = time.perf_counter()
     with tqdm(desc="mirror restore", unit="rev") as bar:
-        report, problems = restoring.restore(source=str(source), progress=bar)
+        report, problems = restore_from_mirror(source=str(source), progress=bar)
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "revisions": report.revisions, "entries": report.entries,
             "lost": len(report.lost), "verify_differences": len(problems)}  # fmt: skip
@@ -170,7 +170,7 @@ def backup_restore(source: Path, tmp: Path) -> dict:
     from django.conf import settings
 
     from memory_site.backup import backup
-    from memory_site.restore import restore
+    from memory_site.backup import backup_restore as restore_from_backup
 
     use_database(SOURCE_DB)
     settings.CAIRN_MIRROR_PATH = str(source)
@@ -198,7 +198,7 @@ def backup_restore(source: Path, tmp: Path) -> dict:
     settings.CAIRN_MIRROR_PATH = str(tmp / "from-backup.git")
     step, done = timer("restore")
     t0 = time.perf_counter()
-    result = restore(snap, drop_old=True, step=step)
+    result = restore_from_backup(snap, drop_old=True, step=step)
     done()
     restore_seconds = time.perf_counter() - t0
     return {"backup_seconds": backup_seconds, "restore_seconds": restore_seconds,

@@ -12,10 +12,9 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from history.files import alternate_path, render_entry
+from history.file_format import alternate_path
 from history.mirror.render import Names, sources_by_entry, state_of
-from history.mirror.repo import HistoricalEntry
-from knowledge.models import Entry, Project
+from knowledge.models import Entry, HistoricalEntry, Project
 
 _EPOCH_ZIP = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same data gives the same archive
 
@@ -54,7 +53,7 @@ def markdown_files(
         if path in taken:
             path = alternate_path(path, state.id)
         taken.add(path)
-        yield path, render_entry(state)
+        yield path, state.render()
         if progress is not None:
             progress.update(1)
 
@@ -81,25 +80,7 @@ def jsonl_lines(projects: list[str] | None = None, *, progress=None) -> Iterator
         history.setdefault(rev.id, []).append(rev)
     for entry in rows:
         state = state_of(entry, names, sources)
-        record = {
-            "id": state.id,
-            "project": state.project,
-            "subtopic": state.subtopic,
-            "path": state.path,
-            "title": entry.title,
-            "kind": entry.kind,
-            "status": entry.status,
-            "tags": list(entry.tags),
-            "version": entry.version,
-            "body": entry.body,
-            "metadata": entry.metadata,
-            "searchable": entry.searchable,
-            "sources": list(state.sources),
-            "generated_by": entry.generated_by,
-            "verified_by": state.verified_by or None,
-            "verified_at": entry.verified_at,
-            "created": entry.created_at,
-            "updated": entry.updated_at,
+        record = state.record() | {
             "history": [
                 {
                     "revision": rev.history_id,

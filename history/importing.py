@@ -14,7 +14,13 @@ from pathlib import Path
 from django.conf import settings
 from django.utils.text import slugify
 
-from history.files import FrontmatterError, parse_markdown
+from history.file_format import (
+    KEYS,
+    REQUIRED_KEYS,
+    FrontmatterError,
+    RevisionFile,
+    parse_markdown,
+)
 from knowledge.actors import Actor
 from knowledge.markdown import first_h1
 from knowledge.models import EntryStatus
@@ -22,12 +28,6 @@ from knowledge.services import EntryFields, ImportItem, entries_import
 
 MARKDOWN = {".md", ".markdown"}
 SKIP_DIRS = {".git", ".obsidian", ".trash", ".cairn", "node_modules", "__pycache__"}
-CAIRN_KEYS = {"id", "title", "kind", "status", "version"}
-KNOWN_KEYS = {
-    "id", "title", "kind", "type", "status", "tags", "version", "created", "updated",
-    "generated_by", "verified_by", "verified_at", "sources", "supersedes", "superseded_by",
-    "searchable", "metadata",
-}  # fmt: skip
 _SHORT_ID = re.compile(r"^[23456789a-z]{8,12}$")
 
 
@@ -98,32 +98,51 @@ def _sources(value) -> list[dict]:
 
 
 def is_cairn(front: dict) -> bool:
-    return front.keys() >= CAIRN_KEYS and bool(_SHORT_ID.match(str(front.get("id", ""))))
+    """A file Cairn wrote (its mirror or an export): read with the mirror format's own reader."""
+    return front.keys() >= REQUIRED_KEYS and bool(_SHORT_ID.match(str(front.get("id", ""))))
+
+
+def _cleaned(fields: EntryFields, body: str, rel: Path) -> EntryFields:
+    """Whatever the dialect: a one-line title (else the first heading, else the file name), a
+    slug for the kind, a known status or none, tags as a list."""
+    title = " ".join(str(fields.title or "").split()) or first_h1(body) or rel.stem
+    kind = slugify(str(fields.kind or "note"))[:40] or "note"
+    status = str(fields.status or "").strip().lower()
+    return replace(
+        fields,
+        title=" ".join(title.split())[:300],
+        kind=kind,
+        tags=_tags(fields.tags),
+        status=status if status in EntryStatus.values else None,
+    )
 
 
 def record_from(front: dict, body: str, rel: Path) -> tuple[EntryFields, list[dict], dict | None]:
     """Map any supported dialect's frontmatter to the entry's fields and its sources (+ Cairn
     provenance)."""
-    title = " ".join(str(front.get("title") or front.get("name") or "").split())
-    if not title:
-        title = first_h1(body) or rel.stem
-    kind = slugify(str(front.get("kind") or front.get("type") or "note"))[:40] or "note"
-    status = str(front.get("status") or "").strip().lower()
-    fields = EntryFields(
-        title=" ".join(str(title).split())[:300],
-        body=body,
-        kind=kind,
-        tags=_tags(front.get("tags")),
-        status=status if status in EntryStatus.values else None,
-    )
     sources = _sources(front.get("sources"))
     if is_cairn(front):
-        metadata = _jsonable(front.get("metadata") or {})
-        searchable = bool(front.get("searchable", True))
-        provenance = {k: front.get(k) for k in KNOWN_KEYS if k in front}
-        return replace(fields, metadata=metadata, searchable=searchable), sources, provenance
+        try:
+            fields = RevisionFile.from_frontmatter(front, body).entry_fields()
+        except (KeyError, TypeError, ValueError) as exc:
+            raise FrontmatterError(
+                f"a Cairn file (it has an id) whose frontmatter cannot be read ({exc}); fix "
+                "that value, or remove the id to import it as plain Markdown"
+            ) from exc
+        # A hand-edited export may hold `tags: a, b`: split as for every dialect.
+        fields = replace(fields, tags=front.get("tags"), metadata=_jsonable(fields.metadata))
+        provenance = {k: front.get(k) for k in KEYS if k in front}
+        return _cleaned(fields, body, rel), sources, provenance
+    fields = EntryFields(
+        title=front.get("title") or front.get("name"),
+        body=body,
+        kind=front.get("kind") or front.get("type"),
+        tags=front.get("tags"),
+        status=front.get("status"),
+    )
+    fields = _cleaned(fields, body, rel)
     extra = {k: v for k, v in front.items() if k not in {"title", "kind", "type", "tags"}}
-    if status and status in EntryStatus.values:
+    if fields.status is not None:
         extra.pop("status", None)
     if isinstance(front.get("sources"), list) and sources:
         extra.pop("sources", None)

@@ -10,8 +10,16 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from history.files import alternate_path, entry_id_of, render_entry
+from history.file_format import alternate_path, entry_id_of
 from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, render_manifest, sync_manifest
+from history.mirror.queue import (
+    advisory_lock,
+    describe,
+    open_mirror,
+    parked,
+    pending,
+    record_commits,
+)
 from history.mirror.render import (
     Names,
     commit_prepared,
@@ -20,16 +28,7 @@ from history.mirror.render import (
     sources_by_entry,
     state_of,
 )
-from history.mirror.repo import (
-    HistoricalEntry,
-    advisory_lock,
-    describe,
-    open_mirror,
-    parked,
-    pending,
-    record_commits,
-)
-from knowledge.models import Entry
+from knowledge.models import Entry, HistoricalEntry
 
 
 def status() -> dict:
@@ -69,7 +68,7 @@ def expected_files(problems: list[str] | None = None) -> dict[str, tuple[str, by
     for entry in entries:
         state = state_of(entry, names, sources)
         try:
-            out[state.id] = (state.path, render_entry(state))
+            out[state.id] = (state.path, state.render())
         except Exception as exc:
             out[state.id] = (state.path, None)
             if problems is not None:

@@ -8,12 +8,11 @@ from html import escape
 from django.conf import settings
 from django.utils import timezone
 
-from history.files import render_entry
+from history.mirror.queue import parked, pending
 from history.mirror.render import Names, sources_by_entry, state_of
-from history.mirror.repo import HistoricalEntry, parked, pending
 from knowledge import diffs
 from knowledge.actors import Actor
-from knowledge.models import Entry
+from knowledge.models import Entry, HistoricalEntry
 from knowledge.rendering import too_large
 from knowledge.selectors import entry_get, entry_revision, entry_revisions
 from knowledge.selectors.supersession import LINKS, UNSEEN, unseen_links
@@ -51,7 +50,7 @@ def revision_text(row, actor: Actor) -> str:
     state = state_of(row, Names(), sources_by_entry([row.id]))
     unseen = unseen_links(actor, [row])
     hidden = {link: UNSEEN for link in LINKS if getattr(row, f"{link}_id") in unseen}
-    return render_entry(replace(state, **hidden)).decode()
+    return replace(state, **hidden).render().decode()
 
 
 def unified_diff(old: str, new: str, *, old_label: str, new_label: str, context: int = 3) -> str:

@@ -654,7 +654,7 @@ MAY_IMPORT = (
     "history.selectors",
     # history's services: the mirror's drain and retry, its upkeep, export and import
     "history.mirror", "history.maintenance", "history.exporting", "history.importing",
-    "history.restoring",
+    "history.mirror_restore",
     # the model classes: the admin registers them and builds its querysets on them
     "knowledge.models.*", "history.models", "ops.*",
     # value modules: types, errors and pure functions that read and write no data
@@ -707,6 +707,36 @@ def _admin_and_command_imports(path: Path, root: Path = ROOT) -> list[str]:
 def test_rule_10_admin_and_commands_import_only_services_selectors_models_and_ops():
     offenders = [hit for path in ADMIN_AND_COMMANDS for hit in _admin_and_command_imports(path)]
     assert offenders == [], _report(RULE_10, offenders)
+
+
+# --- rule 11: one declaration per thing -----------------------------------------------------------
+
+HISTORY_MODEL = re.compile(r"^\s*\w+\s*=\s*\w+\.history\.model\b", re.M)
+# Two restores that have nothing in common (from the mirror, from a backup): each says which.
+AMBIGUOUS_NAMES = re.compile(r"^def (restore)\(", re.M)
+
+
+def _second_declarations(path: Path, root: Path = ROOT) -> list[str]:
+    text = path.read_text()
+    found = []
+    if _rel(path, root) != "knowledge/models/__init__.py":
+        found += [f"{_rel(path, root)}: names a revision model ({m.group(0).strip()}); import "
+                  "it from knowledge.models" for m in HISTORY_MODEL.finditer(text)]  # fmt: skip
+    found += [f"{_rel(path, root)}: a public `{m.group(1)}()` (say which: mirror_restore, "
+              "backup_restore)" for m in AMBIGUOUS_NAMES.finditer(text)]  # fmt: skip
+    return found
+
+
+RULE_11 = "rule 11: one declaration per thing (a revision model, a restore that says which)"
+
+
+def test_rule_11_one_declaration_per_thing():
+    offenders = [
+        hit
+        for path in [*ALL_CODE, *_modules("tests/**/*.py")]
+        for hit in _second_declarations(path)
+    ]
+    assert offenders == [], _report(RULE_11, offenders)
 
 
 # --- the checks can fail --------------------------------------------------------------------------
@@ -880,3 +910,11 @@ def test_the_admin_and_commands_check_fails_with_the_file_line_and_rule(tmp_path
         assert problems == [], _report(RULE_10, problems)
     assert "knowledge/admin/things.py:2 imports history.admin" in str(failure.value)
     assert str(failure.value).startswith("rule 10: admin and commands import Cairn code only")
+
+
+def test_the_declaration_check_catches_a_second_one(tmp_path):
+    text = "HistoricalEntry = Entry.history.model\ndef restore(source):\n    pass\n"
+    sample = _sample(tmp_path, "history/sample.py", text)
+    assert len(_second_declarations(sample, tmp_path)) == 2
+    models = _sample(tmp_path, "knowledge/models/__init__.py", text.splitlines()[0] + "\n")
+    assert _second_declarations(models, tmp_path) == []

@@ -14,6 +14,19 @@ rendered: its text stays in the database history); `retry()` puts parked revisio
 
 from history.mirror.drain import DrainResult, drain
 from history.mirror.push import PUSHED_MARKER, push
+from history.mirror.queue import (
+    LOCK_KEY,
+    NOT_THE_REVISION,
+    advisory_lock,
+    committer,
+    describe,
+    open_mirror,
+    park,
+    parked,
+    pending,
+    record_commits,
+    retry,
+)
 from history.mirror.render import (
     Names,
     Prepared,
@@ -25,23 +38,9 @@ from history.mirror.render import (
     sources_by_entry,
     state_of,
 )
-from history.mirror.repo import (
-    LOCK_KEY,
-    NOT_THE_REVISION,
-    HistoricalEntry,
-    advisory_lock,
-    committer,
-    describe,
-    open_mirror,
-    park,
-    parked,
-    pending,
-    record_commits,
-    retry,
-)
 
 __all__ = [
-    "LOCK_KEY", "NOT_THE_REVISION", "PUSHED_MARKER", "DrainResult", "HistoricalEntry", "Names",
+    "LOCK_KEY", "NOT_THE_REVISION", "PUSHED_MARKER", "DrainResult", "Names",
     "Prepared", "advisory_lock", "author_of", "commit_prepared", "commit_revision", "committer",
     "describe", "drain", "note_revision", "open_mirror", "park", "parked", "pending", "push",
     "record_commits", "render_revision", "retry", "sources_by_entry", "state_of",

@@ -9,20 +9,11 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from history.gitmirror import Mirror
+from history.mirror.git import Mirror
 from history.mirror.manifest import manifest_current, sync_manifest
 from history.mirror.push import push
-from history.mirror.render import (
-    Names,
-    Prepared,
-    commit_prepared,
-    note_revision,
-    render_revision,
-    sources_by_entry,
-)
-from history.mirror.repo import (
+from history.mirror.queue import (
     NOT_THE_REVISION,
-    HistoricalEntry,
     advisory_lock,
     describe,
     open_mirror,
@@ -32,6 +23,15 @@ from history.mirror.repo import (
     record_commits,
     retry,
 )
+from history.mirror.render import (
+    Names,
+    Prepared,
+    commit_prepared,
+    note_revision,
+    render_revision,
+    sources_by_entry,
+)
+from knowledge.models import HistoricalEntry
 
 log = logging.getLogger("history.mirror")  # one logger for the mirror, as before the split
 

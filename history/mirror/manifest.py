@@ -15,9 +15,9 @@ import uuid
 import yaml
 from django.utils import timezone
 
-from history.files import iso_time, one_line_json
-from history.gitmirror import Mirror, Person, build_message
-from history.mirror.repo import committer
+from history.file_format import iso_time, one_line_json
+from history.mirror.git import Mirror, Person, build_message
+from history.mirror.queue import committer
 from knowledge.models import Membership, Project, Subtopic
 from knowledge.safe_yaml import load_yaml
 

@@ -6,7 +6,7 @@ import logging
 
 from django.conf import settings
 
-from history.mirror.repo import open_mirror
+from history.mirror.queue import open_mirror
 
 log = logging.getLogger("history.mirror")  # one logger for the mirror, as before the split
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from history.files import EntryState, iso_time, one_line_json, with_key
-from history.gitmirror import Mirror, Person, build_message
-from history.mirror.repo import HistoricalEntry, committer
-from knowledge.models import Entry, Project, Subtopic
+from history.file_format import RevisionFile, iso_time, one_line_json, with_key
+from history.mirror.git import Mirror, Person, build_message
+from history.mirror.queue import committer
+from knowledge.models import Entry, HistoricalEntry, Project, Subtopic
 
 
 class Names:
@@ -92,9 +92,9 @@ def sources_by_entry(entry_ids: Iterable[int]) -> dict[int, tuple[dict, ...]]:
     }
 
 
-def state_of(obj, names: Names, sources: dict[int, tuple[dict, ...]]) -> EntryState:
+def state_of(obj, names: Names, sources: dict[int, tuple[dict, ...]]) -> RevisionFile:
     """An Entry or a HistoricalEntry row as the plain state the mirror renders."""
-    return EntryState(
+    return RevisionFile(
         id=obj.short_id,
         project=names.project(obj.project_id),
         subtopic=names.subtopic(obj.subtopic_id),

@@ -18,9 +18,14 @@ from knowledge.models.projects import Project, SchemaMode, Sensitivity, Subtopic
 from knowledge.models.revisions import RevisionBase
 from knowledge.models.search import EMBEDDING_DIM, EntryChunk, LexemeStat
 
+# The revision tables django-simple-history builds: named once, here, for every reader.
+HistoricalEntry = Entry.history.model
+HistoricalProject = Project.history.model
+HistoricalSubtopic = Subtopic.history.model
+
 __all__ = [
     "EMBEDDING_DIM", "SHORT_ID_ALPHABET", "ApiToken", "Entry", "EntryChunk", "EntryStatus",
-    "LexemeStat", "Membership", "Observation", "Project", "Relation", "RevisionBase", "Role",
-    "SchemaMode", "Sensitivity", "Source", "Subtopic", "TokenScope", "content_hash",
-    "embedding_key", "new_short_id",
+    "HistoricalEntry", "HistoricalProject", "HistoricalSubtopic", "LexemeStat", "Membership",
+    "Observation", "Project", "Relation", "RevisionBase", "Role", "SchemaMode", "Sensitivity",
+    "Source", "Subtopic", "TokenScope", "content_hash", "embedding_key", "new_short_id",
 ]  # fmt: skip

@@ -37,12 +37,12 @@ from knowledge.services.memberships import (
     membership_revoke,
     project_memberships_set,
 )
-from knowledge.services.projects import project_create, project_update
-from knowledge.services.restore import (
+from knowledge.services.mirror_restore import (
     RestoredRevision,
     RestoreReport,
     memory_restore,
 )
+from knowledge.services.projects import project_create, project_update
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.subtopics_move import subtopic_move
 from knowledge.services.tokens import (

@@ -145,7 +145,7 @@ TEXT_FUNCTIONS = [
     "knowledge.search.chunking.chunk_text",
     "knowledge.inputs.when",
     "knowledge.inputs.str_list",
-    "history.files.safe_segment",
+    "history.file_format.safe_segment",
     "web.templatetags.web.snippet",
 ]
 MAX_CHARS = 100_000

@@ -1,7 +1,7 @@
 import pytest
 
 from history.mirror.manifest import MANIFEST_DIR
-from history.mirror.repo import open_mirror
+from history.mirror.queue import open_mirror
 from memory_site import embedded
 
 

@@ -17,14 +17,14 @@ from django.db import connection
 from django.test import Client
 
 from history import mirror
-from history.mirror.repo import open_mirror
+from history.mirror.queue import open_mirror
 from knowledge.actors import Actor
 from knowledge.graph.context import build_context
 from knowledge.models import Entry
 from knowledge.search import search_entries
 from knowledge.services import entry_delete, token_create
-from memory_site import database_swap
-from memory_site.backup import BUNDLE, DUMP, MANIFEST, BackupError, client_tool, run
+from memory_site.backup import database_swap
+from memory_site.backup.create import BUNDLE, DUMP, MANIFEST, BackupError, client_tool, run
 from tests.history import test_restore as drill
 from tests.history.test_restore import access, lose_the_database, snapshot
 
@@ -110,7 +110,12 @@ def _kept(capsys) -> str:
 def _scratch_databases() -> list[str]:
     live = connection.settings_dict["NAME"]
     with connection.cursor() as cur:
-        cur.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{live}\\_%"])
+        # The restore's side databases only (`<live>_restore_…`, `<live>_old_…`): another run's
+        # xdist databases (test_cairn_gw0 beside test_cairn) share the server.
+        cur.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s OR datname LIKE %s",
+            [f"{live}\\_restore\\_%", f"{live}\\_old\\_%"],
+        )
         return [row[0] for row in cur.fetchall()]
 
 

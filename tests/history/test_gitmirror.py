@@ -5,20 +5,19 @@ import unicodedata
 
 import pytest
 
-from history.files import (
-    EntryState,
+from history.file_format import (
+    RevisionFile,
     alternate_path,
     entry_path,
     parse_markdown,
-    render_entry,
     safe_segment,
 )
-from history.gitmirror import Mirror, Person
+from history.mirror.git import Mirror, Person
 
 WHEN = dt.datetime(2026, 8, 1, 12, 30, tzinfo=dt.UTC)
 
 
-def state(**kw):
+def state(**kw) -> RevisionFile:
     base = dict(
         id="k7m2x9qa",
         project="acme",
@@ -29,7 +28,7 @@ def state(**kw):
         created=WHEN,
         updated=WHEN,
     )
-    return EntryState(**(base | kw))
+    return RevisionFile(**(base | kw))
 
 
 @pytest.mark.parametrize(
@@ -76,8 +75,8 @@ def test_rendering_is_deterministic_and_parses_back():
         metadata={"z": 1, "a": {"y": [1, 2], "b": "é"}},
         sources=({"kind": "url", "external_id": "https://x"},),
     )
-    one = render_entry(s)
-    same = render_entry(
+    one = s.render()
+    same = RevisionFile.render(
         state(
             tags=("b", "a"),
             metadata={"a": {"b": "é", "y": [1, 2]}, "z": 1},
@@ -94,9 +93,51 @@ def test_rendering_is_deterministic_and_parses_back():
     assert "verified_by" not in front  # empty optional keys are left out
 
 
+@pytest.mark.parametrize("body", ["We charge per seat.\n", "No newline at the end", "", "\n\n"])
+def test_render_parse_render_is_byte_identical(body):
+    s = state(
+        body=body,
+        tags=("b", "a"),
+        version=3,
+        generated_by="agent:claude",
+        verified_by="alice",
+        verified_at=WHEN,
+        supersedes="a2b3c4d5",
+        superseded_by="e6f7g8h9",
+        searchable=False,
+        metadata={"z": 1, "a": {"y": [1, 2], "b": "é"}, "when": "2026-01-01"},
+        sources=({"kind": "url", "external_id": "https://x", "title": "X"},),
+    )
+    raw = s.render()
+    back = RevisionFile.parse(
+        raw, body_newline=body.endswith("\n"), project="acme", subtopic="decisions", slug="pricing"
+    )
+    assert back.render() == raw
+    assert back == s
+
+
+def test_the_file_value_gives_the_record_and_the_entry_fields():
+    s = state(tags=("a",), verified_by="", supersedes="a2b3c4d5")
+    record = s.record()
+    assert record["path"] == "acme/decisions/pricing.md"
+    assert record["tags"] == ["a"] and record["created"] == WHEN
+    assert record["verified_by"] is None and record["supersedes"] == "a2b3c4d5"
+    fields = s.entry_fields()
+    assert (fields.title, fields.body, fields.tags, fields.kind) == (
+        "Pricing", "We charge per seat.\n", ["a"], "note",
+    )  # fmt: skip
+
+
+def test_a_file_cairn_did_not_write_is_refused_by_the_reader():
+    with pytest.raises(KeyError):
+        RevisionFile.parse(b"---\nid: x\n---\nno title\n")
+    with pytest.raises(ValueError):
+        RevisionFile.parse(b"---\ntitle: t\nversion: many\n---\n")
+
+
 def test_a_title_that_looks_like_yaml_survives():
     s = state(title="key: value # not a comment\n---", body="---\nnot frontmatter\n---\n")
-    front, body = parse_markdown(render_entry(s))
+    front, body = parse_markdown(s.render())
     assert front["title"] == s.title
     assert body + "\n" == s.body
 
@@ -113,11 +154,11 @@ def test_commits_chain_and_publish_moves_the_branch(tmp_path):
     assert str(reopened.head().id) == sha
     assert reopened.head().author.name == "Alice"
     assert reopened.head().commit_time == int(WHEN.timestamp())
-    assert reopened.files() == {"acme/decisions/pricing.md": render_entry(state())}
+    assert reopened.files() == {"acme/decisions/pricing.md": state().render()}
     moved = state(subtopic="archive", version=2)
     changes, _ = reopened.apply(moved, entry_id="k7m2x9qa")
     assert changes == {
-        "acme/archive/pricing.md": render_entry(moved),
+        "acme/archive/pricing.md": moved.render(),
         "acme/decisions/pricing.md": None,
     }
     reopened.commit(changes, author=author, committer=cairn, message="move\n", when=WHEN)
@@ -145,7 +186,7 @@ def test_a_taken_name_gets_the_entry_id(tmp_path):
 def test_libyaml_and_pure_python_yaml_render_the_same_bytes(monkeypatch):
     import yaml
 
-    from history import files
+    from history import file_format as files
 
     hostile = state(
         title="Ünïcode 漢字 key: value # x\n---",
@@ -154,7 +195,7 @@ def test_libyaml_and_pure_python_yaml_render_the_same_bytes(monkeypatch):
         generated_by="agent:'quoted\"",
     )
     assert files._DUMPER is yaml.CSafeDumper  # the pinned PyYAML wheel ships libyaml
-    fast = render_entry(hostile)
+    fast = hostile.render()
     monkeypatch.setattr(files, "_DUMPER", yaml.SafeDumper)
-    assert render_entry(hostile) == fast
+    assert hostile.render() == fast
     assert parse_markdown(fast)[0]["metadata"]["z"] == "\u2028x\x85y\ttab"

@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 
 from history import mirror
-from history.gitmirror import build_message, trailers_of
-from history.mirror.repo import open_mirror
+from history.mirror.git import build_message, trailers_of
+from history.mirror.queue import open_mirror
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_upsert
 

@@ -10,13 +10,12 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from history import maintenance, mirror
-from history.files import parse_markdown
+from history.file_format import parse_markdown
 from knowledge.actors import Actor
-from knowledge.models import Entry, Membership, Role
+from knowledge.models import Entry, HistoricalEntry, Membership, Role
 from knowledge.services import EntryFields, entry_delete, entry_move, entry_update, entry_upsert
 from tests.factories import UserFactory
 
-HistoricalEntry = Entry.history.model
 pytestmark = pytest.mark.django_db
 
 

@@ -7,10 +7,9 @@ from django.db import connection
 
 from history import maintenance, mirror
 from history.models import ParkedRevision
-from knowledge.models import Entry
+from knowledge.models import Entry, HistoricalEntry
 from knowledge.services import EntryFields, entry_update, entry_upsert
 
-HistoricalEntry = Entry.history.model
 pytestmark = pytest.mark.django_db
 
 

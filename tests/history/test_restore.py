@@ -12,11 +12,14 @@ from django.test.utils import override_settings
 
 from history import mirror
 from history.mirror.manifest import MANIFEST_PATH, parse_manifest
-from history.mirror.repo import open_mirror
+from history.mirror.queue import open_mirror
 from knowledge.actors import Actor
 from knowledge.graph.context import build_context
 from knowledge.models import (
     Entry,
+    HistoricalEntry,
+    HistoricalProject,
+    HistoricalSubtopic,
     LexemeStat,
     Membership,
     Observation,
@@ -46,7 +49,6 @@ from knowledge.services import (
 from tests.factories import StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-HistoricalEntry = Entry.history.model
 DERIVED = {"search_vector", "embedded_hash", "embedding_model", "embed_pending_since"}  # rebuilt
 USER_FIELDS = {"created_by_id", "updated_by_id", "verified_by_id", "history_user_id"}
 
@@ -111,7 +113,7 @@ def access(users: list[str]) -> dict:
 def lose_the_database() -> None:
     with override_settings(SIMPLE_HISTORY_ENABLED=False):
         Entry.objects.all().delete()
-        for model in (HistoricalEntry, Project.history.model, Subtopic.history.model, Source,
+        for model in (HistoricalEntry, HistoricalProject, HistoricalSubtopic, Source,
                       Membership, Subtopic, Project, LexemeStat):  # fmt: skip
             model.objects.all().delete()
         get_user_model().objects.all().delete()

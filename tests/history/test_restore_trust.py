@@ -18,7 +18,7 @@ from pygit2.enums import FileMode
 
 from history import mirror
 from history.mirror.manifest import MANIFEST_PATH
-from history.mirror.repo import open_mirror
+from history.mirror.queue import open_mirror
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden
 from knowledge.models import Entry, Membership, Project

@@ -13,11 +13,10 @@ from django.db import connection
 from history import maintenance, mirror
 from history.mirror.manifest import manifest_current
 from knowledge.actors import Actor
-from knowledge.models import Entry
+from knowledge.models import HistoricalEntry
 from knowledge.services import EntryFields, entry_upsert
 from memory_site import embedded
 
-HistoricalEntry = Entry.history.model
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from history import maintenance, mirror, restoring
+from history import maintenance, mirror, mirror_restore
 from knowledge.errors import KnowledgeError
 from knowledge.management.base import DataCommand
 from knowledge.models import Sensitivity
@@ -122,17 +122,17 @@ class Command(DataCommand):
             )
         options = self.options
         try:
-            with restoring.prepared(
+            with mirror_restore.prepared(
                 source=source, force=self.force, sensitivity=options.get("sensitivity"),
                 keep_verified=options.get("keep_verified", False),
                 memberships=options.get("memberships", True),
             ) as plan:  # fmt: skip
-                for line in restoring.plan_lines(plan):
+                for line in mirror_restore.plan_lines(plan):
                     self.stdout.write(line)
                 self._confirm()
                 with tqdm(desc="restore", unit="rev", disable=None) as bar:
-                    report, problems = restoring.apply(plan, force=self.force, progress=bar)
-        except (restoring.RestoreError, KnowledgeError) as exc:
+                    report, problems = mirror_restore.apply(plan, force=self.force, progress=bar)
+        except (mirror_restore.RestoreError, KnowledgeError) as exc:
             raise CommandError(getattr(exc, "message", str(exc))) from exc
         self._report(report, source)
         if problems:

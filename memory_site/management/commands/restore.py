@@ -5,8 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memory_site.backup import BackupError
-from memory_site.restore import restore
+from memory_site.backup import BackupError, backup_restore
 
 STEPS = 5  # check, restore into a new database, the mirror, swap, verify
 
@@ -44,7 +43,7 @@ class Command(BaseCommand):
                 bar.set_postfix_str(name)
 
             try:
-                result = restore(Path(directory), force=force, drop_old=drop_old, step=step)
+                result = backup_restore(Path(directory), force=force, drop_old=drop_old, step=step)
             except BackupError as exc:
                 raise CommandError(str(exc)) from exc
             bar.update(STEPS - bar.n)

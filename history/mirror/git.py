@@ -1,8 +1,8 @@
 """The git side of the mirror: a bare repository written with pygit2, no work tree, no ORM.
 
-Everything here takes plain values (EntryState, Person, bytes), so it can be tested and
+Everything here takes plain values (RevisionFile, Person, bytes), so it can be tested and
 benchmarked without a database. The ORM side lives in history/mirror/; file names and
-rendering in history/files.py.
+rendering in history/file_format.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
-from history.files import EntryState, alternate_path, changed_lines, entry_id_of, render_entry
+from history.file_format import RevisionFile, alternate_path, changed_lines, entry_id_of
 
 TRAILER_REVISION = "Cairn-Revision"
 TRAILER_ENTRY = "Cairn-Entry"
@@ -158,7 +158,7 @@ class Mirror:
         self._index()
         return self._paths.get(entry_id)
 
-    def target_path(self, state: EntryState) -> str:
+    def target_path(self, state: RevisionFile) -> str:
         """The entry's natural path, unless another entry already holds it (then `-<id>`)."""
         self._index()
         base = state.path
@@ -195,7 +195,7 @@ class Mirror:
         return builder.write()
 
     def apply(
-        self, state: EntryState | None, *, entry_id: str
+        self, state: RevisionFile | None, *, entry_id: str
     ) -> tuple[dict[str, bytes | None], int]:
         """The file changes that bring the tip to `state` (None: the entry is deleted).
 
@@ -210,7 +210,7 @@ class Mirror:
                 changes[old_path] = None
         else:
             new_path = self.target_path(state)
-            new = render_entry(state)
+            new = state.render()
             changes[new_path] = new
             if old_path and old_path != new_path:
                 changes[old_path] = None

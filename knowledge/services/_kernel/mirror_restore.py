@@ -1,7 +1,7 @@
 """Kernel steps of a restore: put back projects, people and revisions exactly as a record says
 (original ids, versions, who, when and why), with the derived data made as a write makes it.
 
-Only `knowledge.services.restore` uses them, inside its one durable transaction, with
+Only `knowledge.services.mirror_restore` uses them, inside its one durable transaction, with
 django-simple-history switched off: each revision row is written as recorded, never stamped now.
 """
 
@@ -25,6 +25,9 @@ from knowledge.models import (
     ApiToken,
     Entry,
     EntryStatus,
+    HistoricalEntry,
+    HistoricalProject,
+    HistoricalSubtopic,
     Membership,
     Project,
     Role,
@@ -36,16 +39,14 @@ from knowledge.models import (
 from knowledge.paths import entry_slug
 from knowledge.services._kernel.checks import check_limits, check_source, clean
 
-HistoricalEntry = Entry.history.model
-HistoricalProject = Project.history.model
-HistoricalSubtopic = Subtopic.history.model
 RESTORE_REASON = "restored from the git mirror"
 
 
 @dataclass
 class RestoredRevision:
     """One entry revision as the mirror recorded it. `state` holds the entry's fields as its
-    file had them (None for a deletion, or for a revision whose text the mirror never got)."""
+    file had them, the file format's record (history.file_format.RevisionFile.record;
+    None for a deletion, or for a revision whose text the mirror never got)."""
 
     history_id: int
     commit: str

@@ -20,7 +20,7 @@ from django.db import connection
 from psycopg import errors, sql
 
 from memory_site import embedded
-from memory_site.backup import BackupError
+from memory_site.backup.create import BackupError
 
 # Connections still arriving after they were ended (a web server's pool): try the rename again.
 _SWAP_ATTEMPTS = 5

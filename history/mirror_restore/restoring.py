@@ -21,19 +21,19 @@ import pygit2
 import yaml
 from django.conf import settings
 
-from history.files import (
+from history.file_format import (
     FrontmatterError,
+    RevisionFile,
     alternate_path,
     entry_id_of,
     iso_time,
-    parse_markdown,
     parse_time,
 )
-from history.gitmirror import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
 from history.maintenance import expected_files, verify
+from history.mirror.git import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
 from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest, render_manifest
-from history.mirror.repo import committer, open_mirror
-from history.restore_plan import RestorePlan, describe, survey
+from history.mirror.queue import committer, open_mirror
+from history.mirror_restore.plan import RestorePlan, describe, survey
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
 from knowledge.services import RestoredRevision, RestoreReport, memory_restore
@@ -154,28 +154,6 @@ def _track(mirror: Mirror, commit: pygit2.Commit, paths: dict[str, str]) -> None
                 paths[entry] = new.path
 
 
-def _state(raw: bytes, newline: bool) -> dict:
-    data, body = parse_markdown(raw)
-    return {
-        "title": str(data["title"]),
-        "body": body + ("\n" if newline else ""),
-        "kind": str(data.get("kind") or "note"),
-        "status": str(data.get("status") or "active"),
-        "tags": [str(t) for t in data.get("tags") or []],
-        "version": int(data.get("version") or 1),
-        "created": parse_time(data.get("created")),
-        "updated": parse_time(data.get("updated")),
-        "generated_by": str(data.get("generated_by") or ""),
-        "verified_by": str(data.get("verified_by") or ""),
-        "verified_at": parse_time(data.get("verified_at")),
-        "sources": list(data.get("sources") or []),
-        "supersedes": str(data.get("supersedes") or ""),
-        "superseded_by": str(data.get("superseded_by") or ""),
-        "searchable": data.get("searchable") is not False,
-        "metadata": data.get("metadata") or {},
-    }
-
-
 def _revision(
     mirror: Mirror, commit: pygit2.Commit, trailers: dict, paths: dict
 ) -> RestoredRevision:
@@ -222,7 +200,8 @@ def _revision(
             rev.lost = "its commit holds no file for the entry"
         else:
             try:
-                rev.state = _state(raw, trailers.get("Cairn-Body-Newline") == "yes")
+                newline = trailers.get("Cairn-Body-Newline") == "yes"
+                rev.state = RevisionFile.parse(raw, body_newline=newline).record()
             except (FrontmatterError, KeyError, TypeError, ValueError) as exc:
                 rev.lost = f"its file cannot be read ({exc})"
     return rev
@@ -369,7 +348,7 @@ def apply(plan: RestorePlan, *, force: bool = False, progress=None):
     return report, verify(open_mirror(target))
 
 
-def restore(
+def mirror_restore(
     *, source: str, force: bool = False, progress=None, **choices
 ) -> tuple[RestoreReport, list[str]]:
     """`prepared` then `apply`, with no one to ask (scripts, the bench): the choices are

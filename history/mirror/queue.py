@@ -13,17 +13,16 @@ from django.conf import settings
 from django.db import DatabaseError, connection, models, transaction
 from django.utils import timezone
 
-from history.gitmirror import Mirror, Person
+from history.mirror.git import Mirror, Person
 from history.models import ParkedRevision
 from knowledge import locks
-from knowledge.models import Entry
+from knowledge.models import HistoricalEntry
 
 log = logging.getLogger("history.mirror")  # one logger for the mirror, as before the split
 # Failures that are not the revision's: the drain stops and is retried later as a whole.
 NOT_THE_REVISION = (DatabaseError, SoftTimeLimitExceeded, MemoryError)
 
 LOCK_KEY = 0x636169726E  # "cairn": one advisory lock for every process that writes the mirror
-HistoricalEntry = Entry.history.model
 
 
 def committer() -> Person:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from history.gitmirror import TRAILER_REVISION, Mirror, trailers_of
+from history.mirror.git import TRAILER_REVISION, Mirror, trailers_of
 from knowledge.models import ApiToken, Entry, Project
 
 

@@ -19,7 +19,7 @@ from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
 from knowledge.services._kernel import index_text
 from knowledge.services._kernel.graph import graph_change, index_entry_graph
-from knowledge.services._kernel.restoring import (
+from knowledge.services._kernel.mirror_restore import (
     HistoricalEntry,
     HistoricalProject,
     HistoricalSubtopic,

@@ -7,7 +7,7 @@
 - manifest.json: Cairn's version, the migrations applied per app, counts, the time, the
   database server's and pg_dump's versions, the mirror's head.
 
-`manage.py restore DIR` (memory_site/restore.py) reads them back. The PostgreSQL client
+`manage.py restore DIR` (restore.py) reads them back. The PostgreSQL client
 programs are the embedded server's own when the database is embedded; with DATABASE_URL the
 first new enough of the ones on PATH and the bundled ones.
 """

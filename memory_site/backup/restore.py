@@ -1,7 +1,7 @@
-"""`manage.py restore DIR`: bring a snapshot made by `manage.py backup` (memory_site/backup.py)
-back: the database with pg_restore into a new database, proven there before it replaces the live
-one (memory_site/database_swap.py), then the mirror from its bundle, then the counts against the
-manifest and the mirror against the database (`mirror verify`).
+"""`manage.py restore DIR`: bring a snapshot made by `manage.py backup` (create.py) back: the
+database with pg_restore into a new database, proven there before it replaces the live one
+(database_swap.py), then the mirror from its bundle, then the counts against the manifest and the
+mirror against the database (`mirror verify`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
 from history import maintenance, mirror
-from memory_site import database_swap
-from memory_site.backup import (
+from memory_site.backup import database_swap
+from memory_site.backup.create import (
     BUNDLE,
     DUMP,
     FORMAT,
@@ -233,7 +233,7 @@ def _prove(source: Path, manifest: dict, pg_restore: Path, toc: str, env: dict,
     return sorted(f"{app}.{name}" for app, name in after - before)
 
 
-def restore(source: Path, *, force: bool = False, drop_old: bool = False,
+def backup_restore(source: Path, *, force: bool = False, drop_old: bool = False,
             step: Step = lambda name: None) -> RestoreResult:  # fmt: skip
     """Replace the database and the mirror by the snapshot in `source`, then check them.
     Refuses a database that holds projects or entries unless `force`.
