@@ -27,9 +27,7 @@ OUT = ROOT / "docs" / "reference"
 SETTINGS_DIR = ROOT / "memory_site" / "settings"
 COMMAND_APPS = ("knowledge", "history", "memory_site", "ops")
 REGENERATE = "make docs-reference"
-HEADER = (
-    "<!-- Generated from the code by `{cmd}` (docs/generate.py): do not edit by hand. -->\n\n"
-)
+HEADER = "<!-- Generated from the code by `{cmd}` (docs/generate.py): do not edit by hand. -->\n\n"
 # argparse wraps --help to the terminal's width: fix it so every machine writes the same text.
 HELP_COLUMNS = "100"
 
@@ -64,7 +62,9 @@ def _env_reads(node: ast.AST) -> list[tuple[str, str | None]]:
         )
         first = call.args[0]
         if is_env and isinstance(first, ast.Constant) and isinstance(first.value, str):
-            default = next((ast.unparse(k.value) for k in call.keywords if k.arg == "default"), None)
+            default = next(
+                (ast.unparse(k.value) for k in call.keywords if k.arg == "default"), None
+            )
             found.append((first.value, default))
     return found
 
@@ -160,9 +160,7 @@ def settings_page() -> str:
             out += ["|---|---|---|---|\n"]
         env = "<br>".join(code(name) for name, _ in row["reads"]) or "not from the environment"
         if row["reads"]:
-            default = "<br>".join(
-                code(d) if d is not None else "(none)" for _, d in row["reads"]
-            )
+            default = "<br>".join(code(d) if d is not None else "(none)" for _, d in row["reads"])
         else:
             default = code(row["value"])
         names = ", ".join(code(n) for n in row["settings"])
