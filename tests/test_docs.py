@@ -62,6 +62,7 @@ def test_every_setting_and_variable_has_a_line_with_default_and_description():
             has_description = not described or any(described in x for x in lines)
             if not (lines and has_default and has_description):
                 missing.append(name)
+    missing = list(dict.fromkeys(missing))
     assert not missing, f"No line (or an old one) in docs/reference/settings.md for {missing}. " + (
         REGENERATE
     )
