@@ -211,7 +211,7 @@ def _schema_type(schema: dict) -> str:
     if "anyOf" in schema:
         return " or ".join(_schema_type(s) for s in schema["anyOf"])
     if "enum" in schema:
-        return " \\| ".join(json.dumps(v) for v in schema["enum"])
+        return " | ".join(json.dumps(v) for v in schema["enum"])
     kind = schema.get("type", "any")
     if kind == "array":
         return f"list of {_schema_type(schema.get('items', {}))}"
