@@ -85,7 +85,9 @@ def _comment_above(lines: list[str], lineno: int) -> list[str]:
     while i >= 0 and lines[i].lstrip().startswith("#"):
         block.insert(0, lines[i].strip().lstrip("#").strip())
         i -= 1
-    return [line for line in block if not line.startswith("---")]  # section rulers
+    text = [line for line in block if not line.startswith("---")]
+    # A section ruler (`# --- Database: … ---`) speaks for the line below when nothing else does.
+    return text or [line.strip("- ") for line in block]
 
 
 def settings_rows() -> list[dict]:

@@ -68,6 +68,20 @@ def test_every_setting_and_variable_has_a_line_with_default_and_description():
     )
 
 
+def test_every_setting_says_what_it_is():
+    """The settings page takes each description from the comment above the setting (or above
+    its group of lines): a setting without one would be a bare name in the docs."""
+    bare = [
+        f"{row['settings'][0]} (memory_site/settings/{row['module']})"
+        for row in generate.settings_rows()
+        if not row["description"]
+    ]
+    assert not bare, (
+        f"No comment above {', '.join(bare)}: write one line above it saying what it is for, "
+        f"then {REGENERATE[0].lower()}{REGENERATE[1:]}"
+    )
+
+
 def test_a_new_setting_is_caught(tmp_path, monkeypatch):
     """The check above can fail: a setting added to a settings module is not in the committed
     page until it is regenerated, and then gets its default and its comment."""
