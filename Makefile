@@ -26,7 +26,7 @@ exit 1
 endef
 export FIND_PYTHON
 
-.PHONY: run test lint format check pytest bench clean-var venv chromium redis
+.PHONY: run test lint format check pytest bench clean-var venv chromium redis docs docs-reference
 
 venv: $(STAMP)
 
@@ -84,6 +84,7 @@ test: $(STAMP) chromium redis
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run
+	$(MKDOCS_BUILD)
 	$(VPY) -m pytest -n $(TEST_WORKERS) --maxschedchunk=10 $(PYTEST_ARGS)
 
 ## check: the inner loop, in one process and well under a minute: ruff, the architecture rules
@@ -103,6 +104,18 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(VPY) -m ruff format .
 	$(VPY) -m ruff check --fix .
+
+## docs: the documentation site, built strictly (a broken link or a page missing from nav fails)
+## into var/site/; open var/site/index.html. `make test` runs the same build.
+MKDOCS_BUILD := NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs build --strict --quiet
+docs: $(STAMP)
+	$(MKDOCS_BUILD)
+	@echo "Built var/site/index.html"
+
+## docs-reference: rewrite docs/reference/ (MCP, REST, settings, commands) from the code;
+## tests/test_docs.py fails until the committed pages match what this writes.
+docs-reference: $(STAMP)
+	$(VPY) docs/generate.py
 
 ## bench: the benchmarks (not part of the tests)
 bench: $(STAMP)

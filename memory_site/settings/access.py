@@ -10,6 +10,8 @@ from memory_site.settings.base import env
 # django-allauth's openid_connect provider, one app per configured issuer
 # (memory_site/oidc_config.py); its apps and middleware are in settings/base.py.
 AUTHENTICATION_BACKENDS = ["memory_site.sso.backends.CairnBackend"]
+# The OpenID Connect issuers people sign in with: CAIRN_OIDC_PROVIDERS, a JSON list of
+# {id, name, issuer, client_id, secret}, or numbered CAIRN_OIDC_<n>_ID, _NAME, _ISSUER, … variables.
 CAIRN_OIDC_PROVIDERS = providers_from_env(env.ENVIRON)
 SOCIALACCOUNT_PROVIDERS = {
     "openid_connect": {"APPS": allauth_apps(CAIRN_OIDC_PROVIDERS), "OAUTH_PKCE_ENABLED": True}
@@ -39,6 +41,8 @@ CAIRN_OIDC_ALLOWED_DOMAINS = [
 CAIRN_OIDC_GROUPS_CLAIM = env("CAIRN_OIDC_GROUPS_CLAIM", default="groups")
 # Compare Keycloak-style group paths in full (`org/admins`) instead of their last segment.
 CAIRN_OIDC_GROUP_FULL_PATH = env.bool("CAIRN_OIDC_GROUP_FULL_PATH", default=False)
+# Groups whose members may open the admin (staff), and groups whose members get every right
+# (superuser): set and cleared at every sign-in.
 CAIRN_OIDC_STAFF_GROUPS = env.list("CAIRN_OIDC_STAFF_GROUPS", default=[])
 CAIRN_OIDC_SUPERUSER_GROUPS = env.list("CAIRN_OIDC_SUPERUSER_GROUPS", default=[])
 # Django groups whose members are outside the organisation: they read public projects and the

@@ -28,6 +28,7 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="") or embedded.broker_url(
 CELERY_EMBEDDED_BROKER = not env("CELERY_BROKER_URL", default="")
 # The embedded broker's socket ('' with a team broker): a write skips queueing while it is absent.
 CAIRN_BROKER_SOCKET = str(embedded.BROKER_SOCKET) if CELERY_EMBEDDED_BROKER else ""
+# Run tasks in the calling process instead of queueing them (no worker needed; for debugging).
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -13,6 +13,7 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 VAR_DIR = embedded.VAR_DIR
+# Django's debug pages, which show settings and code on an error (team mode refuses them).
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 # The embedded default is for one machine; a team deployment sets its own key.
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
@@ -43,6 +44,7 @@ if not SECRET_KEY:
         embedded.write_private(_key_file, get_random_secret_key())
     SECRET_KEY = _key_file.read_text().strip()
 
+# Host names the site answers to, and the origins (https://cairn.example.com) allowed to post forms.
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 # Behind TLS: secure cookies, HSTS, and the proxy's X-Forwarded-Proto (only behind a proxy that
@@ -55,6 +57,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)
 if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The site's own address: /mcp accepts its origin, and MCP's auth metadata names it as issuer.
 SITE_URL = env("CAIRN_SITE_URL", default="http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
@@ -127,6 +130,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "admin:login"
 
 LANGUAGE_CODE = "en-us"
+# The time zone dates are shown in (they are stored in UTC).
 TIME_ZONE = env("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True

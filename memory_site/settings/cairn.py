@@ -40,6 +40,7 @@ CAIRN_WEB_PROCESSES = env.int("CAIRN_WEB_PROCESSES", default=max(1, min(CAIRN_CO
 CAIRN_WORKER_NICE = env.int("CAIRN_WORKER_NICE", default=10)
 # Also a worker started by hand (team mode, Docker) without --concurrency.
 CELERY_WORKER_CONCURRENCY = CAIRN_WORKER_CONCURRENCY
+# The "http" provider: its server (…/v1 or …/v1/embeddings), model name, API key, timeout (s).
 CAIRN_EMBEDDING_URL = env("CAIRN_EMBEDDING_URL", default="")
 CAIRN_EMBEDDING_MODEL = env("CAIRN_EMBEDDING_MODEL", default="")
 CAIRN_EMBEDDING_API_KEY = env("CAIRN_EMBEDDING_API_KEY", default="")
@@ -47,6 +48,7 @@ CAIRN_EMBEDDING_TIMEOUT = env.float("CAIRN_EMBEDDING_TIMEOUT", default=30.0)
 # The vector column is 384-d: ask the server for 384 dims, or truncate a Matryoshka model.
 CAIRN_EMBEDDING_SEND_DIMENSIONS = env.bool("CAIRN_EMBEDDING_SEND_DIMENSIONS", default=False)
 CAIRN_EMBEDDING_TRUNCATE = env.bool("CAIRN_EMBEDDING_TRUNCATE", default=False)
+# Prefixes some models want before a query and before a passage (e.g. "search_query: ").
 CAIRN_EMBEDDING_QUERY_PREFIX = env("CAIRN_EMBEDDING_QUERY_PREFIX", default="")
 CAIRN_EMBEDDING_PASSAGE_PREFIX = env("CAIRN_EMBEDDING_PASSAGE_PREFIX", default="")
 # Chunks: heading- and paragraph-aware pieces of about this many words, overlapping a little.
@@ -77,9 +79,9 @@ CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
 CAIRN_SEARCH_EXACT_MAX = env.int("CAIRN_SEARCH_EXACT_MAX", default=2000)
 # Query vectors remembered per process (agents repeat and refine queries); 0 switches it off.
 CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
-# Embed the query in a worker thread while the full-text SQL runs (false: one after the other).
 # Snippets: "fast" (from the body each hit loads anyway) or "headline" (Postgres ts_headline).
 CAIRN_SEARCH_SNIPPETS = env("CAIRN_SEARCH_SNIPPETS", default="fast")
+# Embed the query in a worker thread while the full-text SQL runs (false: one after the other).
 CAIRN_SEARCH_EMBED_AHEAD = env.bool("CAIRN_SEARCH_EMBED_AHEAD", default=True)
 # Celery beat recounts the word statistics (idf) this often, in seconds (its own task).
 CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)

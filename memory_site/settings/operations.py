@@ -16,7 +16,6 @@ if PROMETHEUS_MULTIPROC_DIR:
     Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
 # /metrics: empty answers loopback callers only; set, it wants `Authorization: Bearer <token>`.
 CAIRN_METRICS_TOKEN = env("CAIRN_METRICS_TOKEN", default="")
-# Per-operation timings (manage.py metrics): written in batches, kept this many days.
 # Switches that tests and benchmarks set with override_settings: whether a write queues its
 # background work (embeddings, the git mirror), whether a save indexes the graph, and whether
 # operation timings are written as rows (the Prometheus metrics are counted either way).
@@ -32,6 +31,8 @@ CAIRN_BROKER_BACKOFF_SECONDS = env.float("CAIRN_BROKER_BACKOFF_SECONDS", default
 CAIRN_OPS_REFUSED_ERRORS = ("knowledge.errors.KnowledgeError",)
 CAIRN_OPS_MEMORY_SIZE = "knowledge.selectors.health.entry_count"
 CAIRN_OPS_STATE_GAUGES = "memory_site.health.state_gauges"
+# Per-operation timings (manage.py metrics): kept this many days, written in batches of this many
+# rows or after this many seconds, whichever comes first.
 CAIRN_TIMINGS_KEEP_DAYS = env.float("CAIRN_TIMINGS_KEEP_DAYS", default=30)
 CAIRN_TIMINGS_BATCH = env.int("CAIRN_TIMINGS_BATCH", default=100)
 CAIRN_TIMINGS_FLUSH_SECONDS = env.float("CAIRN_TIMINGS_FLUSH_SECONDS", default=5.0)
@@ -66,7 +67,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": CAIRN_SEARCH_STATS_MAX_AGE,
     },
 }
-# Behind a reverse proxy (README "Behind a reverse proxy"): /metrics wants CAIRN_METRICS_TOKEN
+# Behind a reverse proxy (docs/operators/team-mode.md): /metrics wants CAIRN_METRICS_TOKEN
 # from every caller (they all arrive from the proxy), and the admin's login limit counts the
 # address the proxy appended to X-Forwarded-For. On by default when uvicorn is told which
 # proxies to trust (FORWARDED_ALLOW_IPS).
@@ -79,6 +80,7 @@ CAIRN_LOG_FORMAT = env("CAIRN_LOG_FORMAT", default="plain")
 # With JSON logs the worker keeps these handlers too, instead of installing Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = CAIRN_LOG_FORMAT != "json"
 
+# Every log line goes to stderr in CAIRN_LOG_FORMAT, from LOG_LEVEL (INFO) up, with its request id.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

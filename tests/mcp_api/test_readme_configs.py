@@ -1,9 +1,10 @@
-"""The client configurations in the README work: each one's URL and header, used by the official
-MCP client against a live server, lists Cairn's tools."""
+"""The client configurations in the docs work (docs/agents/index.md): each one's URL and header,
+used by the official MCP client against a live server, lists Cairn's tools."""
 
 import json
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import anyio
@@ -11,20 +12,20 @@ import pytest
 
 from tests.mcp_api.conftest import mcp_session
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "agents" / "index.md"
 PLACEHOLDER_URL = "http://127.0.0.1:8000/mcp"
 PLACEHOLDER_TOKEN = "cairn_…"
 
 
 def _section() -> str:
-    text = README.read_text()
-    start = text.index("## Agents and programs: MCP and REST")
-    end = text.index("\n## ", start + 1)
+    text = PAGE.read_text()
+    start = text.index("## Client configurations")
+    end = text.index("\n## ", start + 1) if "\n## " in text[start + 1 :] else len(text)
     return text[start:end]
 
 
 def _configs() -> dict[str, tuple[str, dict[str, str]]]:
-    """client → (url, headers) as the README tells each client to connect."""
+    """client → (url, headers) as the docs tell each client to connect."""
     section = _section()
     found = {}
     command = next(line for line in section.splitlines() if line.startswith("claude mcp add"))
@@ -33,8 +34,19 @@ def _configs() -> dict[str, tuple[str, dict[str, str]]]:
     url = next(a for a in argv if a.startswith(("http://", "https://")))
     name, _, value = header.partition(":")
     found["claude-code"] = (url, {name: value.strip()})
+    for block in re.findall(r"```toml\n(.*?)```", section, re.S):
+        server = tomllib.loads(block)["mcp_servers"]["cairn"]
+        # Codex sends `Authorization: Bearer <the variable's value>`; the comment says what to set.
+        value = re.search(r"export " + server["bearer_token_env_var"] + r"=(\S+)", block).group(1)
+        found["codex"] = (server["url"], {"Authorization": f"Bearer {value}"})
     for block in re.findall(r"```json\n(.*?)```", section, re.S):
-        server = json.loads(block)["mcpServers"]["cairn"]
+        config = json.loads(block)
+        if "servers" in config:  # VS Code
+            server = config["servers"]["cairn"]
+            assert server["type"] == "http"
+            found["vscode"] = (server["url"], server["headers"])
+            continue
+        server = config["mcpServers"]["cairn"]
         if "httpUrl" in server:
             found["gemini-cli"] = (server["httpUrl"], server["headers"])
         elif "url" in server:
@@ -50,15 +62,18 @@ def _configs() -> dict[str, tuple[str, dict[str, str]]]:
     return found
 
 
-def test_the_readme_documents_four_clients():
+CLIENTS = ["claude-code", "cursor", "claude-desktop", "vscode", "codex", "gemini-cli"]
+
+
+def test_the_docs_document_six_clients():
     configs = _configs()
-    assert set(configs) == {"claude-code", "cursor", "claude-desktop", "gemini-cli"}
+    assert set(configs) == set(CLIENTS)
     for url, headers in configs.values():
         assert url == PLACEHOLDER_URL
         assert headers == {"Authorization": f"Bearer {PLACEHOLDER_TOKEN}"}
 
 
-@pytest.mark.parametrize("client", ["claude-code", "cursor", "claude-desktop", "gemini-cli"])
+@pytest.mark.parametrize("client", CLIENTS)
 def test_each_config_connects(client, mcp_url, token):
     url, headers = _configs()[client]
     url = url.replace(PLACEHOLDER_URL, mcp_url)
