@@ -6,6 +6,7 @@ from ninja import Field, Schema
 
 from api.schemas.fields import StrictIn
 from knowledge import limits
+from knowledge.selectors import visible_projects
 from knowledge.selectors.note_types import schema_library
 
 
@@ -46,11 +47,17 @@ class ProjectOut(Schema):
     entry_count: int | None = None
 
     @staticmethod
-    def resolve_schema_library(obj) -> str | None:
+    def resolve_schema_library(obj, context) -> str | None:
         if not getattr(obj, "schema_library_id", None):
             return None
         library = schema_library(obj)  # only while it shares them with everyone
-        return library.slug if library else None
+        # ... and only to a caller who may read it: not a guest, not a token narrowed away.
+        if (
+            library is None
+            or not visible_projects(context["request"].auth).filter(pk=library.pk).exists()
+        ):
+            return None
+        return library.slug
 
 
 class SubtopicIn(StrictIn):

@@ -89,3 +89,11 @@ def test_a_reader_of_the_library_sees_the_schema_it_lends(world):
     assert all(SECRET in answers[name] for name in ("validate all", "validate person", "entry"))
     [run] = clients["keeper"].get(f"{V1}/projects/commons/schemas/validate").json()
     assert run["note_type"] == "person" and run["schema"]["fields"][1]["name"] == "clearance"
+
+
+def test_the_project_answer_names_the_library_only_to_its_readers(world):
+    clients, _ = world
+    seen = {
+        who: c.get(f"{V1}/projects/commons").json()["schema_library"] for who, c in clients.items()
+    }
+    assert seen == {"guest": None, "narrowed": None, "keeper": "vault"}
