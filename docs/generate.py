@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import concurrent.futures
 import io
 import json
 import os
@@ -257,7 +258,10 @@ def mcp_page() -> str:
             await mcp.list_resource_templates(),
         )
 
-    tools, prompts, templates = asyncio.run(lists())
+    # In a thread of its own: the caller may already run an event loop (a test process where
+    # Playwright's sync API left one running), and asyncio.run refuses to nest.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        tools, prompts, templates = pool.submit(asyncio.run, lists()).result()
     out = [
         HEADER.format(cmd=REGENERATE),
         "# MCP tools, resources and prompts\n\n",

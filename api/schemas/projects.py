@@ -6,8 +6,7 @@ from ninja import Field, Schema
 
 from api.schemas.fields import StrictIn
 from knowledge import limits
-from knowledge.selectors import visible_projects
-from knowledge.selectors.note_types import schema_library
+from knowledge.selectors.note_type_lookup import readable_schema_library
 
 
 class ProjectIn(StrictIn):
@@ -50,14 +49,8 @@ class ProjectOut(Schema):
     def resolve_schema_library(obj, context) -> str | None:
         if not getattr(obj, "schema_library_id", None):
             return None
-        library = schema_library(obj)  # only while it shares them with everyone
-        # ... and only to a caller who may read it: not a guest, not a token narrowed away.
-        if (
-            library is None
-            or not visible_projects(context["request"].auth).filter(pk=library.pk).exists()
-        ):
-            return None
-        return library.slug
+        library = readable_schema_library(context["request"].auth, obj)
+        return library.slug if library else None
 
 
 class SubtopicIn(StrictIn):

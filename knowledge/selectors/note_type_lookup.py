@@ -54,6 +54,15 @@ def schema_library(project: Project) -> Project | None:
     ).first()
 
 
+def readable_schema_library(actor: Actor, project: Project) -> Project | None:
+    """schema_library, for a caller who may read the library (not a guest, not a token
+    narrowed to `project`): its slug alone tells them a project they cannot see."""
+    library = schema_library(project)
+    if library is None or not visible_projects(actor).filter(pk=library.pk).exists():
+        return None
+    return library
+
+
 def schema_entry(project: Project, note_type: str) -> Entry | None:
     """The schema entry of `note_type` in `project` (the newest, when there are several), else
     in the shared project it takes schemas from. Unscoped: the caller already holds the
