@@ -110,7 +110,7 @@ def _best_time(call, loops: int, target_seconds: float) -> tuple[float, int]:
 
 def linear_pass(text: str) -> None:
     """A plain linear pass that allocates as a parser does: every line, copied."""
-    [line[::-1] for line in text.split("\n")]  # noqa: B018
+    [line[::-1] for line in text.split("\n")]
 
 
 def _measure(
@@ -174,8 +174,8 @@ class Watchdog:
     ) -> dict:
         """Time the zero-argument call `dotted(*args)` returns (built and run in the child),
         which names its input as `.text`: {"seconds", "kb" (peak memory above the resident size
-        before), "reference" (linear_pass over the text, when asked for), "loops" (calls per round: pass them
-        back to time a larger input with as many calls)}. seconds is inf when the watchdog
+        before), "reference" (linear_pass over the text, when asked for), "loops" (calls per
+        round: pass them back to time a larger input with as many calls)}. seconds is inf when the watchdog
         killed the child. The call must not raise: a refusal is an answer, so the preparing
         function catches what it expects."""
         try:

@@ -8,6 +8,7 @@ error is an answer); anything else it raises fails the measurement.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 # --- shapes: text of about n units ---------------------------------------------------------
@@ -96,10 +97,8 @@ def _tolerant(fn, *args, text: str | None = None, **kwargs):
     refused = _refusals()
 
     def call():
-        try:
+        with contextlib.suppress(refused):
             fn(*args, **kwargs)
-        except refused:
-            pass
 
     call.text = (
         text if text is not None else "\n".join(_as_text(a) for a in (*args, *kwargs.values()))

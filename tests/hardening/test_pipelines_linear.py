@@ -6,8 +6,8 @@ unclosed fences, YAML aliases and deep YAML, and the runs that make a backtracki
 blow up. Each runs at n and at 4n in the watchdog's child (tests/watchdog.py), so a regression
 fails with its name instead of hanging the suite, and two things are asserted:
 
-- time(4n) / time(n) ≤ SLACK × the same ratio of a plain linear pass over the same input
-  (split into lines, each copied: tests/watchdog.linear_pass), and never less than SLACK × 4.
+- time(4n) / time(n) ≤ SLACK times the same ratio of a plain linear pass over the same input
+  (split into lines, each copied: tests/watchdog.linear_pass), and never less than SLACK * 4.
   Linear work gives 4 and n·log n about 4.5; quadratic work gives 16. But on this machine a
   linear pass itself went from 2 to 21 ms when its lines grew from 16,000 to 64,000 (4 MB of
   L2 cache per core stops holding them): the reference, timed in the same child right after,
