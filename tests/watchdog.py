@@ -175,9 +175,9 @@ class Watchdog:
         """Time the zero-argument call `dotted(*args)` returns (built and run in the child),
         which names its input as `.text`: {"seconds", "kb" (peak memory above the resident size
         before), "reference" (linear_pass over the text, when asked for), "loops" (calls per
-        round: pass them back to time a larger input with as many calls)}. seconds is inf when the watchdog
-        killed the child. The call must not raise: a refusal is an answer, so the preparing
-        function catches what it expects."""
+        round: pass them back to time a larger input with as many calls)}. seconds is inf when
+        the watchdog killed the child. The call must not raise: a refusal is an answer, so the
+        preparing function catches what it expects."""
         try:
             return self._pool.apply_async(
                 _measure, (dotted, args, target_seconds, loops, reference)
