@@ -57,8 +57,17 @@ def yaml_aliases(levels: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def enum_aliases(levels: int) -> str:
+    """The billion laughs inside one enum: reading its values as text expands every level."""
+    inner = ["&a0 [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, levels + 1):
+        inner.append(f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    return "status(enum): [" + ", ".join(inner) + "]\n"
+
+
 YAML_SHAPES = {
     "aliases": lambda n: yaml_aliases(8),
+    "enum_aliases": lambda n: enum_aliases(8),
     "deep_flow": lambda n: "k: " + "[" * n + "]" * n + "\n",
     "deep_block": lambda n: "k:\n" + "".join("  " * i + "- \n" for i in range(n // 10)),
     "many_keys": lambda n: "".join(f"key{i}: value {i}\n" for i in range(n)),
