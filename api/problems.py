@@ -66,7 +66,11 @@ def next_moves(exc: KnowledgeError) -> str:
 def register_error_handlers(api) -> None:
     @api.exception_handler(KnowledgeError)
     def knowledge_error(request, exc: KnowledgeError):
-        data = {k: v for k, v in exc.data.items() if k not in ("code", "message")}
+        # problem() names its own title and detail: an error's `title` (AlreadyExists of a
+        # concurrent create) passed on as well raised TypeError, a 500 instead of the 409.
+        data = {
+            k: v for k, v in exc.data.items() if k not in ("code", "message", "title", "detail")
+        }
         detail = " ".join(filter(None, [exc.message, next_moves(exc)]))
         return problem(exc.http_status, exc.code, _title(exc.code), detail, **data)
 

@@ -60,7 +60,7 @@ def str_list(value: list | str | None) -> list[str] | None:
         if text.startswith("["):
             try:
                 value = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # `[[[…` past json's depth: read it as text
                 value = text.strip("[]").split(",")
         else:
             value = text.split(",")
