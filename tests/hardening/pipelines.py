@@ -85,9 +85,9 @@ def yaml_text(shape: str, n: int) -> str:
 def _refusals():
     import yaml
 
-    from history.files import FrontmatterError
+    from history.file_format import FrontmatterError
     from knowledge.errors import ValidationFailed
-    from knowledge.schemas import SchemaError
+    from knowledge.note_types import SchemaError
 
     return (yaml.YAMLError, FrontmatterError, SchemaError, ValidationFailed, ValueError)
 
@@ -167,7 +167,7 @@ def side_by_side(shape, n):
 
 
 def schema_read(shape, n):
-    from knowledge.schemas import read_schema
+    from knowledge.note_types import read_schema
 
     body = f"```yaml\n{yaml_text(shape, n)}```\n"
     return _tolerant(read_schema, title="t", metadata=None, body=body)
@@ -177,7 +177,7 @@ _SCHEMA = "```yaml\nname: string\nrole?: string\nstatus?(enum): [a, b]\nworks_at
 
 
 def schema_validate(shape, n):
-    from knowledge.schemas import Facts, read_schema, validate
+    from knowledge.note_types import Facts, read_schema, validate
 
     schema = read_schema(title="t", metadata=None, body=_SCHEMA)
     text = shape_text(shape, n)
@@ -187,7 +187,7 @@ def schema_validate(shape, n):
 
 
 def schema_infer(shape, n):
-    from knowledge.schemas import Facts, infer
+    from knowledge.note_types import Facts, infer
 
     text = shape_text(shape, n)
     return _tolerant(
@@ -200,13 +200,13 @@ def _frontmatter(shape, n) -> str:
 
 
 def mirror_parse(shape, n):
-    from history.files import parse_markdown
+    from history.file_format import parse_markdown
 
     return _tolerant(parse_markdown, _frontmatter(shape, n).encode())
 
 
 def mirror_with_key(shape, n):
-    from history.files import with_key
+    from history.file_format import with_key
 
     return _tolerant(with_key, _frontmatter(shape, n).encode(), "title", "x")
 
@@ -224,7 +224,7 @@ def safe_yaml(shape, n):
 
 
 def import_record(shape, n):
-    from history.files import parse_markdown
+    from history.file_format import parse_markdown
     from history.importing import record_from
 
     raw = f"---\ntitle: ''\ntags: {shape_text('long_line', n // 10).strip()!r}\n---\n"
