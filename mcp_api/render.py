@@ -12,7 +12,7 @@ from datetime import datetime
 
 from mcp_types import CallToolResult, TextContent
 
-from knowledge.errors import KnowledgeError
+from knowledge.errors import EntryConflict, KnowledgeError
 from knowledge.models import Entry, Project
 from knowledge.selectors.supersession import UNSEEN
 from mcp_api import hints
@@ -379,6 +379,8 @@ def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> 
         lines.append("Close matches: " + ", ".join(json.dumps(s) for s in close))
     if found:
         lines.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in found))
+    if isinstance(exc, EntryConflict):
+        lines += hints.conflict_lines(exc.data)
     lines += hints.next_moves(exc)
     data = _jsonable(exc.as_dict())
     if found:
