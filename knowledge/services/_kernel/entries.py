@@ -295,7 +295,13 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
     """Delete the row; its history stays (the last revision records who deleted it and why)."""
     record(entry, actor, reason)
     entry_id = entry.pk
+    linked = list(entry.sources.values("kind", "external_id"))
     entry.delete()
+    if linked:  # the links go with the row: the delete revision keeps them for an undelete
+        last = entry.history.model.objects.filter(id=entry_id, history_type="-")
+        last.filter(history_id=last.order_by("-history_id").values("history_id")[:1]).update(
+            sources=linked
+        )
     entry_written(entry_id)
 
 
