@@ -56,8 +56,8 @@ def _moves(exc: KnowledgeError) -> list[str]:
     if isinstance(exc, NotFound) and data.get("deleted"):
         gone = data["deleted"]
         return [
-            f"Bring it back as it was (same id, sources, kind, tags, history): undelete("
-            f'"{gone["short_id"]}", reason=…).'
+            "Bring it back as it was (same id, sources, kind, tags, history): "
+            f'delete("{gone["short_id"]}", reason=…, undo=true).'
         ]
     if isinstance(exc, NotFound) and "entry" in data:
         return _entry_moves(str(data["entry"]), version="version" in data)
@@ -66,9 +66,11 @@ def _moves(exc: KnowledgeError) -> list[str]:
     return []
 
 
-def conflict_lines(data: dict) -> list[str]:
-    """Their change as a diff, then the merged body or the lines both changed."""
-    lines = []
+def conflict_lines(exc: KnowledgeError) -> list[str]:
+    """A conflict's other change as a diff, then the merged body or the lines both changed."""
+    if not isinstance(exc, EntryConflict):
+        return []
+    data, lines = exc.data, []
     if data.get("diff"):
         lines.append(f"Their change (v{data['expected_version']} → v{data['current_version']}):")
         lines.append(f"```diff\n{data['diff']}\n```")
@@ -95,10 +97,10 @@ def _conflict_moves(data: dict) -> list[str]:
         ]
         return [
             "Apply only your change: " + "; then ".join(steps) + ". Or send the merged body "
-            f"below (both changes) as body with expected_version={now}."
+            f"above (both changes) as body with expected_version={now}."
         ]
     if "merged_body" in data:
-        return [f"Send the merged body below (both changes) as body with expected_version={now}."]
+        return [f"Send the merged body above (both changes) as body with expected_version={now}."]
     if data.get("conflicts"):
         return [
             f'get("{ref}") for the current text; then change only the conflicting lines: '

@@ -16,6 +16,7 @@ from knowledge.services import (
     entry_correct,
     entry_delete,
     entry_edit,
+    entry_undelete,
     entry_update,
     entry_upsert,
 )
@@ -146,11 +147,16 @@ def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
 
 class DeleteArguments(Arguments):
     id: EntryRef
-    reason: Annotated[Reason, Field(description="Why it is deleted.")]
+    reason: Annotated[Reason, Field(description="Why it is deleted (or back).")]
+    undo: Annotated[bool, Field(description="Bring a deleted entry back as it was.")] = False
 
 
 def delete(actor: Actor, args: DeleteArguments):
-    """Delete an entry (its history is kept). To fix a wrong entry use correct instead."""
+    """Delete an entry (its history is kept), or undo=true to bring it back. To fix a wrong
+    entry use correct instead."""
+    if args.undo:
+        entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason)
+        return render.entry_deleted(entry.short_id, entry.title, back=entry)
     entry = entry_delete(actor=actor, ref=args.id, reason=args.reason)
     return render.entry_deleted(entry.short_id, entry.title)
 
