@@ -55,10 +55,7 @@ def _moves(exc: KnowledgeError) -> list[str]:
         ]
     if isinstance(exc, NotFound) and data.get("deleted"):
         gone = data["deleted"]
-        return [
-            "Bring it back as it was (same id, sources, kind, tags, history): "
-            f'delete("{gone["short_id"]}", reason=…, undo=true).'
-        ]
+        return [f'delete("{gone["short_id"]}", reason=…, undo=true) brings it back as it was.']
     if isinstance(exc, NotFound) and "entry" in data:
         return _entry_moves(str(data["entry"]), version="version" in data)
     if isinstance(exc, ValidationFailed) and data.get("field") == "find":

@@ -33,8 +33,8 @@ def history_diff(
     diffed against the entry it corrected (`from_entry`)."""
     entry = entry_get(request.auth, ref)
     to_version = to_version or entry.version
-    fix = correction_diff(request.auth, entry, to_version=1) if from_version is None else None
-    if fix and to_version == 1:
+    first = from_version is None and to_version == 1
+    if first and (fix := correction_diff(request.auth, entry, to_version=1)):
         return {"entry": entry.short_id, **fix}
     from_version = from_version or max(1, to_version - 1)
     text = entry_diff(request.auth, entry, from_version=from_version, to_version=to_version)
