@@ -48,7 +48,7 @@ def entry_conflict(
         diff = [*diff[:MAX_DIFF_LINES], f"… {len(diff) - MAX_DIFF_LINES} more diff lines"]
     details["diff"] = "\n".join(diff)
     if body is not None and body != entry.body:
-        details.update(_merged(base.body, entry.body, body))
+        details = {**details, **_merged(base.body, entry.body, body)}
     return EntryConflict(
         entry_ref=entry.short_id,
         expected_version=expected_version,

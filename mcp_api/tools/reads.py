@@ -42,8 +42,7 @@ class HistoryArguments(Arguments):
 
 
 def history(actor: Actor, args: HistoryArguments):
-    """An entry's revisions, newest first: version, when, who, why, git commit; with those of
-    the entries a correction links it to, marked."""
+    """An entry's revisions (and its corrections'), newest first: version, when, who, why."""
     entry = entry_get(actor, args.id)
     rows = entry_history(actor, entry, limit=args.limit, corrections=True)
     return history_text.revisions(entry, rows)
@@ -53,8 +52,7 @@ class DiffArguments(Arguments):
     id: EntryRef
     from_version: Annotated[
         int | None,
-        Field(ge=1, description="The older version; default the one before (for a correction: "
-              "the entry it corrected)."),
+        Field(ge=1, description="Default: the one before, or what a correction replaced."),
     ] = None  # fmt: skip
     to_version: Annotated[
         int | None, Field(ge=1, description="The newer version; default the current one.")

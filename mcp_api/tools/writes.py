@@ -147,13 +147,13 @@ def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
 
 class DeleteArguments(Arguments):
     id: EntryRef
-    reason: Annotated[Reason, Field(description="Why it is deleted (or back).")]
-    undo: Annotated[bool, Field(description="Bring a deleted entry back as it was.")] = False
+    reason: Annotated[Reason, Field(description="Why it is deleted.")]
+    undo: bool = False  # the docstring says what it does
 
 
 def delete(actor: Actor, args: DeleteArguments):
-    """Delete an entry (its history is kept), or undo=true to bring it back. To fix a wrong
-    entry use correct instead."""
+    """Delete an entry (history kept; undo=true brings it back). To fix a wrong entry use
+    correct instead."""
     if args.undo:
         entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason)
         return render.entry_deleted(entry.short_id, entry.title, back=entry)

@@ -19,6 +19,7 @@ from knowledge.errors import AlreadyExists, Forbidden, NotFound, ValidationFaile
 from knowledge.models import (
     Entry,
     EntryStatus,
+    HistoricalEntry,
     Project,
     Sensitivity,
     Source,
@@ -298,7 +299,7 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
     linked = list(entry.sources.values("kind", "external_id"))
     entry.delete()
     if linked:  # the links go with the row: the delete revision keeps them for an undelete
-        last = entry.history.model.objects.filter(id=entry_id, history_type="-")
+        last = HistoricalEntry.objects.filter(id=entry_id, history_type="-")
         last.filter(history_id=last.order_by("-history_id").values("history_id")[:1]).update(
             sources=linked
         )
