@@ -28,6 +28,7 @@ from knowledge.inputs import find_nul
 from knowledge.models import EntryStatus
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import entry_revision, pages
+from knowledge.selectors.deleted import may_undelete
 from knowledge.services import entry_set_status, entry_undelete, entry_verify
 
 LOGIN_URL = "/accounts/login/"
@@ -76,8 +77,7 @@ def refusal(request, exc: KnowledgeError, *, as_json: bool):
     page = {"message": exc.message}
     if gone := exc.data.get("deleted"):  # the deleted-entry page: its last text, and for an
         # editor of its project a button that brings it back
-        writable = selectors.writable_projects(actor_of(request))
-        page |= {"deleted": gone, "may_undelete": writable.filter(slug=gone["project"]).exists()}
+        page |= {"deleted": gone, "may_undelete": may_undelete(actor_of(request), gone)}
     return render(request, template, page, status=status)
 
 

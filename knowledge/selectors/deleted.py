@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.paths import normalize_path
+from knowledge.selectors.access import writable_projects
 
 MAX_BODY = 8000
 
@@ -55,3 +57,9 @@ def deleted_entry(projects: QuerySet, text: str) -> dict | None:
         "body": row.body[:MAX_BODY],
         "body_chars": len(row.body),
     }
+
+
+def may_undelete(actor: Actor, gone: dict) -> bool:
+    """Whether `actor` may bring back the deleted entry `gone` (from deleted_entry): the editor
+    role in its project."""
+    return writable_projects(actor).filter(slug=gone["project"]).exists()
