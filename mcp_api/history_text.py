@@ -63,6 +63,12 @@ def entry_diff(
         summary = (
             f"Diff of {entry.short_id} {entry.title!r}, version {from_version} → {to_version}:"
         )
+    elif from_version == to_version:  # e.g. the default on an entry at version 1
+        summary = (
+            f"{entry.short_id} has one version so far: nothing to compare."
+            if entry.version == 1
+            else f"That compares version {to_version} with itself; history lists the others."
+        )
     else:
         summary = f"Versions {from_version} and {to_version} of {entry.short_id} are the same."
     if not text and from_entry:

@@ -2,6 +2,7 @@
 
 import pytest
 
+from history import mirror
 from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_delete, entry_upsert
@@ -35,3 +36,6 @@ def test_a_deleted_entry_comes_back_from_its_history_page(client, staff, gone):
     assert (entry.short_id, entry.tags, entry.version) == (gone.short_id, ["q3"], 2)
     latest = entry.history.order_by("-history_id").first()
     assert latest.history_change_reason == "undelete: needed after all"
+    mirror.drain()  # the git mirror takes the entry back like any other revision
+    assert entry.history.filter(git_commit="").count() == 0
+    assert entry.history.order_by("-history_id").first().git_commit
