@@ -49,7 +49,7 @@ class EntryConflict(KnowledgeError):
     ) -> None:
         changes = details.get("changes") or []
         who = "; ".join(
-            f"v{c['version']} by {c['by']} at {c['at'][:16]}"
+            f"v{c['version']} by {c['by']} at {c['at'][:16].replace('T', ' ')}"
             + (f" ({c['reason']})" if c["reason"] else "")
             for c in changes[-3:]
         )
