@@ -60,7 +60,7 @@ def entry_undelete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
             f"{project_maintainers(row.project)}.",
             entry=row.short_id,
         )
-    subtopic = Subtopic.objects.filter(pk=row.subtopic_id, project=project).first()
+    subtopic = _place(actor, project, row.subtopic_id)
     if k.identity_taken(project, subtopic, row.title):
         where = f"{project.slug}/{subtopic.path}" if subtopic else project.slug
         raise AlreadyExists(
@@ -74,6 +74,17 @@ def entry_undelete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
     k.link_sources(entry, row.sources)
     _relink_corrections(entry)
     return entry
+
+
+def _place(actor: Actor, project, subtopic_id: int | None) -> Subtopic | None:
+    """Its subtopic, made again from that subtopic's history if it was removed since."""
+    if subtopic_id is None:
+        return None
+    if (node := Subtopic.objects.filter(pk=subtopic_id, project=project).first()) is not None:
+        return node
+    past = Subtopic.history.filter(id=subtopic_id, project_id=project.pk)
+    path = past.order_by("-history_id").values_list("path", flat=True).first()
+    return k.ensure_path(actor=actor, project=project, path=path) if path else None
 
 
 def _restored(row, project, subtopic) -> Entry:

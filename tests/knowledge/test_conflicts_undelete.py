@@ -5,7 +5,7 @@ import pytest
 
 from knowledge import merges
 from knowledge.errors import AlreadyExists, EntryConflict, NotFound, ValidationFailed
-from knowledge.models import Entry
+from knowledge.models import Entry, Subtopic
 from knowledge.selectors import entry_get
 from knowledge.services import (
     EntryFields,
@@ -130,3 +130,13 @@ def test_undelete_refuses_when_another_entry_took_the_title(actor, project):
     _room(actor)
     with pytest.raises(AlreadyExists, match="Rename or delete that one first"):
         entry_undelete(actor=actor, ref=entry.short_id, reason="back")
+
+
+def test_undelete_makes_its_removed_subtopic_again(actor, project):
+    entry = entry_upsert(
+        actor=actor, project="acme", subtopic="ops/old", fields=EntryFields(title="Note", body="x")
+    ).entry
+    entry_delete(actor=actor, ref=entry.pk, reason="gone")
+    Subtopic.objects.filter(path="ops/old").delete()  # as a tidy-up would
+    back = entry_undelete(actor=actor, ref=entry.short_id, reason="back")
+    assert entry_get(actor, back.short_id).subtopic.path == "ops/old"
