@@ -42,6 +42,12 @@ def next_moves(exc: KnowledgeError) -> str:
             "GET /api/v1/search?q=… finds entries; GET /api/v1/entries lists the latest "
             "changes first; POST /api/v1/entries creates the entry."
         )
+    if isinstance(exc, NotFound) and exc.data.get("deleted"):
+        gone = exc.data["deleted"]
+        return (
+            f"POST /api/v1/entries/{gone['short_id']}/undelete with a reason brings it back as it "
+            "was (same id, sources, kind, tags and history)."
+        )
     if isinstance(exc, NotFound) and "entry" in exc.data:
         return (
             "GET /api/v1/search?q=… finds entries; GET /api/v1/entries?project=… lists a "
@@ -59,7 +65,17 @@ def next_moves(exc: KnowledgeError) -> str:
             f"{exc.data.get('schema')} shows the schema and the entries that do not fit."
         )
     if isinstance(exc, EntryConflict):
-        return f"GET /api/v1/entries/{exc.data['entry']} returns the current version."
+        ref, now = exc.data["entry"], exc.data["current_version"]
+        if "merged_body" in exc.data:
+            return (
+                f"PATCH /api/v1/entries/{ref} with merged_body as body and "
+                f"expected_version={now} keeps both changes (or POST /api/v1/entries/{ref}/edit "
+                "with each of edits as a find_replace)."
+            )
+        return (
+            f"GET /api/v1/entries/{ref} returns the current version; change only your lines "
+            f"with POST /api/v1/entries/{ref}/edit (find_replace, expected_version={now})."
+        )
     return ""
 
 

@@ -12,9 +12,15 @@ from history.mirror.queue import parked, pending
 from history.mirror.render import Names, sources_by_entry, state_of
 from knowledge import diffs
 from knowledge.actors import Actor
-from knowledge.models import Entry, HistoricalEntry
+from knowledge.models import Entry, EntryStatus, HistoricalEntry
 from knowledge.rendering import too_large
-from knowledge.selectors import entry_get, entry_revision, entry_revisions
+from knowledge.selectors import (
+    entry_get,
+    entry_revision,
+    entry_revisions,
+    visible_entries,
+    visible_projects,
+)
 from knowledge.selectors.supersession import LINKS, UNSEEN, unseen_links
 from knowledge.selectors.write_reports import fields_changed, metadata_line
 
@@ -36,11 +42,77 @@ def revision_summary(row) -> dict:
     }
 
 
-def entry_history(actor: Actor, entry: Entry, *, limit: int = 50) -> list[dict]:
+def entry_history(
+    actor: Actor, entry: Entry, *, limit: int = 50, corrections: bool = False
+) -> list[dict]:
     """The revisions of an entry (found with entry_get) the actor can see, newest first, with
-    who/when/why/commit."""
-    rows = entry_revisions(actor, entry, limit=max(1, min(limit, 500)))
-    return [revision_summary(r) for r in rows]
+    who/when/why/commit. With `corrections`, the revisions of the entries it corrected and of
+    those that corrected it (that the actor can see) are in the list too, each row naming its
+    `entry` and, for another entry's, how it is linked (`correction`)."""
+    limit = max(1, min(limit, 500))
+    rows = [
+        {**revision_summary(r), "entry": entry.short_id, "correction": None}
+        for r in entry_revisions(actor, entry, limit=limit)
+    ]
+    for other, how in correction_chain(actor, entry) if corrections else ():
+        rows += [
+            {**revision_summary(r), "entry": other.short_id, "correction": how}
+            for r in entry_revisions(actor, other, limit=limit)
+        ]
+    rows.sort(key=lambda row: row["revision"], reverse=True)  # history ids grow with time
+    return rows[:limit]
+
+
+def correction_chain(actor: Actor, entry: Entry, *, depth: int = 20) -> list[tuple[Entry, str]]:
+    """The entries a chain of corrections links to `entry`, both ways, as far as the actor can
+    see them: ("corrected", an older entry this one replaced, directly or through others) or
+    ("corrected by", a newer one)."""
+    found: list[tuple[Entry, str]] = []
+    seen = {entry.pk}
+    for field, how in (("supersedes", "corrected"), ("superseded_by", "corrected by")):
+        pk = getattr(entry, f"{field}_id")
+        while pk and pk not in seen and len(found) < depth:
+            other = visible_entries(actor).filter(pk=pk).first()
+            if other is None:
+                break
+            seen.add(pk)
+            found.append((other, how))
+            pk = getattr(other, f"{field}_id")
+    return found
+
+
+def correction_diff(
+    actor: Actor, entry: Entry, *, to_version: int | None = None, context: int = 3
+) -> dict | None:
+    """What a correcting entry changed: the entry it corrected, as it read before it was marked
+    superseded, against `entry` at `to_version` (default the current one). None when `entry`
+    corrects nothing the actor can see."""
+    if not entry.supersedes_id:
+        return None
+    old = visible_entries(actor).filter(pk=entry.supersedes_id).first()
+    if old is None:
+        return None
+    rows = old.history.filter(project_id__in=visible_projects(actor).values("pk"))
+    rows = rows.exclude(history_type="-").order_by("-history_id")
+    before = rows.exclude(status=EntryStatus.SUPERSEDED).first() or rows.first()
+    if before is None:
+        return None
+    to_version = to_version or entry.version
+    new = entry_revision(actor, entry, to_version)
+    body = unified_diff(
+        before.body,
+        new.body,
+        old_label=f"{old.short_id}@v{before.version}",
+        new_label=f"{entry.short_id}@v{to_version}",
+        context=context,
+    )
+    meta = metadata_line(fields_changed(before, new))
+    return {
+        "from_entry": old.short_id,
+        "from_version": before.version,
+        "to_version": to_version,
+        "diff": "\n".join(part for part in (body, meta) if part),
+    }
 
 
 def revision_text(row, actor: Actor) -> str:
@@ -155,6 +227,8 @@ def entry_diff(
 
 
 __all__ = [
+    "correction_chain",
+    "correction_diff",
     "entry_diff",
     "entry_get",
     "entry_history",

@@ -35,18 +35,52 @@ class AlreadyExists(KnowledgeError):
 
 
 class EntryConflict(KnowledgeError):
-    """The entry changed since the version the caller read."""
+    """The entry changed since the version the caller read.
+
+    `changes` lists the revisions since (version, at, by, reason), `diff` the body's changed
+    lines between the two versions; when the caller sent a whole body, `merged_body` applies its
+    own change to the text as it is now (and `edits`, the same as find/replace steps), or
+    `conflicts` names the lines both changed (base line numbers, base, theirs, mine)."""
 
     code, http_status = "entry_conflict", 409
 
-    def __init__(self, *, entry_ref: str, expected_version: int, current_version: int) -> None:
+    def __init__(
+        self, *, entry_ref: str, expected_version: int, current_version: int, **details: object
+    ) -> None:
+        changes = details.get("changes") or []
+        who = "; ".join(
+            f"v{c['version']} by {c['by']} at {c['at'][:16].replace('T', ' ')}"
+            + (f" ({c['reason']})" if c["reason"] else "")
+            for c in changes[-3:]
+        )
+        message = (
+            f"Entry {entry_ref} changed since version {expected_version} (now "
+            f"{current_version}){': ' + who if who else ''}. Your write was not applied: "
+        )
+        if "merged_body" in details:
+            message += (
+                "your change and theirs touch different lines, so merged_body keeps both; send "
+                f"it (or only your change) with expected_version={current_version}."
+            )
+        elif details.get("conflicts"):
+            lines = ", ".join(c["lines"] for c in details["conflicts"])  # type: ignore[union-attr]
+            message += (
+                f"you and they changed the same lines ({lines} of version {expected_version}). "
+                "Decide what they should say, then change only those lines of the current text "
+                f"with expected_version={current_version}."
+            )
+        else:
+            message += (
+                "read the current text, apply only your change to it, and send that with "
+                f"expected_version={current_version}; sending your old text again would undo "
+                "theirs."
+            )
         super().__init__(
-            f"Entry {entry_ref} changed since version {expected_version} "
-            f"(now {current_version}). Read it again and retry with "
-            f"expected_version={current_version}.",
+            message,
             entry=entry_ref,
             expected_version=expected_version,
             current_version=current_version,
+            **details,
         )
 
 

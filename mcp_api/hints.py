@@ -8,6 +8,7 @@ sees each hint once, whether or not the core message still names tools itself.
 
 from __future__ import annotations
 
+import json
 import re
 
 from knowledge.errors import (
@@ -36,10 +37,7 @@ def next_moves(exc: KnowledgeError) -> list[str]:
 def _moves(exc: KnowledgeError) -> list[str]:
     data = exc.data
     if isinstance(exc, EntryConflict):
-        return [
-            f'Retry: get("{data["entry"]}") to read the current text, then repeat your call '
-            f"with expected_version={data['current_version']}."
-        ]
+        return _conflict_moves(data)
     if isinstance(exc, SchemaMisfit):
         return [
             "Add the missing lines to the body (e.g. "
@@ -57,16 +55,59 @@ def _moves(exc: KnowledgeError) -> list[str]:
         ]
     if isinstance(exc, NotFound) and data.get("deleted"):
         gone = data["deleted"]
-        return [
-            f'Bring it back: upsert(project="{gone["project"]}", subtopic="{gone["subtopic"]}", '
-            f'title="{gone["title"]}", body=<its last text, version {gone["version"]}: '
-            "error.deleted.body>)."
-        ]
+        return [f'delete("{gone["short_id"]}", reason=…, undo=true) brings it back as it was.']
     if isinstance(exc, NotFound) and "entry" in data:
         return _entry_moves(str(data["entry"]), version="version" in data)
     if isinstance(exc, ValidationFailed) and data.get("field") == "find":
         return ["get(id) shows the current text."]
     return []
+
+
+def conflict_lines(exc: KnowledgeError) -> list[str]:
+    """A conflict's other change as a diff, then the merged body or the lines both changed."""
+    if not isinstance(exc, EntryConflict):
+        return []
+    data, lines = exc.data, []
+    if data.get("diff"):
+        lines.append(f"Their change (v{data['expected_version']} → v{data['current_version']}):")
+        lines.append(f"```diff\n{data['diff']}\n```")
+    if "merged_body" in data:
+        lines.append("Merged body (their change and yours):")
+        lines.append(f"```markdown\n{data['merged_body']}\n```")
+    for c in data.get("conflicts") or []:
+        lines.append(
+            f"Both changed line(s) {c['lines']} of v{data['expected_version']}: it read "
+            f"{c['base']!r}; theirs {c['theirs']!r}; yours {c['mine']!r}."
+        )
+    return lines
+
+
+def _conflict_moves(data: dict) -> list[str]:
+    """Apply only the caller's change: never "repeat your call", which would undo the other's."""
+    ref, now = data["entry"], data["current_version"]
+    if data.get("edits"):
+        # Each edit is a revision: the next one expects the version the last one made.
+        steps = [
+            f'edit("{ref}", operation="find_replace", find={json.dumps(e["find"])}, '
+            f"content={json.dumps(e['replace'])}, expected_version={now + i})"
+            for i, e in enumerate(data["edits"])
+        ]
+        return [
+            "Apply only your change: " + "; then ".join(steps) + ". Or send the merged body "
+            f"above (both changes) as body with expected_version={now}."
+        ]
+    if "merged_body" in data:
+        return [f"Send the merged body above (both changes) as body with expected_version={now}."]
+    if data.get("conflicts"):
+        return [
+            f'get("{ref}") for the current text; then change only the conflicting lines: '
+            f'edit("{ref}", operation="find_replace", find=<their text>, content=<what it '
+            f"should say>, expected_version={now})."
+        ]
+    return [
+        f'get("{ref}") for the current text; then apply only your change to it, e.g. '
+        f'edit("{ref}", operation="find_replace", find=…, content=…, expected_version={now}).'
+    ]
 
 
 def _entry_moves(ref: str, *, version: bool) -> list[str]:

@@ -272,53 +272,16 @@ def project_page(page: dict, subtopic: str, *, unseen: frozenset[int]) -> CallTo
     )
 
 
-def revisions(entry: Entry, history: Iterable[dict]) -> CallToolResult:
-    rows = [{**r, "at": r["at"].isoformat()} for r in history]
-    lines = [f"History of {entry.short_id} {entry.title!r} (newest first):"]
-    lines += [
-        f"- v{r['version']} {r['at'][:16]} {r['action']} by {_who(r)}"
-        + (f": {r['reason']}" if r["reason"] else "")
-        + (f" [{r['git_commit'][:10]}]" if r["git_commit"] else "")
-        for r in rows
-    ]
-    if len(rows) > 1:
-        lines.append(
-            f"Next: diff({entry.short_id}, from_version={rows[1]['version']}) for the last change."
+def entry_deleted(ref: str, title: str, *, back: Entry | None = None) -> CallToolResult:
+    if back is None:
+        return result(
+            f"Deleted {ref} {title!r}; its history is kept (delete(id, reason, undo=true) brings "
+            "it back). If it was wrong rather than unwanted, correct(id, body, reason) is better.",
+            {"deleted": ref},
         )
-    return result("\n".join(lines), {"entry": entry.short_id, "revisions": rows})
-
-
-def _who(rev: dict) -> str:
-    """`agent:x (sam)`: the label the write was recorded under, and the user behind it."""
-    agent, user = rev.get("generated_by") or "", rev.get("user") or ""
-    if agent and user and not agent.endswith(f":{user}"):
-        return f"{agent} ({user})"
-    return agent or user or "?"
-
-
-def entry_diff(entry: Entry, from_version: int, to_version: int, text: str) -> CallToolResult:
-    summary = (
-        f"Diff of {entry.short_id} {entry.title!r}, version {from_version} → {to_version}:"
-        if text
-        else f"Versions {from_version} and {to_version} of {entry.short_id} are the same."
-    )
-    return result(
-        f"{summary}\n{text}".rstrip(),
-        {
-            "entry": entry.short_id,
-            "from_version": from_version,
-            "to_version": to_version,
-            "diff": text,
-        },
-    )
-
-
-def entry_deleted(ref: str, title: str) -> CallToolResult:
-    return result(
-        f"Deleted {ref} {title!r}; its history is kept. If it was wrong rather than "
-        "unwanted, correct(id, body, reason) is the better tool next time.",
-        {"deleted": ref},
-    )
+    text = f"Brought back {ref} {title!r} in {back.path} as version {back.version}, with its "
+    text += f"sources, kind and tags; history({ref}) shows it."
+    return result(text, {"undeleted": ref, "version": back.version})
 
 
 def sources_checked(answer: list[dict], project: str | None = None) -> CallToolResult:
@@ -379,6 +342,7 @@ def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> 
         lines.append("Close matches: " + ", ".join(json.dumps(s) for s in close))
     if found:
         lines.append("Search found: " + "; ".join(f"{h['short_id']} {h['title']!r}" for h in found))
+    lines += hints.conflict_lines(exc)
     lines += hints.next_moves(exc)
     data = _jsonable(exc.as_dict())
     if found:

@@ -17,4 +17,5 @@ urlpatterns = [
     path("e/<str:ref>/diff/", views.diff, name="diff"),
     path("e/<str:ref>/verify/", views.verify, name="verify"),
     path("e/<str:ref>/status/", views.set_status, name="status"),
+    path("e/<str:ref>/undelete/", views.undelete, name="undelete"),
 ]

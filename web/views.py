@@ -28,7 +28,8 @@ from knowledge.inputs import find_nul
 from knowledge.models import EntryStatus
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import entry_revision, pages
-from knowledge.services import entry_set_status, entry_verify
+from knowledge.selectors.deleted import may_undelete
+from knowledge.services import entry_set_status, entry_undelete, entry_verify
 
 LOGIN_URL = "/accounts/login/"
 SEARCH_LIMIT = 50
@@ -73,7 +74,11 @@ def refusal(request, exc: KnowledgeError, *, as_json: bool):
     )
     if as_json:
         return JsonResponse({"error": exc.message}, status=status)
-    return render(request, template, {"message": exc.message}, status=status)
+    page = {"message": exc.message}
+    if gone := exc.data.get("deleted"):  # the deleted-entry page: its last text, and for an
+        # editor of its project a button that brings it back
+        page |= {"deleted": gone, "may_undelete": may_undelete(actor_of(request), gone)}
+    return render(request, template, page, status=status)
 
 
 def refuse_nul(request, kwargs: dict) -> None:
@@ -253,6 +258,22 @@ def set_status(request, ref: str):
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Status is now {done.get_status_display().lower()}.")
+        ref = done.short_id
+    return redirect("web:entry", ref=ref)
+
+
+@require_POST
+@person
+def undelete(request, ref: str):
+    reason = (request.POST.get("reason") or "").strip()[:200] or "brought back on its page"
+    try:
+        done = entry_undelete(actor=actor_of(request), ref=ref, reason=reason)
+    except (NotFound, Forbidden):
+        raise
+    except KnowledgeError as exc:  # e.g. another entry took its title: say so, change nothing
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Brought back as version {done.version}, with its history.")
         ref = done.short_id
     return redirect("web:entry", ref=ref)
 

@@ -20,6 +20,7 @@ from api.schemas.entries import (
     EntryUpsertIn,
     MoveIn,
     StatusIn,
+    UndeleteIn,
     UpsertOut,
     VerifyIn,
 )
@@ -37,6 +38,7 @@ from knowledge.services import (
     entry_edit,
     entry_move,
     entry_set_status,
+    entry_undelete,
     entry_update,
     entry_upsert,
     entry_verify,
@@ -147,6 +149,12 @@ def update_entry(request: HttpRequest, ref: Ref, data: EntryPatch):
 def delete_entry(request: HttpRequest, ref: Ref, reason: ReasonText):
     entry_delete(actor=request.auth, ref=ref, reason=reason)
     return Status(204, None)
+
+
+@router.post("/entries/{ref}/undelete", response=EntryDetailOut, tags=["entries"])
+def undelete_entry(request: HttpRequest, ref: Ref, data: UndeleteIn):
+    """Bring a deleted entry back as it was: same id, place, kind, tags, sources and history."""
+    return entry_undelete(actor=request.auth, ref=ref, reason=data.reason)
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])

@@ -185,6 +185,10 @@ class VerifyIn(StrictIn):
     reason: ReasonText = ""
 
 
+class UndeleteIn(StrictIn):
+    reason: ReasonText
+
+
 class EntryFilters(NoNul):
     # Fields by SearchFilters' names (a docstring would show in the OpenAPI schema); the alias
     # is the published query parameter.

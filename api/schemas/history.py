@@ -18,10 +18,15 @@ class RevisionOut(Schema):
     reason: str
     title: str
     git_commit: str | None = Field(None, description="null until the git mirror commits it")
+    entry: str | None = Field(None, description="the entry this revision is of (short id)")
+    correction: str | None = Field(
+        None, description='another entry\'s revision: "corrected" or "corrected by" this one'
+    )
 
 
 class DiffOut(Schema):
     entry: str
+    from_entry: str | None = Field(None, description="set when diffing against a corrected entry")
     from_version: int
     to_version: int
     diff: str = Field(description="unified diff; empty when the versions are the same")

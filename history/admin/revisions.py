@@ -13,7 +13,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.exceptions import NotRegistered
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import mark_safe
@@ -21,8 +21,8 @@ from django.utils.safestring import mark_safe
 from history import selectors
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
-from knowledge.selectors import entry_revision
-from knowledge.services import entry_revert
+from knowledge.selectors import entry_not_found, entry_revision
+from knowledge.services import entry_revert, entry_undelete
 from ops.timing import timed
 
 
@@ -46,6 +46,11 @@ class RevisionAdminMixin:
                 name="{}_{}_revision_diff".format(*info),
             ),
             path(
+                "<path:object_id>/history/undelete/",
+                view(self.revision_undelete_view),
+                name="{}_{}_revision_undelete".format(*info),
+            ),
+            path(
                 "<path:object_id>/history/revert/<int:version>/",
                 view(self.revision_revert_view),
                 name="{}_{}_revision_revert".format(*info),
@@ -67,7 +72,13 @@ class RevisionAdminMixin:
             raise Http404(exc.message) from exc
 
     def history_view(self, request, object_id, extra_context=None):
-        entry = self._entry(request, object_id)
+        try:
+            entry = self._entry(request, object_id)
+        except Http404:
+            gone = entry_not_found(Actor.for_user(request.user), unquote(object_id))
+            if not gone.data.get("deleted"):
+                raise
+            return self._deleted_view(request, gone)
         rows = selectors.entry_revisions(Actor.for_user(request.user), entry, limit=500)
         extra = {
             "revisions": [
@@ -85,6 +96,38 @@ class RevisionAdminMixin:
             "can_revert": self.has_change_permission(request, entry),
         }
         return super().history_view(request, object_id, {**extra, **(extra_context or {})})
+
+    def _deleted_view(self, request, gone: NotFound):
+        """A deleted entry's history page: its last text and an action that brings it back."""
+        deleted = gone.data["deleted"]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"{deleted['title']} (deleted)",
+            "message": gone.message,
+            "deleted": deleted,
+            "undelete_url": self._url("revision_undelete", deleted["id"]),
+            "can_undelete": self.has_change_permission(request),
+        }
+        return TemplateResponse(request, "history/admin/revisions/deleted.html", context)
+
+    def revision_undelete_view(self, request, object_id):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        try:
+            with timed("admin", "entry.undelete"):
+                entry = entry_undelete(
+                    actor=Actor.for_user(request.user),
+                    ref=unquote(object_id),
+                    reason=request.POST.get("reason", ""),
+                )
+        except KnowledgeError as exc:
+            messages.error(request, exc.message)
+            return HttpResponseRedirect(self._url("history", unquote(object_id)))
+        messages.success(request, f"Brought back as version {entry.version}, with its history.")
+        return HttpResponseRedirect(self._url("history", entry.pk))
 
     def revision_diff_view(self, request, object_id):
         entry = self._entry(request, object_id)

@@ -15,7 +15,7 @@ from django.db.models.functions import Lower
 from simple_history.models import HistoricalRecords
 
 from knowledge.models.projects import Project, Subtopic
-from knowledge.models.revisions import RevisionBase
+from knowledge.models.revisions import EntryRevisionBase
 
 SHORT_ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"  # no 0/o, 1/l/i: easy to read aloud
 
@@ -123,7 +123,7 @@ class Entry(models.Model):
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
 
     history = HistoricalRecords(
-        bases=[RevisionBase], excluded_fields=["search_vector", "embed_pending_since"]
+        bases=[EntryRevisionBase], excluded_fields=["search_vector", "embed_pending_since"]
     )
 
     class Meta:

@@ -13,3 +13,13 @@ class RevisionBase(models.Model):
 
     class Meta:
         abstract = True
+
+
+class EntryRevisionBase(RevisionBase):
+    """An entry's history row also keeps, on a delete row only, the sources linked then
+    ({kind, external_id}): the delete removes the links with the entry, an undelete relinks."""
+
+    sources = models.JSONField(null=True, blank=True, editable=False)
+
+    class Meta:
+        abstract = True

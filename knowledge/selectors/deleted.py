@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from knowledge.models import Entry
+from knowledge.actors import Actor
+from knowledge.models import Entry, Subtopic
 from knowledge.paths import normalize_path
+from knowledge.selectors.access import writable_projects
 
 MAX_BODY = 8000
 
@@ -45,7 +47,7 @@ def deleted_entry(projects: QuerySet, text: str) -> dict | None:
         "short_id": row.short_id,
         "title": row.title,
         "project": row.project.slug,
-        "subtopic": row.subtopic.path if row.subtopic_id else "",
+        "subtopic": _subtopic_path(row),
         "kind": row.kind,
         "tags": list(row.tags or []),
         "version": row.version,
@@ -55,3 +57,19 @@ def deleted_entry(projects: QuerySet, text: str) -> dict | None:
         "body": row.body[:MAX_BODY],
         "body_chars": len(row.body),
     }
+
+
+def _subtopic_path(row) -> str:
+    """Where it was; a subtopic removed since is named from its own history."""
+    if not row.subtopic_id:
+        return ""
+    if row.subtopic is not None:
+        return row.subtopic.path
+    past = Subtopic.history.filter(id=row.subtopic_id).order_by("-history_id")
+    return past.values_list("path", flat=True).first() or ""
+
+
+def may_undelete(actor: Actor, gone: dict) -> bool:
+    """Whether `actor` may bring back the deleted entry `gone` (from deleted_entry): the editor
+    role in its project."""
+    return writable_projects(actor).filter(slug=gone["project"]).exists()

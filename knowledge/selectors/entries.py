@@ -63,7 +63,8 @@ def entry_not_found(actor: Actor, ref: str | int) -> NotFound:
         return NotFound(
             f"Entry {gone['short_id']} {gone['title']!r} was deleted on {gone['deleted_at'][:16]} "
             f"by {gone['deleted_by']}" + (f": {gone['reason']}" if gone["reason"] else "") + ". "
-            "Its history is kept; writing its last text again brings it back as a new entry.",
+            "Its history is kept: undelete it to bring it back as it was (same id, sources, "
+            "kind, tags and history).",
             entry=text,
             deleted=gone,
         )

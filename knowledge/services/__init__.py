@@ -28,6 +28,7 @@ from knowledge.services.entries_edit import (
     entry_verify,
 )
 from knowledge.services.entries_tags import entry_retag
+from knowledge.services.entries_undelete import entry_undelete
 from knowledge.services.fields import EntryFields, ProjectFields
 from knowledge.services.graph import entries_reindex_graph
 from knowledge.services.imports import ImportItem, ImportOutcome, entries_import
@@ -79,6 +80,7 @@ __all__ = [
     "entry_retag",
     "entry_revert",
     "entry_set_status",
+    "entry_undelete",
     "entry_update",
     "entry_upsert",
     "entry_verify",

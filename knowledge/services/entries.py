@@ -82,7 +82,7 @@ def entry_update(
     expected_version. Outcome "unchanged" (no new revision) when nothing changes; "updated"
     with the entry as the write found it, read under the lock, for the write's report."""
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version)
+    k.check_version(entry, expected_version, actor=actor, body=fields.body)
     before = EntryBeforeWrite.of(entry)
     changed = k.apply_changes(entry, fields)
     moved = None

@@ -6,12 +6,12 @@ from typing import Annotated
 
 from pydantic import Field
 
-from history.selectors import entry_diff, entry_history
+from history.selectors import correction_diff, entry_diff, entry_history
 from knowledge.actors import Actor
 from knowledge.graph.selectors import entry_relations
 from knowledge.selectors import entry_get
 from knowledge.selectors.supersession import unseen_links
-from mcp_api import render
+from mcp_api import history_text, render
 from mcp_api.tools.arguments import EntryRef
 from mcp_api.tools.arguments import ToolArguments as Arguments
 from mcp_api.tools.registry import READ, Tool
@@ -42,14 +42,18 @@ class HistoryArguments(Arguments):
 
 
 def history(actor: Actor, args: HistoryArguments):
-    """An entry's revisions, newest first: version, when, who, why, git commit."""
+    """An entry's revisions (and its corrections'), newest first: version, when, who, why."""
     entry = entry_get(actor, args.id)
-    return render.revisions(entry, entry_history(actor, entry, limit=args.limit))
+    rows = entry_history(actor, entry, limit=args.limit, corrections=True)
+    return history_text.revisions(entry, rows)
 
 
 class DiffArguments(Arguments):
     id: EntryRef
-    from_version: Annotated[int, Field(ge=1, description="The older version.")]
+    from_version: Annotated[
+        int | None,
+        Field(ge=1, description="Default: the one before, or what a correction replaced."),
+    ] = None  # fmt: skip
     to_version: Annotated[
         int | None, Field(ge=1, description="The newer version; default the current one.")
     ] = None
@@ -58,8 +62,18 @@ class DiffArguments(Arguments):
 def diff(actor: Actor, args: DiffArguments):
     """A compact unified diff of an entry between two versions (see history for versions)."""
     entry = entry_get(actor, args.id)
-    text = entry_diff(actor, entry, from_version=args.from_version, to_version=args.to_version)
-    return render.entry_diff(entry, args.from_version, args.to_version or entry.version, text)
+    to_version = args.to_version or entry.version
+    newer = entry.superseded_by_id and entry.superseded_by_id not in unseen_links(actor, [entry])
+    corrected_by = entry.superseded_by.short_id if newer else ""
+    if args.from_version is None and (entry.version == 1 or args.to_version == 1):
+        fix = correction_diff(actor, entry, to_version=to_version)
+        if fix is not None:
+            return history_text.entry_diff(
+                entry, fix["from_version"], to_version, fix["diff"], from_entry=fix["from_entry"]
+            )
+    from_version = args.from_version or max(1, to_version - 1)
+    text = entry_diff(actor, entry, from_version=from_version, to_version=to_version)
+    return history_text.entry_diff(entry, from_version, to_version, text, corrected_by=corrected_by)
 
 
 GET = Tool("get", GetArguments, get, READ)

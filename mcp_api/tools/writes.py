@@ -16,6 +16,7 @@ from knowledge.services import (
     entry_correct,
     entry_delete,
     entry_edit,
+    entry_undelete,
     entry_update,
     entry_upsert,
 )
@@ -147,10 +148,15 @@ def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
 class DeleteArguments(Arguments):
     id: EntryRef
     reason: Annotated[Reason, Field(description="Why it is deleted.")]
+    undo: bool = False  # the docstring says what it does
 
 
 def delete(actor: Actor, args: DeleteArguments):
-    """Delete an entry (its history is kept). To fix a wrong entry use correct instead."""
+    """Delete an entry (history kept; undo=true brings it back). To fix a wrong entry use
+    correct instead."""
+    if args.undo:
+        entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason)
+        return render.entry_deleted(entry.short_id, entry.title, back=entry)
     entry = entry_delete(actor=actor, ref=args.id, reason=args.reason)
     return render.entry_deleted(entry.short_id, entry.title)
 

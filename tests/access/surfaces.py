@@ -369,6 +369,7 @@ from tests.access import (  # noqa: E402, F401
     surfaces_api,
     surfaces_graph,
     surfaces_note_types,
+    surfaces_undelete,
     surfaces_web,
 )
 

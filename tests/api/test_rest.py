@@ -154,7 +154,8 @@ def test_edit_move_status_verify_correct_history_delete(api, owner):
     assert corrected.status_code == 201
     assert corrected.json()["superseded"]["status"] == EntryStatus.SUPERSEDED
     history = api.get(f"{url}/history").json()
-    assert history[0]["reason"] == "superseded: was wrong"
+    assert history[0]["correction"] == "corrected by"  # the correcting entry's revision
+    assert next(h for h in history if not h["correction"])["reason"] == "superseded: was wrong"
     assert [h["action"] for h in history][-1] == "created"
     assert "git_commit" in history[0]  # null until the mirror commits it
     diff = api.get(f"{url}/diff?from_version=1").json()

@@ -84,12 +84,13 @@ def test_missing_find_text_points_to_get_once(call, monkeypatch):
     assert answer.count("get(") == 1
 
 
-def test_a_conflict_gives_the_retry_line_once(call):
+def test_a_conflict_says_how_to_apply_only_this_change_once(call):
     entry = _entry(call)
     call("upsert", project="acme", title="Pricing", body="price: 12")
     answer = text(call("upsert", project="acme", title="Pricing", body="x", expected_version=1))
-    assert answer.count(f'Retry: get("{entry["short_id"]}")') == 1
-    assert answer.count("get(") == 1
+    assert "repeat your call" not in answer.lower()
+    assert answer.count(f'get("{entry["short_id"]}")') == 1
+    assert answer.count("edit(") == 1
 
 
 def test_a_missing_version_points_to_history_once(call):

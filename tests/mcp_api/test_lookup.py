@@ -59,7 +59,7 @@ def test_reading_a_deleted_entry_says_when_by_whom_and_how_to_bring_it_back(call
         out = text(res)
         assert f"Entry {entry['short_id']} 'Doomed' was deleted on" in out, ref
         assert "by owner: duplicate" in out
-        assert 'upsert(project="acme", subtopic="ops", title="Doomed"' in out
+        assert f'delete("{entry["short_id"]}", reason=…, undo=true)' in out  # same id back
         gone = res.structured_content["error"]["deleted"]
         assert gone["body"] == "Last words."
         assert "Search found" not in out

@@ -15,10 +15,11 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
-from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
+from knowledge.errors import AlreadyExists, Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
+    HistoricalEntry,
     Project,
     Sensitivity,
     Source,
@@ -35,6 +36,7 @@ from knowledge.selectors import (
     visible_entries,
     writable_projects,
 )
+from knowledge.selectors.conflicts import entry_conflict
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -90,13 +92,17 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     return entry
 
 
-def check_version(entry: Entry, expected_version: int | None) -> None:
+def check_version(
+    entry: Entry,
+    expected_version: int | None,
+    *,
+    actor: Actor | None = None,
+    body: str | None = None,
+) -> None:
+    """Refuse a write that read another version; the refusal shows what changed since and, given
+    the whole body the writer sent, how to apply only its change (knowledge.selectors.conflicts)."""
     if expected_version is not None and entry.version != expected_version:
-        raise EntryConflict(
-            entry_ref=entry.short_id,
-            expected_version=expected_version,
-            current_version=entry.version,
-        )
+        raise entry_conflict(entry, expected_version, actor=actor, body=body)
 
 
 def identity_taken(
@@ -290,7 +296,13 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
     """Delete the row; its history stays (the last revision records who deleted it and why)."""
     record(entry, actor, reason)
     entry_id = entry.pk
+    linked = list(entry.sources.values("kind", "external_id"))
     entry.delete()
+    if linked:  # the links go with the row: the delete revision keeps them for an undelete
+        last = HistoricalEntry.objects.filter(id=entry_id, history_type="-")
+        last.filter(history_id=last.order_by("-history_id").values("history_id")[:1]).update(
+            sources=linked
+        )
     entry_written(entry_id)
 
 
@@ -373,7 +385,7 @@ def upsert_entry(
             entry=entry.short_id,
         )
 
-    check_version(entry, expected_version)
+    check_version(entry, expected_version, actor=actor, body=fields.body)
     before = EntryBeforeWrite.of(entry)
     # The identity matched case-insensitively: the title as stored stays.
     changed = apply_changes(entry, replace(fields, title=entry.title))

@@ -1,0 +1,60 @@
+"""REST (issue 37): a 409 carries the other change and a merged body; undelete; a diff of a
+correction shows what it changed."""
+
+import pytest
+
+from knowledge.models import Entry
+
+pytestmark = pytest.mark.django_db
+
+V1 = "/api/v1"
+JSON = "application/json"
+
+
+def _put(api, **data):
+    return api.put(f"{V1}/entries", {"project": "acme", **data}, content_type=JSON)
+
+
+def test_a_stale_patch_is_a_409_with_the_change_and_the_merged_body(api):
+    ref = _put(api, title="Room", body="seats 40\nfloor 2\nTuesdays").json()["entry"]["short_id"]
+    _put(api, title="Room", body="seats 45\nfloor 2\nTuesdays")
+    response = api.patch(
+        f"{V1}/entries/{ref}",
+        {"body": "seats 40\nfloor 2\nWednesdays", "expected_version": 1},
+        content_type=JSON,
+    )
+    assert response.status_code == 409
+    problem = response.json()
+    assert problem["code"] == "entry_conflict" and problem["current_version"] == 2
+    assert "-seats 40\n+seats 45" in problem["diff"]
+    assert problem["changes"][0]["version"] == 2
+    assert problem["merged_body"] == "seats 45\nfloor 2\nWednesdays"
+    assert "merged_body as body" in problem["detail"]
+    again = api.patch(
+        f"{V1}/entries/{ref}",
+        {"body": problem["merged_body"], "expected_version": 2},
+        content_type=JSON,
+    )
+    assert again.status_code == 200
+    assert Entry.objects.get(short_id=ref).body == "seats 45\nfloor 2\nWednesdays"
+
+
+def test_undelete_and_the_diff_of_a_correction(api):
+    made = _put(api, title="Day", body="Tuesdays", kind="decision", tags=["team"]).json()["entry"]
+    ref = made["short_id"]
+    assert api.delete(f"{V1}/entries/{ref}?reason=oops").status_code == 204
+    gone = api.get(f"{V1}/entries/{ref}")
+    assert gone.status_code == 404 and f"/entries/{ref}/undelete" in gone.json()["detail"]
+    back = api.post(f"{V1}/entries/{ref}/undelete", {"reason": "oops"}, content_type=JSON)
+    assert back.status_code == 200, back.content
+    assert (back.json()["id"], back.json()["kind"], back.json()["tags"]) == (
+        made["id"],
+        "decision",
+        ["team"],
+    )
+    fixed = api.post(
+        f"{V1}/entries/{ref}/correct", {"body": "Wednesdays", "reason": "moved"}, content_type=JSON
+    ).json()["entry"]["short_id"]
+    diff = api.get(f"{V1}/entries/{fixed}/diff").json()
+    assert diff["from_entry"] == ref
+    assert "-Tuesdays" in diff["diff"] and "+Wednesdays" in diff["diff"]

@@ -1,0 +1,142 @@
+"""Issue 37: a stale write shows what changed and how to apply only its change; a deleted entry
+comes back under its own id."""
+
+import pytest
+
+from knowledge import merges
+from knowledge.errors import AlreadyExists, EntryConflict, NotFound, ValidationFailed
+from knowledge.models import Entry, Subtopic
+from knowledge.selectors import entry_get
+from knowledge.services import (
+    EntryFields,
+    entry_delete,
+    entry_undelete,
+    entry_update,
+    entry_upsert,
+)
+
+BASE = "# Room\n\n[seats] 40\n[floor] 2\n\nBooked on Tuesdays."
+
+
+def test_changes_to_different_lines_merge():
+    theirs = BASE.replace("[seats] 40", "[seats] 45")
+    mine = BASE.replace("Tuesdays", "Wednesdays")
+    result = merges.merge(BASE, theirs, mine)
+    assert result.body == BASE.replace("[seats] 40", "[seats] 45").replace("Tuesdays", "Wednesdays")
+    assert result.conflicts == []
+
+
+def test_changes_to_the_same_line_conflict_with_both_sides():
+    result = merges.merge(BASE, BASE.replace("40", "45"), BASE.replace("40", "50"))
+    assert result.body is None
+    assert result.conflicts == [
+        {"lines": "3-3", "base": "[seats] 40", "theirs": "[seats] 45", "mine": "[seats] 50"}
+    ]
+
+
+def test_insertions_merge_in_place_and_the_same_change_twice_is_one():
+    theirs = BASE + "\nNote A"
+    mine = BASE.replace("# Room\n", "# Room\nintro\n")
+    assert merges.merge(BASE, theirs, mine).body == mine + "\nNote A"
+    same = BASE.replace("40", "45")
+    assert merges.merge(BASE, same, same).body == same
+
+
+def test_an_insertion_next_to_a_changed_line_conflicts():
+    theirs = BASE.replace("[floor] 2", "[floor] 3")
+    mine = BASE.replace("[floor] 2", "[floor] 2\n[wifi] yes")
+    assert merges.merge(BASE, theirs, mine).conflicts
+
+
+def _room(actor):
+    return entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Room", body=BASE)
+    ).entry
+
+
+def test_a_stale_upsert_shows_their_change_and_a_merged_body(actor, agent, project):
+    entry = _room(actor)
+    entry_update(
+        actor=actor, ref=entry.pk, fields=EntryFields(body=BASE.replace("40", "45")), reason="more"
+    )
+    with pytest.raises(EntryConflict) as caught:
+        entry_upsert(
+            actor=agent,
+            project="acme",
+            fields=EntryFields(title="Room", body=BASE.replace("Tuesdays", "Wednesdays")),
+            expected_version=1,
+        )
+    data = caught.value.data
+    assert "-[seats] 40\n+[seats] 45" in data["diff"]
+    assert data["changes"][0]["version"] == 2 and data["changes"][0]["reason"] == "more"
+    assert data["changes"][0]["by"]
+    assert "[seats] 45" in data["merged_body"] and "Wednesdays" in data["merged_body"]
+    assert data["edits"] == [{"find": "Booked on Tuesdays.", "replace": "Booked on Wednesdays."}]
+    assert "repeat" not in caught.value.message.lower()
+    assert "merged_body keeps both" in caught.value.message
+    # Following the advice keeps both changes.
+    entry_upsert(
+        actor=agent,
+        project="acme",
+        fields=EntryFields(title="Room", body=data["merged_body"]),
+        expected_version=2,
+    )
+    body = Entry.objects.get(pk=entry.pk).body
+    assert "[seats] 45" in body and "Wednesdays" in body
+
+
+def test_a_stale_update_of_the_same_line_names_the_conflict(actor, project):
+    entry = _room(actor)
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body=BASE.replace("40", "45")))
+    with pytest.raises(EntryConflict) as caught:
+        entry_update(
+            actor=actor,
+            ref=entry.pk,
+            fields=EntryFields(body=BASE.replace("40", "50")),
+            expected_version=1,
+        )
+    assert caught.value.data["conflicts"][0]["theirs"] == "[seats] 45"
+    assert "merged_body" not in caught.value.data
+    assert "same lines (3-3 of version 1)" in caught.value.message
+
+
+def test_undelete_restores_id_kind_tags_sources_and_history(actor, project):
+    entry = entry_upsert(
+        actor=actor,
+        project="acme",
+        subtopic="rooms",
+        fields=EntryFields(title="Room", body=BASE, kind="decision", tags=["space"]),
+        sources=[{"kind": "mail", "external_id": "m-1"}],
+    ).entry
+    entry_delete(actor=actor, ref=entry.short_id, reason="tidy up")
+    with pytest.raises(NotFound, match="deleted") as caught:
+        entry_get(actor, entry.short_id)
+    assert caught.value.data["deleted"]["short_id"] == entry.short_id
+    back = entry_undelete(actor=actor, ref=entry.short_id, reason="still needed")
+    again = entry_get(actor, entry.short_id)
+    assert (back.pk, again.pk) == (entry.pk, entry.pk)
+    assert (again.kind, again.tags, again.subtopic.path) == ("decision", ["space"], "rooms")
+    assert [(s.kind, s.external_id) for s in again.sources.all()] == [("mail", "m-1")]
+    assert again.version == 2
+    assert again.created_at == entry.created_at
+    assert list(again.history.values_list("history_type", flat=True)) == ["+", "-", "+"]
+    with pytest.raises(ValidationFailed, match="not deleted"):
+        entry_undelete(actor=actor, ref=entry.short_id, reason="twice")
+
+
+def test_undelete_refuses_when_another_entry_took_the_title(actor, project):
+    entry = _room(actor)
+    entry_delete(actor=actor, ref=entry.pk, reason="gone")
+    _room(actor)
+    with pytest.raises(AlreadyExists, match="Rename or delete that one first"):
+        entry_undelete(actor=actor, ref=entry.short_id, reason="back")
+
+
+def test_undelete_makes_its_removed_subtopic_again(actor, project):
+    entry = entry_upsert(
+        actor=actor, project="acme", subtopic="ops/old", fields=EntryFields(title="Note", body="x")
+    ).entry
+    entry_delete(actor=actor, ref=entry.pk, reason="gone")
+    Subtopic.objects.filter(path="ops/old").delete()  # as a tidy-up would
+    back = entry_undelete(actor=actor, ref=entry.short_id, reason="back")
+    assert entry_get(actor, back.short_id).subtopic.path == "ops/old"
