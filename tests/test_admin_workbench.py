@@ -60,7 +60,7 @@ def _sam() -> Actor:
 def _rows(response) -> list[str]:
     """The titles of the changelist's rows, in order."""
     html = response.content.decode()
-    return re.findall(r'<th class="field-title"><a href="[^"]+">([^<]+)</a>', html)
+    return re.findall(r'<th class="field-title[^"]*"[^>]*><a href="[^"]+"[^>]*>([^<]+)</a>', html)
 
 
 # --- search --------------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def test_a_paraphrase_finds_the_entry_with_a_snippet_column(admin_client, notes)
     response = admin_client.get(CHANGELIST, {"q": "vacation trip abroad in summer"})
     assert response.status_code == 200
     assert _rows(response)[0] == "Holiday plans"
-    assert b'class="column-snippet' in response.content
+    assert b"column-snippet" in response.content
     assert b"midnight sun" in response.content  # the snippet shows a semantic hit's text
 
 

@@ -8,6 +8,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
+from unfold.admin import ModelAdmin
 
 from knowledge.admin.actions import BulkActionsMixin
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
@@ -39,6 +40,7 @@ class EntryAdmin(
     ServiceWritesMixin,
     ScopedAdminMixin,
     SimpleHistoryAdmin,
+    ModelAdmin,
 ):
     form = EntryForm
     change_form_template = "knowledge/admin/entries/change_form.html"

@@ -10,6 +10,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from simple_history.admin import SimpleHistoryAdmin
+from unfold.admin import ModelAdmin
 
 from knowledge import limits
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
@@ -50,7 +51,7 @@ class SubtopicForm(forms.ModelForm):
 
 
 @admin.register(Subtopic)
-class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
+class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, ModelAdmin):
     form = SubtopicForm
     list_display = ("tree", "project", "entry_count")
     list_filter = (("project", admin.RelatedOnlyFieldListFilter),)
@@ -130,7 +131,7 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
 
 
 @admin.register(Source)
-class SourceAdmin(ScopedAdminMixin, admin.ModelAdmin):
+class SourceAdmin(ScopedAdminMixin, ModelAdmin):
     list_display = ("kind", "external_id", "title", "project", "created_at")
     list_filter = (("project", admin.RelatedOnlyFieldListFilter), "kind")
     search_fields = ("external_id", "title", "url")

@@ -84,8 +84,9 @@
     if (!(event.ctrlKey || event.metaKey) || event.altKey || event.key.toLowerCase() !== "s") {
       return;
     }
-    var button = document.querySelector("input[name=_continue]") ||
-      document.querySelector("input[name=_save]");
+    // The theme's save buttons are <button>s in the page's footer (form="entry_form").
+    var button = document.querySelector("[name=_continue][type=submit]") ||
+      document.querySelector("[name=_save][type=submit]");
     if (!button) { return; }
     event.preventDefault();
     button.click();
