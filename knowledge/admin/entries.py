@@ -154,8 +154,12 @@ class EntryAdmin(
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
-        refusal = getattr(request, "cairn_refusal", None)
-        return type(form.__name__, (form,), {"refusal": refusal}) if refusal else form
+        extra = {
+            "actor": actor_for(request),
+            "refusal": getattr(request, "cairn_refusal", None),
+            "misfits": getattr(request, "cairn_misfits", None),
+        }
+        return type(form.__name__, (form,), extra)
 
     def _changeform_view(self, request, object_id, form_url, extra_context):
         try:
@@ -175,6 +179,10 @@ class EntryAdmin(
         except SchemaMisfit as exc:
             # Strict: the form comes back with the person's text and each misfit on it.
             request.cairn_refusal = (None, mark_safe(schema_refusal(exc)))
+            request.cairn_misfits = {
+                str(m.get("field", "")).lower(): m.get("message", "")
+                for m in exc.data.get("misfits", [])
+            }
             return super()._changeform_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request, obj, form, change):
