@@ -8,7 +8,7 @@ from django import forms
 from django.urls import reverse
 
 from knowledge import diffs
-from knowledge.admin.common import MarkdownEditor
+from knowledge.admin.common import MarkdownEditor, themed
 from knowledge.admin.metadata import MetadataField, schema_fields
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, Project
@@ -57,6 +57,7 @@ class EntryForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        themed(self)
         widget = self.fields["metadata"].widget
         widget.schema = self._schema()
         widget.misfits = dict(self.misfits or {})

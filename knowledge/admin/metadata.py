@@ -127,9 +127,7 @@ class MetadataWidget(forms.Widget):
             return data.get(name)
         stored = _as_dict(data.get(f"{PREFIX}stored", ""))
         fields = {f.name: f for f in schema_fields(self.schema)}
-        result = {}
-        for key, f in fields.items():
-            result[key] = data.get(f"{PREFIX}f_{key}", "")
+        result = {key: data.get(f"{PREFIX}f_{key}", "") for key in fields}
         i = 0
         while f"{PREFIX}k_{i}" in data:
             key = data.get(f"{PREFIX}k_{i}", "").strip()
@@ -165,7 +163,7 @@ class MetadataField(forms.JSONField):
             return value
         value = super().to_python(value)
         if value is not None and not isinstance(value, dict):
-            raise ValidationError("Metadata is a JSON object, such as {\"team\": \"Platform\"}.")
+            raise ValidationError('Metadata is a JSON object, such as {"team": "Platform"}.')
         return value or {}
 
     def bound_data(self, data, initial):

@@ -21,8 +21,24 @@ def with_admin_csp(view):
     return wrapped
 
 
+# Names as people say them, where a model's own verbose name reads otherwise.
+SAID = {("knowledge", "apitoken"): "API tokens"}
+
+
 def dress(site: admin.AdminSite) -> None:
-    """Every view the site wraps (its own and each model admin's) and its sign-in pages."""
+    """Every view the site wraps (its own and each model admin's) and its sign-in pages get the
+    admin's policy; the app lists (the theme's "All applications") say names as people do."""
+    build = site._build_app_dict
+
+    def build_app_dict(request, label=None):
+        apps = build(request, label)
+        for app in [apps] if label else (apps or {}).values():
+            for model in (app or {}).get("models", []):
+                said = SAID.get((app["app_label"], model["object_name"].lower()))
+                model["name"] = said or model["name"]
+        return apps
+
+    site._build_app_dict = build_app_dict
     admin_view = site.admin_view
 
     def admin_view_with_csp(view, cacheable=False):

@@ -13,7 +13,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from unfold.admin import ModelAdmin
 
 from knowledge import limits
-from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for, themed
 from knowledge.errors import KnowledgeError
 from knowledge.models import Source, Subtopic
 from knowledge.paths import normalize_path
@@ -37,6 +37,7 @@ class SubtopicMoveForm(forms.Form):
     def __init__(self, *args, actor, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["project"].queryset = writable_projects(actor).order_by("slug")
+        themed(self)
 
 
 class SubtopicForm(forms.ModelForm):
