@@ -437,3 +437,11 @@ def test_the_index_shows_recent_changes_open_items_and_backlogs(admin_client, no
     with CaptureQueriesContext(connection) as after:
         admin_client.get("/admin/")
     assert len(after) == len(before)
+
+
+def test_the_subtopic_list_costs_the_same_for_a_bigger_tree(admin_client, actor, project):
+    url = reverse("admin:knowledge_subtopic_changelist")
+    _fill(actor, 0, 3)
+    small = _queries(admin_client, url)
+    _fill(actor, 3, 30)  # more subtopics, more entries in each
+    assert _queries(admin_client, url) == small
