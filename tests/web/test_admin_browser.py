@@ -406,6 +406,13 @@ def test_every_admin_page_in_the_theme_wide_and_on_a_phone_light_and_dark(
     expect(nav).not_to_contain_text("Api tokens")
 
     plan = desk["entries"]["Checkout v2 rollout plan"]
+    entry_update(
+        actor=desk["actor"],
+        ref=plan.pk,
+        fields=EntryFields(body="We ship behind the checkout-v2 flag, five percent a day.\n\n"
+                           "- depends_on [[Rollout risks]]\n- [owner] Dana"),
+        reason="a slower rollout",
+    )  # fmt: skip
     pages = {
         "entries": "/admin/knowledge/entry/",
         "entry-filters": "/admin/knowledge/entry/",
@@ -413,7 +420,8 @@ def test_every_admin_page_in_the_theme_wide_and_on_a_phone_light_and_dark(
         "project": f"/admin/knowledge/project/{plan.project_id}/change/",
         "subtopics": "/admin/knowledge/subtopic/",
         "history": f"/admin/knowledge/entry/{plan.pk}/history/",
-        "diff": f"/admin/knowledge/entry/{plan.pk}/history/diff/?from=1&to=1",
+        "diff": f"/admin/knowledge/entry/{plan.pk}/history/diff/?from=1&to=2",
+        "diff-unified": f"/admin/knowledge/entry/{plan.pk}/history/diff/?from=1&to=2&mode=unified",
         "tokens": "/admin/knowledge/apitoken/",
         "token-add": "/admin/knowledge/apitoken/add/",
         "people": "/admin/auth/user/",
