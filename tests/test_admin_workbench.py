@@ -445,3 +445,26 @@ def test_the_subtopic_list_costs_the_same_for_a_bigger_tree(admin_client, actor,
     small = _queries(admin_client, url)
     _fill(actor, 3, 30)  # more subtopics, more entries in each
     assert _queries(admin_client, url) == small
+
+
+def test_the_dashboard_plots_link_to_their_lists(admin_client, notes, actor, project):
+    html = admin_client.get("/admin/").content.decode()
+    for key in ("writes", "searches", "open", "embedding", "parked", "mirror", "projects", "kinds"):
+        assert f'data-plot="{key}"' in html, key
+    assert f"?project__id__exact={project.pk}" in html  # a project's bar opens its entries
+    assert "?kind__exact=note" in html
+    assert "operation__exact=search" in html
+    assert html.count("<rect class=\"hit\"") >= 30 * 5  # a link per day in each day plot
+    assert "style=" not in html.split('id="cairn-dashboard"')[1]  # colours come from the CSS
+
+
+def test_timings_are_for_superusers_on_the_dashboard_and_in_the_menu(client, notes, project):
+    from django.contrib.auth.models import Permission
+
+    person = UserFactory(username="sam-staff", is_staff=True)
+    person.user_permissions.add(*Permission.objects.filter(codename__startswith="view_"))
+    client.force_login(person)
+    html = client.get("/admin/").content.decode()
+    assert 'data-plot="writes"' in html
+    assert 'data-plot="searches"' not in html
+    assert "Operation timings" not in html

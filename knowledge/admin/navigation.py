@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
+SUPERUSER = "superuser"  # the timings are for superusers only (ops/admin.py)
+
 GROUPS = (
     ("Memory", (
         ("Dashboard", "monitoring", "index", None),
@@ -17,8 +19,7 @@ GROUPS = (
     ("Background work", (
         ("Parked revisions", "inventory_2", "history_parkedrevision_changelist",
          "history.view_parkedrevision"),
-        ("Operation timings", "timer", "ops_operationtiming_changelist",
-         "ops.view_operationtiming"),
+        ("Operation timings", "timer", "ops_operationtiming_changelist", SUPERUSER),
     )),
     ("Access", (
         ("API tokens", "key", "knowledge_apitoken_changelist", "knowledge.view_apitoken"),
@@ -37,7 +38,10 @@ def sidebar(request: HttpRequest) -> list[dict]:
                 link = reverse(f"admin:{name}")
             except NoReverseMatch:  # a site without that admin (a test's own site)
                 continue
-            allowed = perm is None or request.user.has_perm(perm)
+            user = request.user
+            allowed = (
+                user.is_superuser if perm == SUPERUSER else perm is None or user.has_perm(perm)
+            )
             items.append({"title": label, "icon": icon, "link": link,
                           "permission": lambda request, allowed=allowed: allowed})  # fmt: skip
         if items:
