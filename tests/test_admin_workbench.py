@@ -454,7 +454,7 @@ def test_the_dashboard_plots_link_to_their_lists(admin_client, notes, actor, pro
     assert f"?project__id__exact={project.pk}" in html  # a project's bar opens its entries
     assert "?kind__exact=note" in html
     assert "operation__exact=search" in html
-    assert html.count("<rect class=\"hit\"") >= 30 * 5  # a link per day in each day plot
+    assert html.count('<rect class="hit"') >= 30 * 5  # a link per day in each day plot
     assert "style=" not in html.split('id="cairn-dashboard"')[1]  # colours come from the CSS
 
 
