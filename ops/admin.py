@@ -2,13 +2,14 @@
 `manage.py metrics`, above the raw rows (read-only: rows are written by the recorder)."""
 
 from django.contrib import admin
+from unfold.admin import ModelAdmin
 
 from ops import report, timing
 from ops.models import OperationTiming
 
 
 @admin.register(OperationTiming)
-class OperationTimingAdmin(admin.ModelAdmin):
+class OperationTimingAdmin(ModelAdmin):
     list_display = ("at", "surface", "operation", "outcome", "total_ms", "db_ms", "entries")
     list_filter = ("surface", "outcome", "operation")
     date_hierarchy = "at"

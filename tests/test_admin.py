@@ -283,3 +283,29 @@ def test_a_viewer_cannot_change_project_settings(client, project, user):
     assert response.status_code == 403
     project.refresh_from_db()
     assert project.name == "Acme"
+
+
+def test_admin_pages_add_only_unsafe_eval_and_the_rest_of_the_site_stays_strict(
+    admin_client, client, entry
+):
+    """The theme's Alpine.js evaluates its attributes: the admin's pages, sign-in included, add
+    'unsafe-eval' to script-src and nothing else; no inline script or style, no other host."""
+    pages = ["/admin/", reverse("admin:knowledge_entry_change", args=[entry.pk])]
+    for url in pages:
+        response = admin_client.get(url)
+        policy = response["Content-Security-Policy"]
+        assert "script-src 'self' 'unsafe-eval';" in policy, (url, policy)
+        assert "style-src 'self';" in policy and "unsafe-inline" not in policy, (url, policy)
+        assert response["X-Frame-Options"] == "DENY", url
+        html = response.content.decode()
+        assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", html) == [] or all(
+            'type="application/json"' in tag
+            for tag in re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", html)
+        ), url  # data blocks only (json_script), never code
+        assert "<style" not in html and ' style="' not in html, url
+        assert re.findall(r'(?:src|href)="(?:https?:)?//', html) == [], url
+    client.logout()
+    login = client.get(reverse("admin:login"))
+    assert "'unsafe-eval'" in login["Content-Security-Policy"]
+    site = client.get("/accounts/login/")
+    assert "unsafe" not in site["Content-Security-Policy"]

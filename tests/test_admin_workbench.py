@@ -60,7 +60,7 @@ def _sam() -> Actor:
 def _rows(response) -> list[str]:
     """The titles of the changelist's rows, in order."""
     html = response.content.decode()
-    return re.findall(r'<th class="field-title"><a href="[^"]+">([^<]+)</a>', html)
+    return re.findall(r'<th class="field-title[^"]*"[^>]*><a href="[^"]+"[^>]*>([^<]+)</a>', html)
 
 
 # --- search --------------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def test_a_paraphrase_finds_the_entry_with_a_snippet_column(admin_client, notes)
     response = admin_client.get(CHANGELIST, {"q": "vacation trip abroad in summer"})
     assert response.status_code == 200
     assert _rows(response)[0] == "Holiday plans"
-    assert b'class="column-snippet' in response.content
+    assert b"column-snippet" in response.content
     assert b"midnight sun" in response.content  # the snippet shows a semantic hit's text
 
 
@@ -437,3 +437,34 @@ def test_the_index_shows_recent_changes_open_items_and_backlogs(admin_client, no
     with CaptureQueriesContext(connection) as after:
         admin_client.get("/admin/")
     assert len(after) == len(before)
+
+
+def test_the_subtopic_list_costs_the_same_for_a_bigger_tree(admin_client, actor, project):
+    url = reverse("admin:knowledge_subtopic_changelist")
+    _fill(actor, 0, 3)
+    small = _queries(admin_client, url)
+    _fill(actor, 3, 30)  # more subtopics, more entries in each
+    assert _queries(admin_client, url) == small
+
+
+def test_the_dashboard_plots_link_to_their_lists(admin_client, notes, actor, project):
+    html = admin_client.get("/admin/").content.decode()
+    for key in ("writes", "searches", "open", "embedding", "parked", "mirror", "projects", "kinds"):
+        assert f'data-plot="{key}"' in html, key
+    assert f"?project__id__exact={project.pk}" in html  # a project's bar opens its entries
+    assert "?kind__exact=note" in html
+    assert "operation__exact=search" in html
+    assert html.count('<rect class="hit"') >= 30 * 5  # a link per day in each day plot
+    assert "style=" not in html.split('id="cairn-dashboard"')[1]  # colours come from the CSS
+
+
+def test_timings_are_for_superusers_on_the_dashboard_and_in_the_menu(client, notes, project):
+    from django.contrib.auth.models import Permission
+
+    person = UserFactory(username="sam-staff", is_staff=True)
+    person.user_permissions.add(*Permission.objects.filter(codename__startswith="view_"))
+    client.force_login(person)
+    html = client.get("/admin/").content.decode()
+    assert 'data-plot="writes"' in html
+    assert 'data-plot="searches"' not in html
+    assert "Operation timings" not in html

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from unfold.admin import ModelAdmin
 
 from history import mirror
 from knowledge.services.background import queue_drain
 
 
-class ParkedRevisionAdmin(admin.ModelAdmin):
+class ParkedRevisionAdmin(ModelAdmin):
     """Revisions the git mirror set aside, with their error; the action puts them back in line."""
 
     list_display = ("revision_id", "entry_id", "error", "attempts", "parked_at", "last_tried_at")

@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 
 from knowledge import limits
 from knowledge.actors import Actor
-from knowledge.admin.common import actor_for
+from knowledge.admin.common import actor_for, themed
 from knowledge.errors import KnowledgeError, ValidationFailed
 from knowledge.models import Entry, EntryStatus
 from knowledge.paths import normalize_path
@@ -41,6 +41,7 @@ class ReasonForm(forms.Form):
     def __init__(self, *args, actor: Actor, **kwargs):
         super().__init__(*args, **kwargs)
         self.actor = actor
+        themed(self)
 
 
 class MoveForm(ReasonForm):

@@ -11,6 +11,11 @@ from django.http import Http404, HttpRequest
 from django.shortcuts import redirect
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
+from unfold.widgets import (
+    UnfoldAdminSelectWidget,
+    UnfoldAdminTextareaWidget,
+    UnfoldAdminTextInputWidget,
+)
 
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, KnowledgeError, NotFound
@@ -42,6 +47,24 @@ class MarkdownEditor(forms.Textarea):
 
     def __init__(self, attrs=None):
         super().__init__(attrs={"class": "cairn-markdown", "rows": 24, **(attrs or {})})
+
+
+def themed(form: forms.BaseForm) -> None:
+    """Give a form's plain inputs the theme's widgets (the model admin does it only for model
+    fields; Cairn's own fields and forms would come out as bare inputs)."""
+    swaps = {
+        forms.TextInput: UnfoldAdminTextInputWidget,
+        forms.Select: UnfoldAdminSelectWidget,
+        forms.Textarea: UnfoldAdminTextareaWidget,
+    }
+    for field in form.fields.values():
+        theme = swaps.get(type(field.widget))
+        if theme is None:
+            continue
+        widget = theme(attrs=field.widget.attrs)
+        if hasattr(field.widget, "choices"):
+            widget.choices = field.widget.choices
+        field.widget = widget
 
 
 class ScopedAdminMixin:

@@ -1,32 +1,204 @@
-"""The admin's index opens on what needs a person: the latest changes, the open items, the
-revisions the git mirror parked and the embedding backlog, above the stock list of models.
+"""The admin's index opens on what needs a person, as plots over the last 30 days: writes by
+people and by agents, searches and their p50/p95, items opened, the embedding backlog; entries
+by project and by note type; then the latest changes and the open items.
 
 Apps that build on knowledge add their parts through the index's context under `cairn` (history
-adds the mirror's state: history/admin/dashboard.py), so this module imports none of them."""
+adds the mirror's state and the parked revisions: history/admin/dashboard.py), so this module
+imports none of them. Each part is one grouped query, whatever the number of entries."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import admin
+from django.db import connection
+from django.db.models import Case, CharField, Count, F, Value, When
+from django.db.models.functions import Coalesce, TruncDate
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils import timezone
 
 from knowledge.admin.common import actor_for
-from knowledge.models import EntryStatus
+from knowledge.admin.plots import Plot, Point, day_label, days_back
+from knowledge.models import Entry, EntryStatus
+from knowledge.search import get_provider
+from knowledge.selectors import visible_projects
+from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.selectors.health import embedding_state
 from knowledge.selectors.listings import entry_list
+from ops.models import OperationTiming
 
 SHOWN = 8
+DAYS = 30
+
+
+def entries_url(**params) -> str:
+    url = reverse("admin:knowledge_entry_changelist")
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+def _day_params(day) -> dict:
+    return {
+        "updated_at__year": day.year,
+        "updated_at__month": day.month,
+        "updated_at__day": day.day,
+    }
+
+
+def writes_plot(actor, days: list) -> Plot:
+    """Revisions per day, by people and by agents (an agent's write is `agent:…`)."""
+    since = days[0]
+    rows = (
+        Entry.history.model.objects.filter(
+            history_date__date__gte=since, project_id__in=visible_projects(actor).values("pk")
+        )
+        .annotate(
+            day=TruncDate("history_date"),
+            who=Case(
+                When(generated_by__startswith="agent:", then=Value("agent")),
+                default=Value("person"),
+                output_field=CharField(),
+            ),
+        )
+        .values("day", "who")
+        .annotate(n=Count("pk"))
+    )
+    counts = {(r["day"], r["who"]): r["n"] for r in rows}
+    points = [
+        Point(day_label(d), (counts.get((d, "person"), 0), counts.get((d, "agent"), 0)),
+              entries_url(**_day_params(d)))
+        for d in days
+    ]  # fmt: skip
+    people = sum(p.values[0] for p in points)
+    agents = sum(p.values[1] for p in points)
+    return Plot("writes", "Writes per day", entries_url(), points, ("people", "agents"),
+                summary=f"{people} by people, {agents} by agents")  # fmt: skip
+
+
+def opened_plot(actor, days: list, open_now: int) -> Plot:
+    """Items opened per day (created open), with how many are open now."""
+    rows = (
+        Entry.history.model.objects.filter(
+            history_date__date__gte=days[0],
+            history_type="+",
+            status=EntryStatus.OPEN,
+            project_id__in=visible_projects(actor).values("pk"),
+        )
+        .annotate(day=TruncDate("history_date"))
+        .values("day")
+        .annotate(n=Count("pk"))
+    )
+    counts = {r["day"]: r["n"] for r in rows}
+    points = [Point(day_label(d), (counts.get(d, 0),), entries_url(status__exact="open"))
+              for d in days]  # fmt: skip
+    return Plot("open", "Open items: opened per day", entries_url(status__exact="open"), points,
+                summary=f"{open_now} open now")  # fmt: skip
+
+
+def searches_plot(days: list) -> Plot:
+    """Searches per day on every surface (the MCP tool, the REST route, the pages), with the
+    day's p50 and p95 in ms, from the operation timings."""
+    sql = f"""
+        SELECT (at AT TIME ZONE %s)::date AS day, count(*),
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY total_ms),
+               percentile_cont(0.95) WITHIN GROUP (ORDER BY total_ms)
+        FROM {OperationTiming._meta.db_table}
+        WHERE at >= %s AND (operation = 'search' OR operation LIKE %s)
+        GROUP BY 1
+    """  # the table name is the model's; values are parameters
+    since = timezone.now() - timezone.timedelta(days=len(days))
+    with connection.cursor() as cur:
+        cur.execute(sql, [timezone.get_current_timezone_name(), since, "%/search%"])
+        by_day = {day: (n, p50, p95) for day, n, p50, p95 in cur.fetchall()}
+    url = reverse("admin:ops_operationtiming_changelist") + "?operation__exact=search"
+    points, lines = [], []
+    for d in days:
+        n, p50, p95 = by_day.get(d, (0, None, None))
+        points.append(Point(day_label(d), (n,), url))
+        lines.append((p50, p95))
+    total = sum(p.values[0] for p in points)
+    recent = [row for row in lines if row[0] is not None]
+    said = f"{total} searches" + (
+        f"; latest day p50 {recent[-1][0]:.0f} ms, p95 {recent[-1][1]:.0f} ms" if recent else ""
+    )
+    return Plot("searches", "Searches per day, p50 and p95", url, points, ("searches",),
+                lines=("p50", "p95"), line_points=lines, summary=said)  # fmt: skip
+
+
+def backlog_plot(days: list, state: dict) -> Plot:
+    """The embedding backlog now, by the day each entry started waiting (no history of the
+    backlog is kept: this is its age, which says whether it drains)."""
+    points = [Point(day_label(d), (0,), entries_url()) for d in days]
+    provider = None
+    try:
+        provider = get_provider()
+    except Exception:
+        provider = None
+    if provider is not None:
+        rows = (
+            stale_embeddings(model_name=provider.name)
+            .annotate(day=TruncDate(Coalesce("embed_pending_since", "updated_at")))
+            .values("day")
+            .annotate(n=Count("pk"))
+        )
+        index = {d: i for i, d in enumerate(days)}
+        for r in rows:
+            i = index.get(r["day"], 0)  # older than the window: on its first day
+            points[i].values = (points[i].values[0] + r["n"],)
+    said = f"{state.get('backlog', 0)} waiting now"
+    if state.get("error"):
+        said = f"the embedding provider fails: {state['error']}"
+    return Plot("embedding", "Embedding backlog, by the day it started waiting", entries_url(),
+                points, summary=said)  # fmt: skip
+
+
+def breakdown_plots(actor) -> list[Plot]:
+    """Entries by project and by note type (the entries this person may see)."""
+    entries = entry_list(actor).order_by()
+    by_project = (
+        entries.values("project_id", name=F("project__name"))
+        .annotate(n=Count("pk"))
+        .order_by("-n")[:12]
+    )
+    by_kind = entries.values("kind").annotate(n=Count("pk")).order_by("-n")[:12]
+    return [
+        Plot("projects", "Entries by project", reverse("admin:knowledge_project_changelist"),
+             [Point(r["name"], (r["n"],), entries_url(project__id__exact=r["project_id"]))
+              for r in by_project]),
+        Plot("kinds", "Entries by note type", entries_url(),
+             [Point(r["kind"], (r["n"],), entries_url(kind__exact=r["kind"])) for r in by_kind]),
+    ]  # fmt: skip
 
 
 def dashboard(request: HttpRequest) -> dict:
-    """What the index shows this person (entries scoped like every read; the backlogs are
-    site-wide counts, no names)."""
+    """What the index shows this person (entries scoped like every read; the backlogs and the
+    timings are site-wide counts, no names; timings for those who may open them)."""
     actor = actor_for(request)
     entries = entry_list(actor)
+    days = days_back(timezone.localdate(), DAYS)
+    open_items = list(entries.filter(status=EntryStatus.OPEN)[:SHOWN])
+    open_now = entries.filter(status=EntryStatus.OPEN).count()
+    state = embedding_state()
+    plots = [writes_plot(actor, days)]
+    if request.user.is_superuser:  # as the timings' own admin (ops/admin.py)
+        plots.append(searches_plot(days))
+    plots += [opened_plot(actor, days, open_now), backlog_plot(days, state)]
     return {
         "recent": list(entries[:SHOWN]),
-        "open": list(entries.filter(status=EntryStatus.OPEN)[:SHOWN]),
-        "embedding": embedding_state(),
+        "open": open_items,
+        "open_count": open_now,
+        "embedding": state,
+        "plots": plots,
+        "breakdowns": breakdown_plots(actor),
+        "days": days,
+        "entries_url": entries_url(),
     }
+
+
+def _plot(part: dict) -> Plot:
+    """A plot another app describes: {key, title, href, summary, points: [(label, n, href)]}."""
+    points = [Point(label, (n,), href) for label, n, href in part["points"]]
+    return Plot(part["key"], part["title"], part["href"], points, summary=part["summary"])
 
 
 _stock_index = admin.site.index
@@ -34,9 +206,11 @@ _stock_index = admin.site.index
 
 def index(request: HttpRequest, extra_context=None):
     extra = extra_context or {}
-    return _stock_index(
-        request, {**extra, "cairn": {**dashboard(request), **extra.get("cairn", {})}}
-    )
+    cairn = {**dashboard(request), **extra.get("cairn", {})}
+    # History's plots (the mirror's), handed over as plain values, join the knowledge ones.
+    more = [_plot(part) for part in cairn.pop("more_plots", [])]
+    cairn["plots"] = [*cairn["plots"], *more]
+    return _stock_index(request, {**extra, "cairn": cairn})
 
 
 admin.site.index = index  # the default site's own view, with the dashboard in its context

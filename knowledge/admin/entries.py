@@ -8,6 +8,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
+from unfold.admin import ModelAdmin
 
 from knowledge.admin.actions import BulkActionsMixin
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
@@ -39,6 +40,7 @@ class EntryAdmin(
     ServiceWritesMixin,
     ScopedAdminMixin,
     SimpleHistoryAdmin,
+    ModelAdmin,
 ):
     form = EntryForm
     change_form_template = "knowledge/admin/entries/change_form.html"
@@ -152,8 +154,12 @@ class EntryAdmin(
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
-        refusal = getattr(request, "cairn_refusal", None)
-        return type(form.__name__, (form,), {"refusal": refusal}) if refusal else form
+        extra = {
+            "actor": actor_for(request),
+            "refusal": getattr(request, "cairn_refusal", None),
+            "misfits": getattr(request, "cairn_misfits", None),
+        }
+        return type(form.__name__, (form,), extra)
 
     def _changeform_view(self, request, object_id, form_url, extra_context):
         try:
@@ -173,6 +179,10 @@ class EntryAdmin(
         except SchemaMisfit as exc:
             # Strict: the form comes back with the person's text and each misfit on it.
             request.cairn_refusal = (None, mark_safe(schema_refusal(exc)))
+            request.cairn_misfits = {
+                str(m.get("field", "")).lower(): m.get("message", "")
+                for m in exc.data.get("misfits", [])
+            }
             return super()._changeform_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request, obj, form, change):

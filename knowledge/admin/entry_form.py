@@ -8,10 +8,12 @@ from django import forms
 from django.urls import reverse
 
 from knowledge import diffs
-from knowledge.admin.common import MarkdownEditor
+from knowledge.admin.common import MarkdownEditor, themed
+from knowledge.admin.metadata import MetadataField, schema_fields
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry
+from knowledge.models import Entry, Project
 from knowledge.paths import normalize_path
+from knowledge.selectors.note_type_lookup import project_schema
 
 
 def _line_class(line: str) -> str:
@@ -34,12 +36,17 @@ class EntryForm(forms.ModelForm):
         "Empty = project root.",
     )
     tags_text = forms.CharField(required=False, label="Tags", help_text="Comma-separated.")
+    metadata = MetadataField(required=False, label="Metadata")
     reason = forms.CharField(
         required=False, help_text="Why this change? Recorded in the history and the git mirror."
     )
 
     # The service's refusal of the last save, shown on its field (see EntryAdmin.add_refused).
     refusal: tuple[str, str] | None = None
+    # Who opens the form (set by EntryAdmin.get_form): whose schemas it may show.
+    actor = None
+    # A strict refusal's misfits, field name → message: marked on their metadata inputs.
+    misfits: dict[str, str] | None = None
     # Set when the save conflicted: {"opened": v, "current": v, "lines": [(class, line)], …}.
     conflict: dict | None = None
 
@@ -50,6 +57,10 @@ class EntryForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        themed(self)
+        widget = self.fields["metadata"].widget
+        widget.schema = self._schema()
+        widget.misfits = dict(self.misfits or {})
         if self.instance.pk:
             self.fields["subtopic_path"].initial = (
                 self.instance.subtopic.path if self.instance.subtopic_id else ""
@@ -61,6 +72,17 @@ class EntryForm(forms.ModelForm):
                 widget=forms.HiddenInput, initial=current.first() or self.instance.version
             )
 
+    def _schema(self):
+        """The note type's schema for the kind and project on the form (as sent, else as
+        stored): its fields become the metadata's inputs."""
+        kind, project = self.instance.kind, self.instance.project_id
+        if self.is_bound:
+            kind, project = self.data.get("kind") or kind, self.data.get("project") or project
+        if not kind or not str(project or "").isdigit():
+            return None
+        project = Project.objects.filter(pk=int(project)).first()
+        return project_schema(project, kind, self.actor) if project else None
+
     def validate_constraints(self, exclude=None):
         """Identity is checked by the service against the subtopic the path resolves to."""
 
@@ -68,6 +90,10 @@ class EntryForm(forms.ModelForm):
         data = super().clean()
         if self.refusal:
             self.add_error(*self.refusal)
+        marked = {f.key for f in schema_fields(self.fields["metadata"].widget.schema)}
+        if self.misfits and marked & set(self.misfits):
+            names = ", ".join(sorted(marked & set(self.misfits)))
+            self.add_error("metadata", f"Does not fit the schema: {names} (marked below).")
         try:
             data["subtopic_path"] = normalize_path(data.get("subtopic_path"))
         except ValidationFailed as exc:

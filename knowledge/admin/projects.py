@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
+from unfold.admin import ModelAdmin, TabularInline
 
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.admin.tree import mark_open, tree_links
@@ -61,7 +62,7 @@ class ProjectForm(forms.ModelForm):
         pass
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TabularInline):
     """Who may read, edit and maintain this project. Saved with the project's settings in
     one service call."""
 
@@ -86,7 +87,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
+class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, ModelAdmin):
     project_field = "pk"
     form = ProjectForm
     list_display = ("slug", "name", "sensitivity", "archived", "updated_at")

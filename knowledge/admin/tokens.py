@@ -8,6 +8,7 @@ from django.contrib import admin
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from unfold.admin import ModelAdmin
 
 from knowledge.actors import Actor
 from knowledge.admin.common import ServiceWritesMixin
@@ -17,7 +18,7 @@ from knowledge.services import token_create, token_revoke, token_update
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(ServiceWritesMixin, admin.ModelAdmin):
+class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
     list_display = ("name", "prefix", "user", "scope", "agent_label", "last_used_at", "state")
     list_filter = ("scope",)
     search_fields = ("name", "prefix", "user__username", "agent_label")

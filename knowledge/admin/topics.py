@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from simple_history.admin import SimpleHistoryAdmin
+from unfold.admin import ModelAdmin
 
 from knowledge import limits
-from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for, themed
 from knowledge.errors import KnowledgeError
 from knowledge.models import Source, Subtopic
 from knowledge.paths import normalize_path
@@ -36,6 +38,7 @@ class SubtopicMoveForm(forms.Form):
     def __init__(self, *args, actor, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["project"].queryset = writable_projects(actor).order_by("slug")
+        themed(self)
 
 
 class SubtopicForm(forms.ModelForm):
@@ -50,7 +53,7 @@ class SubtopicForm(forms.ModelForm):
 
 
 @admin.register(Subtopic)
-class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
+class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, ModelAdmin):
     form = SubtopicForm
     list_display = ("tree", "project", "entry_count")
     list_filter = (("project", admin.RelatedOnlyFieldListFilter),)
@@ -67,9 +70,13 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
             obj.path,
         )
 
-    @admin.display(description="entries")
+    def get_queryset(self, request):
+        # The count in the same query: one per row would grow with the tree.
+        return super().get_queryset(request).annotate(n_entries=Count("entries"))
+
+    @admin.display(description="entries", ordering="n_entries")
     def entry_count(self, obj: Subtopic) -> int:
-        return obj.entries.count()
+        return obj.n_entries
 
     def get_urls(self):
         move = path(
@@ -130,7 +137,7 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin):
 
 
 @admin.register(Source)
-class SourceAdmin(ScopedAdminMixin, admin.ModelAdmin):
+class SourceAdmin(ScopedAdminMixin, ModelAdmin):
     list_display = ("kind", "external_id", "title", "project", "created_at")
     list_filter = (("project", admin.RelatedOnlyFieldListFilter), "kind")
     search_fields = ("external_id", "title", "url")

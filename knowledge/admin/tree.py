@@ -62,6 +62,7 @@ class SubtopicTreeFilter(admin.ListFilter):
     """`?tree=project` or `?tree=project/sub/path`: the node and everything below it."""
 
     title = "subtopic tree"
+    parameter_name = TREE_PARAM  # the theme's filter panel looks filters up by it
     template = "knowledge/admin/entries/tree_filter.html"
 
     def __init__(self, request, params, model, model_admin):

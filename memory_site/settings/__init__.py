@@ -9,6 +9,7 @@ starts on the first connection).
 """
 
 from memory_site.settings.access import *  # noqa: F403  sign-in (OIDC) and security headers
+from memory_site.settings.admin import *  # noqa: F403  the admin's theme (unfold) and its CSP
 from memory_site.settings.backends import *  # noqa: F403  database and broker: team or embedded
 from memory_site.settings.base import *  # noqa: F403  Django, the secret key, TLS, static files
 from memory_site.settings.cairn import *  # noqa: F403  search, the mirror, limits, rendering

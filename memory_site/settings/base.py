@@ -61,6 +61,11 @@ if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
 SITE_URL = env("CAIRN_SITE_URL", default="http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
+    # The admin's theme (django-unfold): before django.contrib.admin, whose templates it
+    # replaces; its filters and its simple_history templates before the apps they dress.
+    "unfold",
+    "unfold.contrib.filters",
+    "unfold.contrib.simple_history",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

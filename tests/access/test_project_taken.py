@@ -67,7 +67,12 @@ def _admin(user, slug, name) -> str:
         "memberships-TOTAL_FORMS": 0, "memberships-INITIAL_FORMS": 0,
     }  # fmt: skip
     page = client.post("/admin/knowledge/project/add/", data, follow=True).content.decode()
-    said = re.findall(r'<ul class="(?:errorlist|messagelist)[^"]*"[^>]*>(.*?)</ul>', page, re.S)
+    # Field errors (errorlist) and, in the admin's theme, messages in the main column's list.
+    said = re.findall(
+        r'<ul class="(?:errorlist|messagelist|flex flex-col gap-3 mb-4)[^"]*"[^>]*>(.*?)</ul>',
+        page,
+        re.S,
+    )
     assert said, "the admin said nothing"
     return " ".join(said)
 

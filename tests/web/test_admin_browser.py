@@ -25,7 +25,8 @@ from knowledge.services import (
     project_create,
 )
 from tests.factories import UserFactory
-from tests.web.test_browser import PASSWORD, csp, requests, shot  # noqa: F401 (fixtures)
+from tests.web.admin_pages import csp, shot  # noqa: F401 (the csp fixture)
+from tests.web.test_browser import PASSWORD, requests  # noqa: F401 (the fixture)
 
 
 @pytest.fixture
@@ -60,6 +61,11 @@ def desk(live_server):
     return {"url": live_server.url, "person": person, "actor": me, "entries": entries}
 
 
+def messages(page: Page):
+    """The theme's messages: a list at the top of the page's main column."""
+    return page.locator("#main > div > div > ul").first
+
+
 def sign_in(page: Page, base: str) -> None:
     page.goto(f"{base}/admin/")
     page.fill("#id_username", "dana")
@@ -72,7 +78,7 @@ def test_a_staff_member_searches_filters_moves_edits_and_reverts(
     desk,
     page: Page,
     requests,  # noqa: F811 (the fixture imported above)
-    csp,  # noqa: F811
+    csp,  # noqa: F811 (the fixture imported above)
 ):
     base, entries = desk["url"], desk["entries"]
     page.set_viewport_size({"width": 1440, "height": 900})
@@ -91,6 +97,7 @@ def test_a_staff_member_searches_filters_moves_edits_and_reverts(
 
     # The tree: counts include what is below; a node filters the list.
     page.goto(f"{base}/admin/knowledge/entry/")
+    page.click(".filter-open-button")  # the theme's filter panel holds the tree
     checkout = page.locator('li.cairn-node[data-key="launch/checkout"]')
     expect(checkout.locator(".cairn-count").first).to_have_text("2")
     checkout.locator("summary > a").first.click()
@@ -104,12 +111,12 @@ def test_a_staff_member_searches_filters_moves_edits_and_reverts(
     page.locator("#action-toggle").check()
     page.select_option("select[name=action]", "move_entries")
     page.click("button[name=index]")
-    expect(page.locator("h1")).to_have_text("Move entries to a subtopic")
+    expect(page.get_by_role("heading", name="Move entries to a subtopic")).to_be_visible()
     page.fill("#id_subtopic", "Support > Drafts")
     page.fill("#id_reason", "drafts belong with support")
     shot(page, "admin-bulk-move.png")
     page.click("#cairn-bulk-form input[type=submit]")
-    expect(page.locator(".messagelist")).to_contain_text(
+    expect(messages(page)).to_contain_text(
         "Moved 2 entries, one revision each (reason: drafts belong with support)"
     )
     for title in ("Support FAQ draft", "Pricing page copy"):
@@ -147,7 +154,7 @@ def test_a_staff_member_searches_filters_moves_edits_and_reverts(
     expect(page.locator(".CodeMirror")).to_contain_text("[[Launch retro]]")
     shot(page, "admin-conflict.png")
     page.keyboard.press("Control+s")  # saved now, as version 3, with the diff seen
-    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    expect(messages(page)).to_contain_text("was changed successfully")
     assert "[[Launch retro]]" in Entry.objects.get(pk=plan.pk).body
 
     # Revert to version 2 from the history page.
@@ -156,7 +163,7 @@ def test_a_staff_member_searches_filters_moves_edits_and_reverts(
     page.fill("input[name=reason]", "back to five percent")
     shot(page, "admin-revert.png")
     page.click("input[type=submit]")
-    expect(page.locator(".messagelist")).to_contain_text("Reverted to version 2")
+    expect(messages(page)).to_contain_text("Reverted to version 2")
     reverted = Entry.objects.get(pk=plan.pk)
     assert reverted.version == 4 and "five percent" in reverted.body
 
@@ -192,7 +199,7 @@ def test_a_schema_shows_its_fields_the_editor_its_fit_and_strict_refuses_on_the_
 
     # The schema entry's page: its fields as parsed.
     page.goto(f"{base}/admin/knowledge/entry/{schema.pk}/change/")
-    fields = page.locator(".field-schema_fields #cairn-schema-fields")
+    fields = page.locator("#entry_form #cairn-schema-fields:not(#cairn-live *)")
     expect(fields.locator('tr[data-field="role"]')).to_contain_text("job title")
     expect(fields.locator('tr[data-field="team"]')).to_contain_text("required")
 
@@ -214,16 +221,124 @@ def test_a_schema_shows_its_fields_the_editor_its_fit_and_strict_refuses_on_the_
     expect(page.locator(".CodeMirror")).to_contain_text("[hobby] chess")  # the text is kept
     assert Entry.objects.get(pk=tom.pk).version == 1
 
-    page.locator(".CodeMirror").click()
-    page.keyboard.press("Control+End")
-    page.keyboard.insert_text("\n- [team] Platform\n")
+    # The refused field is marked among the metadata's fields; typing it there fits.
+    team = page.locator('.cairn-meta-field.error[data-field="team"]')
+    expect(team).to_contain_text("team is missing")
+    shot(page, "admin-refusal.png")
+    page.fill("#id_metadata__f_team", "Platform")
     expect(fit).to_contain_text("fits")
+    shot(page, "admin-metadata.png")
     page.keyboard.press("Control+s")
-    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
-    assert Entry.objects.get(pk=tom.pk).version == 2
+    expect(messages(page)).to_contain_text("was changed successfully")
+    saved = Entry.objects.get(pk=tom.pk)
+    assert saved.version == 2 and saved.metadata == {"team": "Platform"}
 
     # The pages: the entry fits in one line; the project counts its person entries.
     page.goto(f"{base}/e/{tom.short_id}/")
     expect(page.locator("#schema-fit")).to_contain_text("Fits the person schema")
     page.goto(f"{base}/p/launch/")
     expect(page.locator('#note-types tr[data-kind="person"]')).to_contain_text("all 1")
+
+
+def _a_month_of_work(desk) -> None:
+    """Thirty days of writes by a person and an agent, searches with their timings, items
+    opened and a parked revision: real rows, dated back, so the plots have something to show."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from history.models import ParkedRevision
+    from ops.models import OperationTiming
+
+    person = desk["actor"]
+    agent = Actor(user=desk["person"], agent="agent:claude-code")
+    now = timezone.now()
+    timings = []
+    for day in range(0, 30, 2):
+        who = agent if day % 4 else person
+        entry = entry_upsert(
+            actor=who,
+            project="launch",
+            subtopic="journal",
+            fields=EntryFields(title=f"Standup {day}", body=f"Notes of day {day}.",
+                               status="open" if day % 6 == 0 else "active",
+                               kind="meeting" if day % 3 else "decision"),
+        ).entry  # fmt: skip
+        entry.history.filter(history_type="+").update(history_date=now - timedelta(days=day))
+        for n in range(1 + day % 5):
+            timings.append(OperationTiming(at=now - timedelta(days=day, minutes=n),
+                                           surface="mcp", operation="search", outcome="ok",
+                                           total_ms=40 + 7 * n + day, db_ms=10))  # fmt: skip
+    OperationTiming.objects.bulk_create(timings)
+    revision = Entry.history.filter(title="Standup 2").first()
+    ParkedRevision.objects.create(revision=revision, entry_id=revision.id,
+                                  error="the mirror's disk was full")  # fmt: skip
+
+
+def test_every_admin_page_in_the_theme_wide_and_on_a_phone_light_and_dark(
+    desk,
+    page: Page,
+    requests,  # noqa: F811 (the fixture imported above)
+    csp,  # noqa: F811 (the fixture imported above)
+):
+    base = desk["url"]
+    _a_month_of_work(desk)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    sign_in(page, base)
+
+    # The dashboard: plots of the last 30 days, each bar a link to the list it sums up.
+    board = page.locator("#cairn-dashboard")
+    writes = board.locator('[data-plot="writes"]')
+    expect(writes.locator("svg a")).to_have_count(30)
+    expect(writes).to_contain_text("by agents")
+    expect(board.locator('[data-plot="searches"] polyline')).to_have_count(2)
+    for key in ("open", "embedding", "parked", "mirror", "projects", "kinds"):
+        expect(board.locator(f'[data-plot="{key}"]')).to_be_visible()
+    expect(board.locator('[data-plot="parked"]')).to_contain_text("1 parked now")
+    shot(page, "admin-dashboard.png")
+    board.locator('[data-plot="kinds"] a', has_text="decision").click()
+    expect(page).to_have_url(re.compile(r"kind__exact=decision"))
+    expect(page.locator("#result_list tbody tr")).to_have_count(5)
+
+    # The sidebar names things as people say them.
+    nav = page.locator("#nav-sidebar")
+    expect(nav.get_by_role("link", name="API tokens")).to_be_visible()
+    expect(nav).not_to_contain_text("Api tokens")
+
+    plan = desk["entries"]["Checkout v2 rollout plan"]
+    entry_update(
+        actor=desk["actor"],
+        ref=plan.pk,
+        fields=EntryFields(body="We ship behind the checkout-v2 flag, five percent a day.\n\n"
+                           "- depends_on [[Rollout risks]]\n- [owner] Dana"),
+        reason="a slower rollout",
+    )  # fmt: skip
+    pages = {
+        "entries": "/admin/knowledge/entry/",
+        "entry-filters": "/admin/knowledge/entry/",
+        "projects": "/admin/knowledge/project/",
+        "project": f"/admin/knowledge/project/{plan.project_id}/change/",
+        "subtopics": "/admin/knowledge/subtopic/",
+        "history": f"/admin/knowledge/entry/{plan.pk}/history/",
+        "diff": f"/admin/knowledge/entry/{plan.pk}/history/diff/?from=1&to=2",
+        "diff-unified": f"/admin/knowledge/entry/{plan.pk}/history/diff/?from=1&to=2&mode=unified",
+        "tokens": "/admin/knowledge/apitoken/",
+        "token-add": "/admin/knowledge/apitoken/add/",
+        "people": "/admin/auth/user/",
+        "parked": "/admin/history/parkedrevision/",
+        "timings": "/admin/ops/operationtiming/",
+    }
+    for name, url in pages.items():
+        page.goto(f"{base}{url}")
+        expect(page.locator("#nav-sidebar")).to_be_visible()
+        if name == "entry-filters":
+            page.click(".filter-open-button")
+            expect(page.locator(".cairn-tree")).to_be_visible()
+        shot(page, f"admin-{name}.png")
+
+    page.context.clear_cookies()  # signed out
+    page.goto(f"{base}/admin/login/")
+    shot(page, "admin-login.png")
+
+    hosts = {urlsplit(url).netloc for url in requests if not url.startswith("data:")}
+    assert hosts == {urlsplit(base).netloc}, f"requests left the site: {hosts}"

@@ -41,6 +41,38 @@
     return preview.innerHTML || "<p>Rendering…</p>";
   }
 
+  // The metadata as JSON for the preview's schema check, from its fields (knowledge/admin/
+  // metadata.py; the server types the values the same way on save) or its raw JSON.
+  function metadataDraft() {
+    var box = document.getElementById("cairn-meta");
+    if (!box) { return value("id_metadata"); }
+    var out = {};
+    function typed(text, type, array) {
+      if (array) {
+        return text.split(",").map(function (p) { return p.trim(); }).filter(Boolean)
+          .map(function (p) { return typed(p, type, false); });
+      }
+      if ((type === "integer" || type === "number") && text !== "" && !isNaN(Number(text))) {
+        return Number(text);
+      }
+      if (type === "boolean" && (text === "true" || text === "false")) { return text === "true"; }
+      if (type === "any" || type === "object" || type === undefined) {
+        try { return JSON.parse(text); } catch (e) { return text; }
+      }
+      return text;
+    }
+    box.querySelectorAll("[data-key]").forEach(function (el) {
+      var text = el.value.trim();
+      if (text) { out[el.dataset.key] = typed(text, el.dataset.type, el.dataset.array === "1"); }
+    });
+    box.querySelectorAll(".cairn-meta-pair").forEach(function (row) {
+      var inputs = row.querySelectorAll("input");
+      var key = inputs[0].value.trim(), text = inputs[1].value.trim();
+      if (key && text && !(key in out)) { out[key] = typed(text, undefined, false); }
+    });
+    return JSON.stringify(out);
+  }
+
   function livePanel(editor, panel) {
     var timer = null, sent = 0;
     function refresh() {
@@ -53,7 +85,7 @@
         kind: value("id_kind"),
         tags: value("id_tags_text"),
         status: value("id_status"),
-        metadata: value("id_metadata"),
+        metadata: metadataDraft(),
         entry: entryId(),
       })
         .then(function (r) { return r.ok ? r.text() : "<p class=\"errornote\">Preview unavailable.</p>"; })
@@ -69,7 +101,7 @@
     }
     editor.codemirror.on("change", soon);
     ["id_project", "id_subtopic_path", "id_title", "id_kind", "id_tags_text", "id_status",
-     "id_metadata"].forEach(function (id) {
+     "id_metadata", "cairn-meta"].forEach(function (id) {
       var el = document.getElementById(id);
       if (el) { el.addEventListener("input", soon); el.addEventListener("change", soon); }
     });
@@ -84,8 +116,9 @@
     if (!(event.ctrlKey || event.metaKey) || event.altKey || event.key.toLowerCase() !== "s") {
       return;
     }
-    var button = document.querySelector("input[name=_continue]") ||
-      document.querySelector("input[name=_save]");
+    // The theme's save buttons are <button>s in the page's footer (form="entry_form").
+    var button = document.querySelector("[name=_continue][type=submit]") ||
+      document.querySelector("[name=_save][type=submit]");
     if (!button) { return; }
     event.preventDefault();
     button.click();
