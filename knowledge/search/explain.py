@@ -1,0 +1,141 @@
+"""How each hit was found, and a plain answer when no hit holds the query's words.
+
+Search fuses two lists (knowledge/search/fusion.py): entries holding the query's words (full
+text) and entries nearest in meaning (vectors). From the fused list alone a reader cannot tell
+an entry that mentions their words from one about something merely similar: an agent searching
+"job candidates" got ten loosely related entries and nothing saying that none mentions
+candidates. So each hit carries its place and score in both lists, what each added to the fused
+score, and what matched (an observation, a passage); the results say first when no hit holds a
+word of the query.
+"""
+
+from __future__ import annotations
+
+from django.db.models import BooleanField, FloatField
+from django.db.models.expressions import RawSQL
+
+from knowledge.models import EntryChunk, Observation
+from knowledge.search.snippets import highlight, lexemes_of, marked, words_in
+from knowledge.search.types import Rankings, SearchHit, SearchResults, Signals
+
+# Hits whose signals a reader sees in explain mode: the ranking questions are about the top.
+EXPLAIN_TOP = 5
+OBSERVATION_CHARS = 300
+
+
+def annotate(
+    hits: SearchResults,
+    found: Rankings,
+    parts: tuple[dict[int, float], dict[int, float]],
+    *,
+    words_searched: bool,
+) -> None:
+    """Give each hit its Signals and `matched_in`; show the observation the words matched in
+    the snippet when it holds as many query words as the body's window. Two small reads: the
+    hits' matching observations and the passages their vectors matched."""
+    words_rank = {pk: rank for rank, pk in enumerate(found.text, start=1)}
+    meaning_rank = {pk: rank for rank, pk in enumerate(found.semantic, start=1)}
+    lexemes = lexemes_of(found.rank_tsquery)
+    observations = _observations([h.id for h in hits if h.id in words_rank], found.rank_tsquery)
+    passages = _passages([found.chunks[h.id] for h in hits if h.id in found.chunks])
+    words_part, meaning_part = parts
+    for hit in hits:
+        signals = Signals(
+            words_rank=words_rank.get(hit.id),
+            words_score=_rounded(found.text_scores.get(hit.id)),
+            meaning_rank=meaning_rank.get(hit.id),
+            similarity=_rounded(found.semantic_scores.get(hit.id)),
+            passage=passages.get(hit.id),
+            words_part=round(words_part.get(hit.id, 0.0), 6),
+            meaning_part=round(meaning_part.get(hit.id, 0.0), 6),
+            title_words=words_in(hit.title, lexemes),
+        )
+        if hit.id in observations:
+            category, content = observations[hit.id]
+            signals.observation = f"[{category}] {content}"
+            signals.category = bool(words_in(category, lexemes))
+            shown = highlight(content, lexemes) or _shorten(content)
+            if len(marked(shown)) + signals.category >= len(marked(hit.snippet)):
+                hit.snippet = f"[{category}] {shown}"
+            hit.matched_in = f"observation [{category}]"
+        elif signals.words_rank is None and signals.passage is not None:
+            hit.matched_in = f"passage {signals.passage}"
+        hit.signals = signals
+    hits.words_matched = bool(found.text) if words_searched else None
+
+
+def no_words_note(query: str, results: SearchResults) -> str:
+    """'No entry contains …; n related by meaning.' when every hit was found by meaning alone,
+    '' otherwise: the first thing a reader of such an answer needs to know."""
+    if results.words_matched is not False or not results:
+        return ""
+    return f"No entry contains {' '.join(query.split())!r}; {len(results)} related by meaning."
+
+
+def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
+    """Each signal's contribution to a hit's place, as (label, value) pairs to show."""
+    s = hit.signals
+    if s is None:  # listed by the filters alone: nothing was ranked
+        return [("order", "newest first (no query words)")]
+    rows = []
+    if s.words_rank is not None:
+        rows.append(("words", f"#{s.words_rank}, score {s.words_score:g}, adds {s.words_part:.3g}"))
+    else:
+        rows.append(("words", "none of the query's words"))
+    if s.meaning_rank is not None:
+        passage = f" (passage {s.passage})" if s.passage else ""
+        rows.append(
+            (
+                "meaning",
+                f"#{s.meaning_rank}, similarity {s.similarity:g}{passage}, adds {s.meaning_part:.3g}",
+            )
+        )
+    else:
+        rows.append(("meaning", "not among the nearest"))
+    rows.append(
+        (
+            "title",
+            f"holds {', '.join(s.title_words)} (title words weigh most)"
+            if s.title_words
+            else "none of the query's words",
+        )
+    )
+    if s.observation:
+        named = " (its category is a query word)" if s.category else ""
+        rows.append(("observation", _shorten(s.observation, 120) + named))
+    rows.append(("recency", f"not weighed; updated {hit.updated:%Y-%m-%d}"))
+    lead = abs(hit.score - (s.words_part + s.meaning_part)) > 1e-5
+    rows.append(("fused", f"{hit.score:.3g}" + (" (put first: the words' clear leader)" * lead)))
+    return rows
+
+
+def _observations(ids: list[int], tsquery: str | None) -> dict[int, tuple[str, str]]:
+    """entry id -> (category, content) of its current observation best matching the words."""
+    if not ids or not tsquery:
+        return {}
+    rows = (
+        Observation.objects.filter(entry_id__in=ids, valid_to__isnull=True)
+        .filter(RawSQL("search_vector @@ %s::tsquery", [tsquery], BooleanField()))
+        .annotate(rank=RawSQL("ts_rank(search_vector, %s::tsquery)", [tsquery], FloatField()))
+        .order_by("entry_id", "-rank", "position")
+        .distinct("entry_id")
+        .values_list("entry_id", "category", "content")
+    )
+    return {entry_id: (category, content) for entry_id, category, content in rows}
+
+
+def _passages(chunk_ids: list[int]) -> dict[int, int]:
+    """entry id -> the place (from 1) of the chunk its vector matched."""
+    if not chunk_ids:
+        return {}
+    rows = EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "ordinal")
+    return {entry_id: ordinal + 1 for entry_id, ordinal in rows}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _shorten(text: str, limit: int = OBSERVATION_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
