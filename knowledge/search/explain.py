@@ -37,7 +37,7 @@ def annotate(
     meaning_rank = {pk: rank for rank, pk in enumerate(found.semantic, start=1)}
     lexemes = lexemes_of(found.rank_tsquery)
     observations = _observations([h.id for h in hits if h.id in words_rank], found.rank_tsquery)
-    passages = _passages([found.chunks[h.id] for h in hits if h.id in found.chunks])
+    passages = _passages({h.id: found.chunks[h.id] for h in hits if h.id in found.chunks})
     words_part, meaning_part = parts
     for hit in hits:
         signals = Signals(
@@ -45,7 +45,7 @@ def annotate(
             words_score=_rounded(found.text_scores.get(hit.id)),
             meaning_rank=meaning_rank.get(hit.id),
             similarity=_rounded(found.semantic_scores.get(hit.id)),
-            passage=passages.get(hit.id),
+            passage=passages[hit.id][0] if hit.id in passages else None,
             words_part=round(words_part.get(hit.id, 0.0), 6),
             meaning_part=round(meaning_part.get(hit.id, 0.0), 6),
             title_words=words_in(hit.title, lexemes),
@@ -54,12 +54,14 @@ def annotate(
             category, content = observations[hit.id]
             signals.observation = f"[{category}] {content}"
             signals.category = bool(words_in(category, lexemes))
-            shown = highlight(content, lexemes) or _shorten(content)
-            if len(marked(shown)) + signals.category >= len(marked(hit.snippet)):
-                hit.snippet = f"[{category}] {shown}"
+            shown = f"[{highlight(category, lexemes) or category}] " + (
+                highlight(content, lexemes) or _shorten(content)
+            )
+            if len(marked(shown)) >= len(marked(hit.snippet)):
+                hit.snippet = shown
             hit.matched_in = f"observation [{category}]"
-        elif signals.words_rank is None and signals.passage is not None:
-            hit.matched_in = f"passage {signals.passage}"
+        elif signals.words_rank is None and passages.get(hit.id, (0, 1))[1] > 1:
+            hit.matched_in = "passage {} of {}".format(*passages[hit.id])
         hit.signals = signals
     hits.words_matched = bool(found.text) if words_searched else None
 
@@ -84,12 +86,8 @@ def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
         rows.append(("words", "none of the query's words"))
     if s.meaning_rank is not None:
         passage = f" (passage {s.passage})" if s.passage else ""
-        rows.append(
-            (
-                "meaning",
-                f"#{s.meaning_rank}, similarity {s.similarity:g}{passage}, adds {s.meaning_part:.3g}",
-            )
-        )
+        similarity = f"similarity {s.similarity:g}{passage}"
+        rows.append(("meaning", f"#{s.meaning_rank}, {similarity}, adds {s.meaning_part:.3g}"))
     else:
         rows.append(("meaning", "not among the nearest"))
     rows.append(
@@ -124,12 +122,24 @@ def _observations(ids: list[int], tsquery: str | None) -> dict[int, tuple[str, s
     return {entry_id: (category, content) for entry_id, category, content in rows}
 
 
-def _passages(chunk_ids: list[int]) -> dict[int, int]:
-    """entry id -> the place (from 1) of the chunk its vector matched."""
-    if not chunk_ids:
+def _passages(best: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """entry id -> (place from 1, count) of the chunk its vector matched, among its chunks of
+    the same model; `best` maps entry ids to those chunks' ids."""
+    if not best:
         return {}
-    rows = EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "ordinal")
-    return {entry_id: ordinal + 1 for entry_id, ordinal in rows}
+    rows = list(
+        EntryChunk.objects.filter(entry_id__in=best).values_list(
+            "entry_id", "pk", "ordinal", "model"
+        )
+    )
+    models = {entry_id: model for entry_id, pk, _, model in rows if best[entry_id] == pk}
+    found: dict[int, tuple[int, int]] = {}
+    for entry_id, pk, ordinal, model in rows:
+        if model != models.get(entry_id):
+            continue
+        place, count = found.get(entry_id, (0, 0))
+        found[entry_id] = (ordinal + 1 if pk == best[entry_id] else place, count + 1)
+    return found
 
 
 def _rounded(value: float | None) -> float | None:

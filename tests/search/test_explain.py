@@ -55,8 +55,25 @@ def test_a_query_no_entry_holds_says_so_and_every_hit_is_by_meaning(actor, corpu
         f"No entry contains {NO_WORDS!r}; {len(found)} related by meaning."
     )
     holiday = next(h for h in found if h.title == "Holiday plans")
-    assert holiday.matched_in == "passage 1"
+    assert holiday.matched_in == ""  # one passage: the whole entry matched
     assert holiday.signals.words_rank is None and holiday.signals.meaning_rank >= 1
+    assert holiday.signals.passage == 1
+
+
+def test_a_hit_by_meaning_says_which_passage_matched(actor, project, index, settings):
+    settings.CAIRN_CHUNK_WORDS, settings.CAIRN_CHUNK_OVERLAP = 30, 0
+    kitchen = " ".join(["The kettle needs descaling and the fridge needs cleaning."] * 6)
+    entry = EntryFactory(
+        project=project,
+        title="Notes",
+        body=f"## Kitchen\n\n{kitchen}\n\n## Away\n\n"
+        "Caroline is travelling to Sweden in July to see the midnight sun.",
+    )
+    index(entry)
+    hit = search_entries(actor, NO_WORDS)[0]
+    assert hit.title == "Notes" and hit.signals.passage > 1
+    assert hit.matched_in == f"passage {hit.signals.passage} of {entry.chunks.count()}"
+    assert "Caroline is travelling" in hit.snippet
 
 
 def test_a_query_some_entry_holds_has_no_such_note(actor, corpus):
@@ -113,7 +130,7 @@ def test_mcp_says_first_that_no_entry_holds_the_words(actor, corpus):
     assert first.endswith("related by meaning:")
     assert data["words_matched"] is False and data["note"].startswith("No entry contains")
     holiday = next(line for line in text.splitlines() if "Holiday plans" in line)
-    assert holiday.endswith(" · by meaning, passage 1")
+    assert holiday.endswith(" · by meaning")
 
 
 def test_mcp_hits_say_how_they_matched_and_explain_shows_the_signals(actor, corpus):
