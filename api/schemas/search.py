@@ -21,6 +21,7 @@ class SignalsOut(Schema):
     title_words: list[str] = Field(description="Query words in the title (weighted most).")
     observation: str = Field(description="The observation the words matched best.")
     category: bool = Field(description="A query word names that observation's category.")
+    searched: list[str] = Field(description='The lists that ran: "words", "meaning".')
 
 
 class SearchHitOut(Schema):

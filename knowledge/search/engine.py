@@ -276,8 +276,15 @@ def search_entries(
 def _carry_signals(hits: SearchResults, found: Rankings, mode: str) -> None:
     """Each hit's place and score per list, and whether any hit holds the query's words."""
     with stages.stage("signals"):
-        words_searched = mode != "semantic" and bool(found.rank_tsquery)
-        annotate(hits, found, contributions(found, mode), words_searched=words_searched)
+        searched = [
+            name
+            for name, ran in (
+                ("words", mode != "semantic" and bool(found.rank_tsquery)),
+                ("meaning", bool(found.semantic)),  # none: off, or no vectors to compare
+            )
+            if ran
+        ]
+        annotate(hits, found, contributions(found, mode), searched=searched)
 
 
 def contributions(found: Rankings, mode: str) -> tuple[dict[int, float], dict[int, float]]:

@@ -28,7 +28,7 @@ def annotate(
     found: Rankings,
     parts: tuple[dict[int, float], dict[int, float]],
     *,
-    words_searched: bool,
+    searched: list[str],
 ) -> None:
     """Give each hit its Signals and `matched_in`; show the observation the words matched in
     the snippet when it holds as many query words as the body's window. Two small reads: the
@@ -49,6 +49,7 @@ def annotate(
             words_part=round(words_part.get(hit.id, 0.0), 6),
             meaning_part=round(meaning_part.get(hit.id, 0.0), 6),
             title_words=words_in(hit.title, lexemes),
+            searched=searched,
         )
         if hit.id in observations:
             category, content = observations[hit.id]
@@ -63,7 +64,7 @@ def annotate(
         elif signals.words_rank is None and passages.get(hit.id, (0, 1))[1] > 1:
             hit.matched_in = "passage {} of {}".format(*passages[hit.id])
         hit.signals = signals
-    hits.words_matched = bool(found.text) if words_searched else None
+    hits.words_matched = bool(found.text) if "words" in searched else None
 
 
 def no_words_note(query: str, results: SearchResults) -> str:
@@ -83,13 +84,13 @@ def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
     if s.words_rank is not None:
         rows.append(("words", f"#{s.words_rank}, score {s.words_score:g}, adds {s.words_part:.3g}"))
     else:
-        rows.append(("words", "none of the query's words"))
+        rows.append(("words", "none of the query's words" if "words" in s.searched else "off"))
     if s.meaning_rank is not None:
         passage = f" (passage {s.passage})" if s.passage else ""
         similarity = f"similarity {s.similarity:g}{passage}"
         rows.append(("meaning", f"#{s.meaning_rank}, {similarity}, adds {s.meaning_part:.3g}"))
     else:
-        rows.append(("meaning", "not among the nearest"))
+        rows.append(("meaning", "not among the nearest" if "meaning" in s.searched else "off"))
     rows.append(
         (
             "title",

@@ -43,6 +43,7 @@ class Signals:
     title_words: list[str] = field(default_factory=list)  # query words in the title
     observation: str = ""  # "[category] content": the observation the words matched best
     category: bool = False  # a query word names that observation's category
+    searched: list[str] = field(default_factory=list)  # the lists that ran: words, meaning
 
 
 @dataclass

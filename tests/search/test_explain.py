@@ -79,7 +79,11 @@ def test_a_hit_by_meaning_says_which_passage_matched(actor, project, index, sett
 def test_a_query_some_entry_holds_has_no_such_note(actor, corpus):
     found = search_entries(actor, "deployment checklist")
     assert found.words_matched is True and no_words_note("deployment checklist", found) == ""
-    assert search_entries(actor, NO_WORDS, mode="semantic").words_matched is None
+    by_meaning = search_entries(actor, NO_WORDS, mode="semantic")
+    assert by_meaning.words_matched is None and no_words_note(NO_WORDS, by_meaning) == ""
+    assert dict(explain_parts(by_meaning[0]))["words"] == "off"
+    by_words = search_entries(actor, "deployment checklist", mode="text")[0]
+    assert dict(explain_parts(by_words))["meaning"] == "off"
 
 
 def test_a_words_and_meaning_hit_says_both_and_explain_shows_each_signal(actor, corpus):
