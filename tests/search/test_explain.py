@@ -212,4 +212,4 @@ def test_the_page_says_how_each_hit_matched_and_explains_on_request(signed_in, c
     page = signed_in.get("/search/", {"q": "deployment checklist", "explain": "on"}).content
     page = page.decode()
     assert 'name="explain" checked' in page
-    assert "similarity" in page and "<dt>words</dt>" in page and "<dt>fused</dt>" in page
+    assert "similarity" in page and "<b>words</b> #1, score" in page and "<b>fused</b>" in page
