@@ -11,10 +11,8 @@ word of the query.
 
 from __future__ import annotations
 
-from django.db.models import BooleanField, FloatField
-from django.db.models.expressions import RawSQL
+from django.db import connection
 
-from knowledge.models import EntryChunk, Observation
 from knowledge.search.snippets import highlight, lexemes_of, marked, words_in
 from knowledge.search.types import Rankings, SearchHit, SearchResults, Signals
 
@@ -31,13 +29,16 @@ def annotate(
     searched: list[str],
 ) -> None:
     """Give each hit its Signals and `matched_in`; show the observation the words matched in
-    the snippet when it holds as many query words as the body's window. Two small reads: the
+    the snippet when it holds as many query words as the body's window. One small read: the
     hits' matching observations and the passages their vectors matched."""
     words_rank = {pk: rank for rank, pk in enumerate(found.text, start=1)}
     meaning_rank = {pk: rank for rank, pk in enumerate(found.semantic, start=1)}
     lexemes = lexemes_of(found.rank_tsquery)
-    observations = _observations([h.id for h in hits if h.id in words_rank], found.rank_tsquery)
-    passages = _passages({h.id: found.chunks[h.id] for h in hits if h.id in found.chunks})
+    observations, passages = _matches(
+        [h.id for h in hits if h.id in words_rank],
+        found.rank_tsquery,
+        [found.chunks[h.id] for h in hits if h.id in found.chunks],
+    )
     words_part, meaning_part = parts
     for hit in hits:
         signals = Signals(
@@ -108,39 +109,42 @@ def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
     return rows
 
 
-def _observations(ids: list[int], tsquery: str | None) -> dict[int, tuple[str, str]]:
-    """entry id -> (category, content) of its current observation best matching the words."""
-    if not ids or not tsquery:
-        return {}
-    rows = (
-        Observation.objects.filter(entry_id__in=ids, valid_to__isnull=True)
-        .filter(RawSQL("search_vector @@ %s::tsquery", [tsquery], BooleanField()))
-        .annotate(rank=RawSQL("ts_rank(search_vector, %s::tsquery)", [tsquery], FloatField()))
-        .order_by("entry_id", "-rank", "position")
-        .distinct("entry_id")
-        .values_list("entry_id", "category", "content")
-    )
-    return {entry_id: (category, content) for entry_id, category, content in rows}
+# One round trip for both: per entry, the current observation that best matches the words
+# ("o": category, content), and the place of the chunk its vector matched among its chunks of
+# the same model ("c": place, count).
+_MATCHES_SQL = """
+SELECT * FROM (
+    SELECT DISTINCT ON (entry_id) 'o', entry_id, category, content, NULL::int, NULL::int
+    FROM knowledge_observation
+    WHERE entry_id = ANY(%s) AND valid_to IS NULL AND search_vector @@ %s::tsquery
+    ORDER BY entry_id, ts_rank(search_vector, %s::tsquery) DESC, position
+) observations
+UNION ALL
+SELECT 'c', b.entry_id, NULL, NULL, b.ordinal + 1,
+       (SELECT count(*) FROM knowledge_entrychunk x
+        WHERE x.entry_id = b.entry_id AND x.model = b.model)::int
+FROM knowledge_entrychunk b WHERE b.id = ANY(%s)
+"""
 
 
-def _passages(best: dict[int, int]) -> dict[int, tuple[int, int]]:
-    """entry id -> (place from 1, count) of the chunk its vector matched, among its chunks of
-    the same model; `best` maps entry ids to those chunks' ids."""
-    if not best:
-        return {}
-    rows = list(
-        EntryChunk.objects.filter(entry_id__in=best).values_list(
-            "entry_id", "pk", "ordinal", "model"
-        )
-    )
-    models = {entry_id: model for entry_id, pk, _, model in rows if best[entry_id] == pk}
-    found: dict[int, tuple[int, int]] = {}
-    for entry_id, pk, ordinal, model in rows:
-        if model != models.get(entry_id):
-            continue
-        place, count = found.get(entry_id, (0, 0))
-        found[entry_id] = (ordinal + 1 if pk == best[entry_id] else place, count + 1)
-    return found
+def _matches(
+    word_ids: list[int], tsquery: str | None, chunk_ids: list[int]
+) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[int, int]]]:
+    """(entry id -> (category, content) of its observation best matching the words,
+    entry id -> (place from 1, count) of the passage its vector matched)."""
+    observations: dict[int, tuple[str, str]] = {}
+    passages: dict[int, tuple[int, int]] = {}
+    word_ids = word_ids if tsquery else []
+    if not (word_ids or chunk_ids):
+        return observations, passages
+    with connection.cursor() as cursor:
+        cursor.execute(_MATCHES_SQL, [word_ids, tsquery or "", tsquery or "", chunk_ids])
+        for kind, entry_id, category, content, place, count in cursor.fetchall():
+            if kind == "o":
+                observations[entry_id] = (category, content)
+            else:
+                passages[entry_id] = (place, count)
+    return observations, passages
 
 
 def _rounded(value: float | None) -> float | None:
