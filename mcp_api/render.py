@@ -19,6 +19,7 @@ from mcp_api import hints
 from mcp_api.entry_meta import entry_meta
 from mcp_api.note_type_text import misfit_note
 from mcp_api.profile_text import whoami_text
+from mcp_api.search_text import search_text
 from mcp_api.write_text import change_summary, report_lines
 
 
@@ -38,33 +39,20 @@ def database_down() -> CallToolResult:
     return error(hints.DATABASE_DOWN, {"code": "database_unavailable"})
 
 
-def hit_line(hit: dict) -> str:
-    tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
-    status = "" if hit.get("status") in ("active", None) else f" ({hit['status']})"
-    head = f"- {hit['short_id']} · {hit['title']}{status} · {hit['path']} · {hit['kind']}{tags}"
-    snippet = (hit.get("snippet") or "").strip()
-    return f"{head}\n  {snippet}" if snippet else head
-
-
-def search_results(query: str, hits: list[dict], note: str = "") -> CallToolResult:
-    what = f"for {query!r}" if query.strip() else "matching the filters, newest first"
-    if not hits:
-        text = (
-            f"No results {what}. Try fewer or other words, drop filters, or "
-            "browse(project) to see what exists."
-        )
-        if note:
-            text += f"\n{note} Search again in a few seconds."
-    else:
-        lines = [f"{len(hits)} result(s) {what}:", *map(hit_line, hits)]
-        lines.append(
-            f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
-            "subtopic=, kinds=, tags=, since=."
-        )
-        if note:
-            lines.append(note)
-        text = "\n".join(lines)
-    return result(text, {"results": hits, "note": note} if note else {"results": hits})
+def search_results(
+    query: str,
+    hits: list[dict],
+    note: str = "",
+    *,
+    words_matched: bool | None = None,
+    no_words: str = "",
+) -> CallToolResult:
+    text = search_text(query, hits, note=note, no_words=no_words)
+    data: dict = {"results": hits}
+    if words_matched is not None:
+        data["words_matched"] = words_matched
+    notes = " ".join(n for n in (no_words, note) if n)
+    return result(text, data | {"note": notes} if notes else data)
 
 
 def entry_window(

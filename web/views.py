@@ -26,7 +26,13 @@ from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFail
 from knowledge.graph.selectors import MAX_DEPTH, graph_data
 from knowledge.inputs import find_nul
 from knowledge.models import EntryStatus
-from knowledge.search import SearchFilters, search_entries
+from knowledge.search import (
+    EXPLAIN_TOP,
+    SearchFilters,
+    explain_parts,
+    no_words_note,
+    search_entries,
+)
 from knowledge.selectors import entry_revision, pages
 from knowledge.selectors.deleted import may_undelete
 from knowledge.services import entry_set_status, entry_undelete, entry_verify
@@ -289,14 +295,23 @@ def search(request):
     actor = actor_of(request)
     form = {name: (request.GET.get(name) or "").strip()[:MAX_QUERY] for name in SEARCH_FIELDS}
     form["history"] = request.GET.get("history") == "on"
-    hits, error = [], ""
+    form["explain"] = request.GET.get("explain") == "on"
+    hits, error, no_words = [], "", ""
     if form["q"]:
         try:
             filters = SearchFilters.pick({FILTER_NAMES.get(k, k): v for k, v in form.items()})
             hits = search_entries(actor, form["q"], filters=filters, limit=SEARCH_LIMIT)
+            no_words = no_words_note(form["q"], hits)
         except KnowledgeError as exc:  # an unknown project, a bad date: said above the results
             error = exc.message
-    context = {"form": form, "hits": hits, "error": error, "limit": SEARCH_LIMIT}
+    context = {
+        "form": form,
+        "hits": hits,
+        "results": _with_reasons(hits, form["explain"]),
+        "no_words": no_words,
+        "error": error,
+        "limit": SEARCH_LIMIT,
+    }
     if request.htmx:
         response = render(request, "web/_results.html", context)
     else:
@@ -306,6 +321,24 @@ def search(request):
     return response
 
 
+def _with_reasons(hits, explain: bool) -> list[tuple]:
+    """(hit, how it matched, why it ranks there or None): the reasons for the top hits only,
+    and only when the explain box is ticked."""
+    return [
+        (
+            hit,
+            MATCHED.get(tuple(hit.matched), ""),
+            explain_parts(hit) if explain and i < EXPLAIN_TOP else None,
+        )
+        for i, hit in enumerate(hits)
+    ]
+
+
+MATCHED = {
+    ("text", "semantic"): "words + meaning",
+    ("text",): "by words",
+    ("semantic",): "by meaning",
+}
 GRAPH_LIMIT = 2000
 
 

@@ -4,7 +4,7 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from api.schemas.search import SearchOut, SearchParams, SourceCheckIn, SourceCheckOut
-from knowledge.search import SearchFilters, search_entries
+from knowledge.search import SearchFilters, no_words_note, search_entries
 from knowledge.selectors import sources_check
 
 router = Router()
@@ -12,7 +12,8 @@ router = Router()
 
 @router.get("/search", response=SearchOut, tags=["search"])
 def search(request: HttpRequest, params: Query[SearchParams]):
-    """Hybrid search; `after`/`before` accept ISO dates or ages like `7d`."""
+    """Hybrid search; `after`/`before` accept ISO dates or ages like `7d`; `explain=true`
+    adds each hit's signals (ranks and scores by words and by meaning)."""
     found = search_entries(
         request.auth,
         params.q,
@@ -20,8 +21,9 @@ def search(request: HttpRequest, params: Query[SearchParams]):
         limit=max(1, min(params.limit, 100)),
         mode=params.mode,
     )
-    hits = [hit.as_dict() for hit in found]
-    return {"results": hits, "note": found.note}
+    hits = [hit.as_dict() | ({} if params.explain else {"signals": None}) for hit in found]
+    note = " ".join(n for n in (no_words_note(params.q, found), found.note) if n)
+    return {"results": hits, "words_matched": found.words_matched, "note": note}
 
 
 @router.post("/sources/check", response=list[SourceCheckOut], tags=["search"])

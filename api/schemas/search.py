@@ -10,6 +10,20 @@ from api.schemas.fields import NoNul, PathText, ProjectRef, SearchText, Short, S
 from knowledge import limits
 
 
+class SignalsOut(Schema):
+    words_rank: int | None = Field(None, description="Place in the full-text list (from 1).")
+    words_score: float | None = None
+    meaning_rank: int | None = Field(None, description="Place in the list by meaning (from 1).")
+    similarity: float | None = Field(None, description="Cosine similarity of its best passage.")
+    passage: int | None = Field(None, description="That passage (chunk), from 1.")
+    words_part: float = Field(0.0, description="What the words add to the fused score.")
+    meaning_part: float = Field(0.0, description="What the meaning adds to the fused score.")
+    title_words: list[str] = Field(description="Query words in the title (weighted most).")
+    observation: str = Field(description="The observation the words matched best.")
+    category: bool = Field(description="A query word names that observation's category.")
+    searched: list[str] = Field(description='The lists that ran: "words", "meaning".')
+
+
 class SearchHitOut(Schema):
     id: int
     short_id: str
@@ -21,14 +35,23 @@ class SearchHitOut(Schema):
     updated: datetime
     score: float
     snippet: str
+    matched: list[str] = Field(description='How it was found: "text" (words), "semantic".')
+    matched_in: str = Field(description='"observation [category]", "passage 2" or "".')
+    signals: SignalsOut | None = Field(None, description="Each signal's part (explain=true).")
 
 
 class SearchOut(Schema):
     results: list[SearchHitOut]
+    words_matched: bool | None = Field(
+        None,
+        description="false when no entry holds a word of the query (every hit was found by "
+        "meaning); null when words were not searched (mode=semantic).",
+    )
     note: str = Field(
         "",
-        description="Set when entries of the searched set wait for their vectors: they are "
-        "found by their words only until the embedding workers reach them (usually seconds).",
+        description="What to know first: that no entry holds the query's words, and when "
+        "entries of the searched set wait for their vectors (found by their words only until "
+        "the embedding workers reach them, usually seconds).",
     )
 
 
@@ -60,4 +83,5 @@ class SearchParams(NoNul):
     include_history: bool = False
     include_transcripts: bool = False
     mode: Literal["hybrid", "text", "semantic"] = "hybrid"
+    explain: bool = False
     categories: list[Short] | None = Field(None, alias="category")

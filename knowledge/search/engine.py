@@ -30,6 +30,7 @@ from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import stages
 from knowledge.search.by_filters import filtered_entries
+from knowledge.search.explain import annotate
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_in
 from knowledge.search.fulltext import text_ranking, word_stats
@@ -267,8 +268,33 @@ def search_entries(
         fused = above_floor(fused, found.text, found.semantic_scores, floor)[:limit]
     with stages.stage("hits + snippets"):
         hits = SearchResults(load_hits(fused, found))
+    _carry_signals(hits, found, mode)
     hits.note = found.pending.note(mode) if found.pending else ""
     return hits
+
+
+def _carry_signals(hits: SearchResults, found: Rankings, mode: str) -> None:
+    """Each hit's place and score per list, and whether any hit holds the query's words."""
+    with stages.stage("signals"):
+        searched = [
+            name
+            for name, ran in (
+                ("words", mode != "semantic" and bool(found.rank_tsquery)),
+                ("meaning", bool(found.semantic)),  # none: off, or no vectors to compare
+            )
+            if ran
+        ]
+        annotate(hits, found, contributions(found, mode), searched=searched)
+
+
+def contributions(found: Rankings, mode: str) -> tuple[dict[int, float], dict[int, float]]:
+    """What the words and the meaning each add to a hit's fused score: the same fusion, run
+    with the other list's weight at 0."""
+    if mode == "text":
+        return dict(fuse(found, mode)), {}
+    if mode == "semantic":
+        return {}, dict(fuse(found, mode))
+    return dict(fuse(found, mode, semantic_weight=0.0)), dict(fuse(found, mode, text_weight=0.0))
 
 
 def default_fusion() -> Fusion:

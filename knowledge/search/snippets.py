@@ -66,3 +66,21 @@ def highlight(body: str, lexemes: list[str], chars: int = WINDOW_CHARS) -> str:
     text = pattern.sub(lambda m: f"**{m.group()}**", body[begin:end])
     text = " ".join(text.split())
     return ("… " if begin > 0 else "") + text + (" …" if end < len(body.rstrip()) else "")
+
+
+_MARKED = re.compile(r"\*\*(.+?)\*\*")
+
+
+def words_in(text: str, lexemes: list[str]) -> list[str]:
+    """The query words found in a short text (a title, a category), as written, each once."""
+    if not lexemes or not text:
+        return []
+    seen: dict[str, str] = {}
+    for match in _pattern(lexemes).finditer(text):
+        seen.setdefault(match.group().lower(), match.group())
+    return list(seen.values())
+
+
+def marked(snippet: str) -> set[str]:
+    """The distinct words a snippet shows in **bold**."""
+    return {word.lower() for word in _MARKED.findall(snippet)}

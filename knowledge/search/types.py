@@ -29,6 +29,24 @@ class Rankings:
 
 
 @dataclass
+class Signals:
+    """How a hit was found, per signal (knowledge/search/explain.py): each list's place (from 1)
+    and score, None where that list did not find it; what each added to the fused score."""
+
+    words_rank: int | None = None
+    words_score: float | None = None  # BM25-like: idf-weighted ts_rank, title > tags > body
+    meaning_rank: int | None = None
+    similarity: float | None = None  # cosine similarity of its best passage to the query
+    passage: int | None = None  # that passage (chunk), from 1
+    words_part: float = 0.0
+    meaning_part: float = 0.0
+    title_words: list[str] = field(default_factory=list)  # query words in the title
+    observation: str = ""  # "[category] content": the observation the words matched best
+    category: bool = False  # a query word names that observation's category
+    searched: list[str] = field(default_factory=list)  # the lists that ran: words, meaning
+
+
+@dataclass
 class SearchHit:
     id: int
     short_id: str
@@ -42,6 +60,9 @@ class SearchHit:
     score: float
     snippet: str
     matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"
+    # Where it matched: "observation [category]", "passage 2", "" (the snippet's words).
+    matched_in: str = ""
+    signals: Signals | None = None
 
     @classmethod
     def of(cls, entry, *, score: float, snippet: str, matched: list[str]) -> SearchHit:
@@ -71,3 +92,6 @@ class SearchResults(list[SearchHit]):
     whose vectors are not ready yet are found by their words only ("" when none wait)."""
 
     note: str = ""
+    # False when no hit holds a word of the query (all found by meaning); None when the words
+    # were not searched (mode semantic, no query words).
+    words_matched: bool | None = None

@@ -10,7 +10,15 @@ from pydantic import Field
 from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.graph.context import build_context as context_of
-from knowledge.search import SearchFilters, search_entries, stages
+from knowledge.search import (
+    EXPLAIN_TOP,
+    SearchFilters,
+    SearchHit,
+    explain_parts,
+    no_words_note,
+    search_entries,
+    stages,
+)
 from knowledge.selectors import sources_check
 from mcp_api import render
 from mcp_api.tools.arguments import OptProject, Short, Since, Sources, StrList, Subtopic
@@ -43,6 +51,7 @@ class SearchArguments(Arguments):
             description="Only entries with an observation '- [category] …' of these.",
         ),
     ] = None
+    explain: Annotated[bool, Field(description="Show each hit's ranking signals.")] = False
 
 
 def search(actor: Actor, args: SearchArguments):
@@ -51,9 +60,26 @@ def search(actor: Actor, args: SearchArguments):
     with stages.stage("search service"):
         filters = SearchFilters.pick(dict(args))
         found = search_entries(actor, args.query, filters=filters, limit=args.limit)
-        hits = [hit.as_dict() for hit in found]
+        hits = [_shown(hit, i, args.explain) for i, hit in enumerate(found)]
     with stages.stage("render"):
-        return render.search_results(args.query, hits, found.note)
+        return render.search_results(
+            args.query,
+            hits,
+            found.note,
+            words_matched=found.words_matched,
+            no_words=no_words_note(args.query, found),
+        )
+
+
+def _shown(hit: SearchHit, place: int, explain: bool) -> dict:
+    """A hit as the answer shows it: its signals only when asked, and why it ranks there for
+    the top few (the questions are about those)."""
+    shown = hit.as_dict()
+    if not explain:
+        shown.pop("signals", None)
+    elif place < EXPLAIN_TOP:
+        shown["why"] = explain_parts(hit)
+    return shown
 
 
 class ContextArguments(Arguments):

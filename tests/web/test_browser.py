@@ -261,6 +261,11 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
     page.select_option("select[name=kind]", "")
     expect(page).to_have_url(re.compile(r"kind=(&|$)"))
     expect(page.locator(".results li")).to_have_count(3)
+    # Ticking "explain the ranking" searches again and shows each top hit's signals.
+    expect(page.locator(".results p.why")).to_have_count(0)
+    page.check("#explain")
+    expect(page).to_have_url(re.compile(r"explain=on"))
+    expect(page.locator(".results p.why").first).to_contain_text("fused")
 
     page.goto(f"{base}/graph/")
     expect(page).to_have_title("Graph · Cairn")

@@ -1,0 +1,156 @@
+"""How each hit was found, and a plain answer when no hit holds the query's words.
+
+Search fuses two lists (knowledge/search/fusion.py): entries holding the query's words (full
+text) and entries nearest in meaning (vectors). From the fused list alone a reader cannot tell
+an entry that mentions their words from one about something merely similar: an agent searching
+"job candidates" got ten loosely related entries and nothing saying that none mentions
+candidates. So each hit carries its place and score in both lists, what each added to the fused
+score, and what matched (an observation, a passage); the results say first when no hit holds a
+word of the query.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from knowledge.search.snippets import highlight, lexemes_of, marked, words_in
+from knowledge.search.types import Rankings, SearchHit, SearchResults, Signals
+
+# Hits whose signals a reader sees in explain mode: the ranking questions are about the top.
+EXPLAIN_TOP = 5
+OBSERVATION_CHARS = 300
+
+
+def annotate(
+    hits: SearchResults,
+    found: Rankings,
+    parts: tuple[dict[int, float], dict[int, float]],
+    *,
+    searched: list[str],
+) -> None:
+    """Give each hit its Signals and `matched_in`; show the observation the words matched in
+    the snippet when it holds as many query words as the body's window. One small read: the
+    hits' matching observations and the passages their vectors matched."""
+    words_rank = {pk: rank for rank, pk in enumerate(found.text, start=1)}
+    meaning_rank = {pk: rank for rank, pk in enumerate(found.semantic, start=1)}
+    lexemes = lexemes_of(found.rank_tsquery)
+    observations, passages = _matches(
+        [h.id for h in hits if h.id in words_rank],
+        found.rank_tsquery,
+        [found.chunks[h.id] for h in hits if h.id in found.chunks],
+    )
+    words_part, meaning_part = parts
+    for hit in hits:
+        signals = Signals(
+            words_rank=words_rank.get(hit.id),
+            words_score=_rounded(found.text_scores.get(hit.id)),
+            meaning_rank=meaning_rank.get(hit.id),
+            similarity=_rounded(found.semantic_scores.get(hit.id)),
+            passage=passages[hit.id][0] if hit.id in passages else None,
+            words_part=round(words_part.get(hit.id, 0.0), 6),
+            meaning_part=round(meaning_part.get(hit.id, 0.0), 6),
+            title_words=words_in(hit.title, lexemes),
+            searched=searched,
+        )
+        if hit.id in observations:
+            category, content = observations[hit.id]
+            signals.observation = f"[{category}] {content}"
+            signals.category = bool(words_in(category, lexemes))
+            shown = f"[{highlight(category, lexemes) or category}] " + (
+                highlight(content, lexemes) or _shorten(content)
+            )
+            if len(marked(shown)) >= len(marked(hit.snippet)):
+                hit.snippet = shown
+            hit.matched_in = f"observation [{category}]"
+        elif signals.words_rank is None and passages.get(hit.id, (0, 1))[1] > 1:
+            hit.matched_in = "passage {} of {}".format(*passages[hit.id])
+        hit.signals = signals
+    hits.words_matched = bool(found.text) if "words" in searched else None
+
+
+def no_words_note(query: str, results: SearchResults) -> str:
+    """'No entry contains …; n related by meaning.' when every hit was found by meaning alone,
+    '' otherwise: the first thing a reader of such an answer needs to know."""
+    if results.words_matched is not False or not results:
+        return ""
+    return f"No entry contains {' '.join(query.split())!r}; {len(results)} related by meaning."
+
+
+def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
+    """Each signal's contribution to a hit's place, as (label, value) pairs to show."""
+    s = hit.signals
+    if s is None:  # listed by the filters alone: nothing was ranked
+        return [("order", "newest first (no query words)")]
+    rows = []
+    if s.words_rank is not None:
+        rows.append(("words", f"#{s.words_rank}, score {s.words_score:g}, adds {s.words_part:.3g}"))
+    else:
+        rows.append(("words", "none of the query's words" if "words" in s.searched else "off"))
+    if s.meaning_rank is not None:
+        passage = f" (passage {s.passage})" if s.passage else ""
+        similarity = f"similarity {s.similarity:g}{passage}"
+        rows.append(("meaning", f"#{s.meaning_rank}, {similarity}, adds {s.meaning_part:.3g}"))
+    else:
+        rows.append(("meaning", "not among the nearest" if "meaning" in s.searched else "off"))
+    rows.append(
+        (
+            "title",
+            f"holds {', '.join(s.title_words)} (title words weigh most)"
+            if s.title_words
+            else "none of the query's words",
+        )
+    )
+    if s.observation:
+        named = " (its category is a query word)" if s.category else ""
+        rows.append(("observation", _shorten(s.observation, 120) + named))
+    rows.append(("recency", f"not weighed; updated {hit.updated:%Y-%m-%d}"))
+    lead = abs(hit.score - (s.words_part + s.meaning_part)) > 1e-5
+    rows.append(("fused", f"{hit.score:.3g}" + (" (put first: the words' clear leader)" * lead)))
+    return rows
+
+
+# One round trip for both: per entry, the current observation that best matches the words
+# ("o": category, content), and the place of the chunk its vector matched among its chunks of
+# the same model ("c": place, count).
+_MATCHES_SQL = """
+SELECT * FROM (
+    SELECT DISTINCT ON (entry_id) 'o', entry_id, category, content, NULL::int, NULL::int
+    FROM knowledge_observation
+    WHERE entry_id = ANY(%s) AND valid_to IS NULL AND search_vector @@ %s::tsquery
+    ORDER BY entry_id, ts_rank(search_vector, %s::tsquery) DESC, position
+) observations
+UNION ALL
+SELECT 'c', b.entry_id, NULL, NULL, b.ordinal + 1,
+       (SELECT count(*) FROM knowledge_entrychunk x
+        WHERE x.entry_id = b.entry_id AND x.model = b.model)::int
+FROM knowledge_entrychunk b WHERE b.id = ANY(%s)
+"""
+
+
+def _matches(
+    word_ids: list[int], tsquery: str | None, chunk_ids: list[int]
+) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[int, int]]]:
+    """(entry id -> (category, content) of its observation best matching the words,
+    entry id -> (place from 1, count) of the passage its vector matched)."""
+    observations: dict[int, tuple[str, str]] = {}
+    passages: dict[int, tuple[int, int]] = {}
+    word_ids = word_ids if tsquery else []
+    if not (word_ids or chunk_ids):
+        return observations, passages
+    with connection.cursor() as cursor:
+        cursor.execute(_MATCHES_SQL, [word_ids, tsquery or "", tsquery or "", chunk_ids])
+        for kind, entry_id, category, content, place, count in cursor.fetchall():
+            if kind == "o":
+                observations[entry_id] = (category, content)
+            else:
+                passages[entry_id] = (place, count)
+    return observations, passages
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _shorten(text: str, limit: int = OBSERVATION_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

@@ -1,0 +1,42 @@
+"""The search tool's answer text: one line per hit saying how it matched (by words, by meaning
+or both; in which observation or passage), its snippet, and in explain mode each signal's part.
+When no hit holds a word of the query, the first line says so before anything else."""
+
+from __future__ import annotations
+
+HOW = {("text", "semantic"): "words + meaning", ("text",): "words", ("semantic",): "meaning"}
+
+
+def search_text(query: str, hits: list[dict], *, note: str = "", no_words: str = "") -> str:
+    what = f"for {query!r}" if query.strip() else "matching the filters, newest first"
+    if not hits:
+        text = (
+            f"No results {what}. Try fewer or other words, drop filters, or "
+            "browse(project) to see what exists."
+        )
+        return text + (f"\n{note} Search again in a few seconds." if note else "")
+    head = f"{no_words.rstrip('.')}:" if no_words else f"{len(hits)} result(s) {what}:"
+    lines = [head]
+    for hit in hits:
+        lines.append(hit_line(hit))
+        if hit.get("why"):
+            lines.append("  why: " + " · ".join(f"{label}: {value}" for label, value in hit["why"]))
+    lines.append(
+        f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
+        "subtopic=, kinds=, tags=, since=."
+    )
+    if note:
+        lines.append(note)
+    return "\n".join(lines)
+
+
+def hit_line(hit: dict) -> str:
+    tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
+    status = "" if hit.get("status") in ("active", None) else f" ({hit['status']})"
+    head = f"- {hit['short_id']} · {hit['title']}{status} · {hit['path']} · {hit['kind']}{tags}"
+    how = HOW.get(tuple(hit.get("matched") or ()))
+    if how:
+        where = hit.get("matched_in")
+        head += f" · by {how}" + (f", {where}" if where else "")
+    snippet = (hit.get("snippet") or "").strip()
+    return f"{head}\n  {snippet}" if snippet else head
