@@ -12,6 +12,7 @@ from django.utils.csp import CSP
 
 from memory_site.settings.access import SECURE_CSP
 
+# The admin pages' policy: the site's, with 'unsafe-eval' for Alpine.js (see above).
 CAIRN_ADMIN_CSP = {**SECURE_CSP, "script-src": [CSP.SELF, CSP.UNSAFE_EVAL]}
 
 
