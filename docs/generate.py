@@ -24,7 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))  # settings_reference.py beside this file
 OUT = ROOT / "docs" / "reference"
-SETTINGS_DIR = ROOT / "memory_site" / "settings"
 COMMAND_APPS = ("knowledge", "history", "memory_site", "ops")
 REGENERATE = "make docs-reference"
 HEADER = "<!-- Generated from the code by `{cmd}` (docs/generate.py): do not edit by hand. -->\n\n"
