@@ -24,8 +24,7 @@ class GetArguments(Arguments):
 
 
 def get(actor: Actor, args: GetArguments):
-    """Read one entry: metadata and a window of its body; next_offset says where more
-    continues."""
+    """Read one entry: metadata, links, and a window of its body (next_offset continues)."""
     entry = entry_get(actor, args.id)
     return render.entry_window(
         entry,
@@ -50,13 +49,11 @@ def history(actor: Actor, args: HistoryArguments):
 class DiffArguments(Arguments):
     id: EntryRef
     from_version: Annotated[int, Field(ge=1, description="The older version.")]
-    to_version: Annotated[
-        int | None, Field(ge=1, description="The newer version; default the current one.")
-    ] = None
+    to_version: Annotated[int | None, Field(ge=1, description="Default: the current one.")] = None
 
 
 def diff(actor: Actor, args: DiffArguments):
-    """A compact unified diff of an entry between two versions (see history for versions)."""
+    """A unified diff of an entry between two versions (history lists them)."""
     entry = entry_get(actor, args.id)
     text = entry_diff(actor, entry, from_version=args.from_version, to_version=args.to_version)
     return render.entry_diff(entry, args.from_version, args.to_version or entry.version, text)
