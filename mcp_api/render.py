@@ -17,7 +17,7 @@ from knowledge.models import Entry, Project
 from knowledge.selectors.supersession import UNSEEN
 from mcp_api import hints
 from mcp_api.entry_meta import entry_meta
-from mcp_api.note_type_text import misfit_note
+from mcp_api.note_type_text import schema_fit_note
 from mcp_api.profile_text import whoami_text
 from mcp_api.write_text import change_summary, report_lines
 
@@ -41,7 +41,7 @@ def database_down() -> CallToolResult:
 def hit_line(hit: dict) -> str:
     tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
     status = "" if hit.get("status") in ("active", None) else f" ({hit['status']})"
-    head = f"- {hit['short_id']} · {hit['title']}{status} · {hit['path']} · {hit['kind']}{tags}"
+    head = f"- {hit['short_id']} · {hit['title']}{status} · {hit['address']} · {hit['kind']}{tags}"
     snippet = (hit.get("snippet") or "").strip()
     return f"{head}\n  {snippet}" if snippet else head
 
@@ -116,19 +116,23 @@ def entry_window(
 def relation_lines(relations: dict) -> str:
     """`Links:` and `Backlinks:` lines (empty when there are none)."""
     out = [
-        f"{r['type']} → {r['entry']['short_id']} {r['entry']['title']!r}"
+        f"{r['type']} → {_named(r['entry'])}"
         if r["entry"]
         else f"{r['type']} → [[{r['target_text']}]] (not found)"
         for r in relations["outgoing"]
     ]
-    back = [f"{r['type']} ← {r['entry']['short_id']} {r['entry']['title']!r}" for r in
-            relations["backlinks"]]  # fmt: skip
+    back = [f"{r['type']} ← {_named(r['entry'])}" for r in relations["backlinks"]]
     lines = []
     if out:
         lines.append("Links: " + "; ".join(out))
     if back:
         lines.append("Backlinks: " + "; ".join(back))
     return "\n\n" + "\n".join(lines) if lines else ""
+
+
+def _named(entry: dict) -> str:
+    """`k3x9 'Cache memory alarm' (decision)`: enough to tell whether to read it."""
+    return f"{entry['short_id']} {entry['title']!r} ({entry['kind']})"
 
 
 def _observation_line(obs: dict) -> str:
@@ -143,7 +147,9 @@ def context(ctx: dict) -> CallToolResult:
     when = f", as of {ctx['as_of'][:10]}" if ctx["as_of"] else ""
     lines = [f"Context for {ctx['url']!r} ({ctx['matched']}, depth {ctx['depth']}{when}):"]
     for entry in ctx["primary"]:
-        lines.append(f"## {entry['short_id']} · {entry['title']} · {entry['permalink']}")
+        lines.append(
+            f"## {entry['short_id']} · {entry['title']} · {entry['kind']} · {entry['permalink']}"
+        )
         if entry["excerpt"]:
             lines.append(f"  {entry['excerpt']}")
         lines += [_observation_line(o) for o in entry["observations"]]
@@ -154,9 +160,10 @@ def context(ctx: dict) -> CallToolResult:
     for entry in ctx["related"]:
         rel = entry["relation"]
         arrow = f"{rel['type']} →" if rel["direction"] == "outgoing" else f"← {rel['type']}"
+        via = f"{rel['via']} {rel['via_title']!r}" if rel.get("via_title") else rel["via"]
         lines.append(
-            f"- {rel['distance']} hop(s), {rel['via']} {arrow} {entry['short_id']} · "
-            f"{entry['title']} · {entry['path']} · {entry['updated'][:10]}"
+            f"- {rel['distance']} hop(s), {via} {arrow} {entry['short_id']} · "
+            f"{entry['title']} · {entry['kind']} · {entry['path']} · {entry['updated'][:10]}"
         )
         lines += [_observation_line(o) for o in entry["observations"][:5]]
     if not ctx["related"]:
@@ -186,7 +193,7 @@ def entry_saved(
     lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
         f"{entry.path} (version {entry.version}){change_summary(report)}.{extra}"
-        f"{misfit_note(entry)}",
+        f"{schema_fit_note(entry)}",
         *report_lines(report, entry.short_id),
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
         "read it.",
@@ -352,13 +359,22 @@ def project_created(project: Project) -> CallToolResult:
     )
 
 
-def entry_corrected(new: Entry, old: Entry, *, unseen: frozenset[int]) -> CallToolResult:
-    return result(
+def entry_corrected(
+    new: Entry, old: Entry, *, report: dict | None = None, unseen: frozenset[int]
+) -> CallToolResult:
+    """The correction, then what it changed against the old body (write_text.report_lines)."""
+    lines = [
         f"Recorded the correction: {new.short_id} {new.title!r} (new) supersedes "
-        f"{old.short_id} (kept as {old.title!r}, status superseded). Search now shows the new "
-        "one; include_history=true shows both.",
-        {"entry": entry_meta(new, unseen), "superseded": entry_meta(old, unseen)},
-    )
+        f"{old.short_id} (kept as {old.title!r}, status superseded){change_summary(report)}. "
+        f"Search now shows the new one; include_history=true shows both.{schema_fit_note(new)}",
+        *report_lines(report, new.short_id),
+    ]
+    data = {"entry": entry_meta(new, unseen), "superseded": entry_meta(old, unseen)}
+    if report is not None:
+        data["report"] = report
+    if (fit := getattr(new, "schema_report", None)) is not None:
+        data["schema"] = fit.as_dict()
+    return result("\n".join(lines), data)
 
 
 def whoami(me: dict) -> CallToolResult:
@@ -382,7 +398,9 @@ def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> 
     lines += hints.next_moves(exc)
     data = _jsonable(exc.as_dict())
     if found:
-        data["found"] = [{k: h[k] for k in ("id", "short_id", "title", "path")} for h in found]
+        data["found"] = [
+            {k: h[k] for k in ("id", "short_id", "title", "path", "address")} for h in found
+        ]
     return error("\n".join(lines), data)
 
 

@@ -3,12 +3,14 @@ Each argument model hands the services an EntryFields (or the edit's own argumen
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import Field
 
 from knowledge import inputs
 from knowledge.actors import Actor
+from knowledge.before_write import EntryBeforeWrite
 from knowledge.selectors.supersession import unseen_links
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
@@ -159,7 +161,18 @@ def correct(actor: Actor, args: CorrectArguments):
     new, old = entry_correct(
         actor=actor, ref=args.id, body=args.body, reason=args.reason, title=args.title or None
     )
-    return render.entry_corrected(new, old, unseen=unseen_links(actor, [new, old]))
+    # Reported like any write, against the body the old entry held: what the correction
+    # changed, the facts and links the new text holds. The removed text stays in the old entry.
+    was = EntryBeforeWrite.of(new)
+    was = replace(was, version=old.version - 1, body=old.body, title=_title_before(old))
+    report = write_report(actor, new, "corrected", before=was)
+    report["change"]["from_entry"] = old.short_id
+    return render.entry_corrected(new, old, report=report, unseen=unseen_links(actor, [new, old]))
+
+
+def _title_before(old) -> str:
+    """The old entry's title before entry_correct marked it `<title> (superseded <short id>)`."""
+    return old.title.removesuffix(f" (superseded {old.short_id})")
 
 
 UPSERT = Tool("upsert", UpsertArguments, upsert, IDEMPOTENT_WRITE)
