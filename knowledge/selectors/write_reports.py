@@ -265,7 +265,7 @@ def same_body_entries(actor: Actor, entry: Entry) -> list[dict]:
     the new body's key computed by PostgreSQL with the very expression the index holds."""
     if not entry.body.strip():
         return []
-    key = Entry.objects.filter(pk=entry.pk).annotate(key=body_key()).values("key")[:1]
+    key = Entry.objects.filter(pk=entry.pk).annotate(key=body_key()).order_by().values("key")[:1]
     rows = (
         Entry.objects.annotate(key=body_key())
         .filter(key=Subquery(key), project__in=visible_projects(actor).values("pk"))
