@@ -45,7 +45,14 @@ change one part with edit(id, operation, …). \
 Write facts as `- [category] fact #tag` and links as `- relation_type [[Other entry]]`.
 4. Correct rather than rewrite history: when an entry was wrong, correct(id, body, reason) \
 keeps both; never delete to fix a mistake.
-5. Ask the user before storing secrets, personal data or anything sensitive."""
+5. Ask the user before storing secrets, personal data or anything sensitive.
+Arguments every tool reads alike: id (an entry) is its number (42), short id, \
+project/subtopic/title or memory:// address; project is a slug or name, any case, and left \
+out means every project you can see; subtopic is a path 'a/b' (or 'a > b'), created on write; \
+lists (tags, kinds, status, category) are arrays, or one string 'a, b'; dates are ISO dates or \
+ages like '7d', '2 weeks', '12h'; expected_version makes a write fail with a conflict if the \
+entry moved on; status open means it needs follow-up, resolved when done. Long texts have \
+limits (a call over one is refused, naming it)."""
 
 
 # Old argument names still accepted: one name for an entry reference (id) and one for "changed
@@ -155,10 +162,17 @@ def _transport_security() -> TransportSecuritySettings:
     )
 
 
+# Length limits from here up are safety caps (knowledge.limits: references, reasons, dates,
+# lists of 500 items), not facts an agent writes by: tools/list leaves them out. The ones below
+# (a title's 300 characters, a kind's 40) stay listed.
+SAFETY_CAP = 1_000
+
+
 def _lean(schema: Any) -> Any:
     """A JSON schema without pydantic's generated titles (`"title": "Max Chars"`, which repeat
-    the name), without the null branch of optional arguments, with descriptions on one line:
-    tools/list is read into every agent's context. Calls are still checked by the full model."""
+    the name), without the null branch of optional arguments, without safety caps, with
+    descriptions on one line: tools/list is read into every agent's context. Calls are still
+    checked by the full model."""
     if isinstance(schema, list):
         return [_lean(item) for item in schema]
     if not isinstance(schema, dict):
@@ -176,6 +190,10 @@ def _lean(schema: Any) -> Any:
     for key, value in schema.items():
         if key == "title" and isinstance(value, str):
             continue
+        if (key == "maxLength" and value >= SAFETY_CAP) or key in ("maxItems", "propertyNames"):
+            continue  # a call past a safety cap is refused with the limit named
+        if key == "default" and value == "":
+            continue  # an empty text is what leaving the argument out sends
         if key in ("properties", "$defs"):
             out[key] = {name: _lean(sub) for name, sub in value.items()}
         elif key == "description" and isinstance(value, str):

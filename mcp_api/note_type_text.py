@@ -31,11 +31,14 @@ def fix_call(entry: Entry, report: Report) -> str:
     return f'get("{entry.short_id}") then edit("{entry.short_id}", "find_replace", …)'
 
 
-def misfit_note(entry: Entry) -> str:
-    """For a saved entry in a warn-mode project: what it lacks, and the call that adds it."""
+def schema_fit_note(entry: Entry) -> str:
+    """For a saved entry its note type's schema checked: that it fits, or (in a warn-mode
+    project) what it lacks and the call that adds it. Nothing when no schema checked it."""
     report = getattr(entry, "schema_report", None)
-    if report is None or report.fits:
+    if report is None:
         return ""
+    if report.fits:
+        return f" It fits the {report.schema.note_type} schema (version {report.schema.version})."
     return (
         f"\nSaved, but it does not fit the {report.schema.note_type} schema (version "
         f"{report.schema.version}): {report.summary()}. Fix: {fix_call(entry, report)}."

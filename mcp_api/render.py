@@ -17,7 +17,8 @@ from knowledge.models import Entry, Project
 from knowledge.selectors.supersession import UNSEEN
 from mcp_api import hints
 from mcp_api.entry_meta import entry_meta
-from mcp_api.note_type_text import misfit_note
+from mcp_api.graph_text import context_text, relation_lines
+from mcp_api.note_type_text import schema_fit_note
 from mcp_api.profile_text import whoami_text
 from mcp_api.search_text import search_text
 from mcp_api.write_text import change_summary, report_lines
@@ -101,64 +102,8 @@ def entry_window(
     return result(f"{head}\n\n{window}{tail}{links}", data)
 
 
-def relation_lines(relations: dict) -> str:
-    """`Links:` and `Backlinks:` lines (empty when there are none)."""
-    out = [
-        f"{r['type']} → {r['entry']['short_id']} {r['entry']['title']!r}"
-        if r["entry"]
-        else f"{r['type']} → [[{r['target_text']}]] (not found)"
-        for r in relations["outgoing"]
-    ]
-    back = [f"{r['type']} ← {r['entry']['short_id']} {r['entry']['title']!r}" for r in
-            relations["backlinks"]]  # fmt: skip
-    lines = []
-    if out:
-        lines.append("Links: " + "; ".join(out))
-    if back:
-        lines.append("Backlinks: " + "; ".join(back))
-    return "\n\n" + "\n".join(lines) if lines else ""
-
-
-def _observation_line(obs: dict) -> str:
-    tags = "".join(f" #{t}" for t in obs["tags"])
-    context = f" ({obs['context']})" if obs["context"] else ""
-    until = "" if obs["current"] else f" [until v{obs['until_version']}, {obs['until'][:10]}]"
-    return f"  - [{obs['category']}] {obs['content']}{tags}{context}{until}"
-
-
 def context(ctx: dict) -> CallToolResult:
-    """build_context: the primary entries, then the related ones with how each was reached."""
-    when = f", as of {ctx['as_of'][:10]}" if ctx["as_of"] else ""
-    lines = [f"Context for {ctx['url']!r} ({ctx['matched']}, depth {ctx['depth']}{when}):"]
-    for entry in ctx["primary"]:
-        lines.append(f"## {entry['short_id']} · {entry['title']} · {entry['permalink']}")
-        if entry["excerpt"]:
-            lines.append(f"  {entry['excerpt']}")
-        lines += [_observation_line(o) for o in entry["observations"]]
-    if ctx["primary_cut"]:
-        lines.append("(More entries match: narrow the glob.)")
-    if ctx["related"]:
-        lines.append(f"Related ({len(ctx['related'])} of {ctx['total_related']}):")
-    for entry in ctx["related"]:
-        rel = entry["relation"]
-        arrow = f"{rel['type']} →" if rel["direction"] == "outgoing" else f"← {rel['type']}"
-        lines.append(
-            f"- {rel['distance']} hop(s), {rel['via']} {arrow} {entry['short_id']} · "
-            f"{entry['title']} · {entry['path']} · {entry['updated'][:10]}"
-        )
-        lines += [_observation_line(o) for o in entry["observations"][:5]]
-    if not ctx["related"]:
-        lines.append("No related entries" + (" at this time." if ctx["as_of"] else "."))
-    first = ctx["primary"][0]["short_id"]
-    if ctx["cut"]:
-        lines.append(
-            f"Cut at {len(ctx['related'])} of {ctx['total_related']}: "
-            f'build_context("{ctx["url"]}", max_related={min(50, ctx["total_related"])}) '
-            "shows more."
-        )
-    further = f'; build_context("{first}", depth={ctx["depth"] + 1}) goes further'
-    lines.append(f'Next: get("{first}") reads one in full{further if ctx["depth"] < 3 else ""}.')
-    return result("\n".join(lines), ctx)
+    return result(context_text(ctx), ctx)
 
 
 def entry_saved(
@@ -174,7 +119,7 @@ def entry_saved(
     lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
         f"{entry.path} (version {entry.version}){change_summary(report)}.{extra}"
-        f"{misfit_note(entry)}",
+        f"{schema_fit_note(entry)}",
         *report_lines(report, entry.short_id),
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
         "read it.",
@@ -303,13 +248,22 @@ def project_created(project: Project) -> CallToolResult:
     )
 
 
-def entry_corrected(new: Entry, old: Entry, *, unseen: frozenset[int]) -> CallToolResult:
-    return result(
+def entry_corrected(
+    new: Entry, old: Entry, *, report: dict | None = None, unseen: frozenset[int]
+) -> CallToolResult:
+    """The correction, then what it changed against the old body (write_text.report_lines)."""
+    lines = [
         f"Recorded the correction: {new.short_id} {new.title!r} (new) supersedes "
-        f"{old.short_id} (kept as {old.title!r}, status superseded). Search now shows the new "
-        "one; include_history=true shows both.",
-        {"entry": entry_meta(new, unseen), "superseded": entry_meta(old, unseen)},
-    )
+        f"{old.short_id} (kept as {old.title!r}, status superseded){change_summary(report)}. "
+        f"Search now shows the new one; include_history=true shows both.{schema_fit_note(new)}",
+        *report_lines(report, new.short_id),
+    ]
+    data = {"entry": entry_meta(new, unseen), "superseded": entry_meta(old, unseen)}
+    if report is not None:
+        data["report"] = report
+    if (fit := getattr(new, "schema_report", None)) is not None:
+        data["schema"] = fit.as_dict()
+    return result("\n".join(lines), data)
 
 
 def whoami(me: dict) -> CallToolResult:
@@ -334,7 +288,9 @@ def knowledge_error(exc: KnowledgeError, *, found: list[dict] | None = None) -> 
     lines += hints.next_moves(exc)
     data = _jsonable(exc.as_dict())
     if found:
-        data["found"] = [{k: h[k] for k in ("id", "short_id", "title", "path")} for h in found]
+        data["found"] = [
+            {k: h[k] for k in ("id", "short_id", "title", "path", "address")} for h in found
+        ]
     return error("\n".join(lines), data)
 
 

@@ -33,7 +33,8 @@ def search_text(query: str, hits: list[dict], *, note: str = "", no_words: str =
 def hit_line(hit: dict) -> str:
     tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
     status = "" if hit.get("status") in ("active", None) else f" ({hit['status']})"
-    head = f"- {hit['short_id']} · {hit['title']}{status} · {hit['path']} · {hit['kind']}{tags}"
+    where = hit.get("address") or hit["path"]
+    head = f"- {hit['short_id']} · {hit['title']}{status} · {where} · {hit['kind']}{tags}"
     how = HOW.get(tuple(hit.get("matched") or ()))
     if how:
         where = hit.get("matched_in")

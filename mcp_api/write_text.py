@@ -1,6 +1,7 @@
 """The lines of a write's answer that say what it did (from knowledge.selectors.write_reports):
 lines added and removed, the removed text with who wrote it, fields changed, observations and
-relations parsed, links resolved or waiting, sources recorded, similar entries. Imports nothing
+relations parsed, links resolved or waiting, sources recorded, similar entries and entries with
+the same body. Imports nothing
 of mcp_api, so render may use it."""
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ def removed_lines(change: dict) -> list[str]:
         groups.setdefault((row["version"], row["by"]), []).append(row["text"])
     out = [f"Removed text ({len(rows)} line(s)):"]
     for (version, by), texts in groups.items():
-        where = f"written in v{version} by {by}" if version else "origin unknown"
+        where = (
+            f"written in v{version} by {by}"
+            if version
+            else f"kept in {change['from_entry']}"
+            if change.get("from_entry")
+            else "origin unknown"
+        )
         out += [f"  - {_clip(t)!r} ({where})" for t in texts[:MAX_SHOWN]]
         if len(texts) > MAX_SHOWN:
             out.append(f"  … {len(texts) - MAX_SHOWN} more from v{version}")
@@ -91,6 +98,17 @@ def similar_lines(report: dict, short_id: str) -> list[str]:
     ]
 
 
+def same_body_lines(report: dict, short_id: str) -> list[str]:
+    rows = report.get("same_body") or []
+    if not rows:
+        return []
+    listed = "; ".join(f"{s['short_id']} {s['title']!r} in {s['path']} ({s['kind']})" for s in rows)
+    return [
+        f"Same body (word for word, whitespace and case aside) as: {listed}. If it is the same "
+        f'note, keep one: delete("{short_id}", reason=…), or update the older one\'s title.'
+    ]
+
+
 def report_lines(report: dict | None, short_id: str) -> list[str]:
     """Every line of the report, body changes first, then metadata on one line."""
     if not report or report.get("outcome") == "unchanged":
@@ -107,6 +125,7 @@ def report_lines(report: dict | None, short_id: str) -> list[str]:
     lines += facts_lines(report)
     lines += sources_lines(report)
     lines += similar_lines(report, short_id)
+    lines += same_body_lines(report, short_id)
     return lines
 
 

@@ -29,6 +29,7 @@ class SearchHitOut(Schema):
     short_id: str
     title: str
     path: str
+    address: str = Field(description="The entry's memory:// address, accepted as a reference.")
     kind: str
     tags: list[str]
     status: str

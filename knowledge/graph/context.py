@@ -158,7 +158,9 @@ def build_context(
     ids = [e.pk for e in primary] + [r["id"] for r in shown]
     history = {e.pk for e in primary} if include_history else set()
     observations, cut = _observations(actor, ids, at, history)
-    short = {e.pk: e.short_id for e in primary} | {i: e.short_id for i, e in by_id.items()}
+    # Each related entry names the entry it was reached through by short id and title, so a
+    # reader knows what links where without a get per hop.
+    known = {e.pk: e for e in primary} | by_id
     return {
         "url": url,
         "matched": matched,
@@ -185,7 +187,8 @@ def build_context(
                     "type": r["type"],
                     "direction": r["direction"],
                     "distance": r["distance"],
-                    "via": short.get(r["via"], ""),
+                    "via": known[r["via"]].short_id if r["via"] in known else "",
+                    "via_title": known[r["via"]].title if r["via"] in known else "",
                 },
             }
             for r in shown

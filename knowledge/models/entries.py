@@ -11,7 +11,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Lower
+from django.db.models.functions import MD5, Lower, Trim
 from simple_history.models import HistoricalRecords
 
 from knowledge.models.projects import Project, Subtopic
@@ -29,6 +29,22 @@ def content_hash(kind: str, body: str) -> str:
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     normalized = "\n".join(line.rstrip() for line in lines).strip()
     return hashlib.sha256(f"{kind.strip().lower()}\n{normalized}".encode()).hexdigest()
+
+
+def body_key() -> models.Func:
+    """md5 of a body with its whitespace collapsed and its case folded, computed by PostgreSQL
+    and indexed (entry_body_key): entries that say the same word for word are found by one
+    index lookup, whatever their line breaks or capitals. A query must use this very
+    expression for the index to serve it."""
+    collapsed = models.Func(
+        "body",
+        models.Value(r"\s+"),
+        models.Value(" "),
+        models.Value("g"),
+        function="REGEXP_REPLACE",
+        output_field=models.TextField(),
+    )
+    return MD5(Lower(Trim(collapsed)))
 
 
 def embedding_key(entry: Entry) -> str:
@@ -147,6 +163,7 @@ class Entry(models.Model):
             GinIndex(fields=["title"], name="entry_title_trgm", opclasses=["gin_trgm_ops"]),
             models.Index(fields=["project", "status"], name="entry_project_status"),
             models.Index(fields=["project", "kind"], name="entry_project_kind"),
+            models.Index(body_key(), name="entry_body_key"),
             models.Index(
                 fields=["embed_pending_since"],
                 name="entry_embed_pending",

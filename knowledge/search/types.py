@@ -53,6 +53,7 @@ class SearchHit:
     title: str
     project: str
     path: str
+    address: str  # memory://project/subtopic/slug: a reference every surface accepts
     kind: str
     tags: list[str]
     status: str
@@ -73,6 +74,7 @@ class SearchHit:
             title=entry.title,
             project=entry.project.slug,
             path=entry.path,
+            address=entry.permalink,
             kind=entry.kind,
             tags=list(entry.tags),
             status=entry.status,

@@ -1,7 +1,7 @@
 """What a write did, for the writer's answer: the body's change in lines (and the removed text
 with the revision that wrote each line), the fields that changed, the observations and relations
 the new text holds (links resolved or waiting), the sources recorded, and for a new entry the
-similar entries that already exist.
+similar entries that already exist and those whose body is the same.
 
 Read after the write from the entry and its revisions, so every surface can report the same.
 Everything is bounded: a few lines of removed text, a few facts, a few similar entries.
@@ -12,12 +12,15 @@ from __future__ import annotations
 import difflib
 import re
 
+from django.db.models import Subquery
+
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
 from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
+from knowledge.models.entries import body_key
 from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import visible_projects
 
@@ -256,6 +259,26 @@ def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
     return found[:MAX_SIMILAR]
 
 
+def same_body_entries(actor: Actor, entry: Entry) -> list[dict]:
+    """Entries in projects the actor can see whose body says word for word what `entry`'s does
+    (whitespace and case aside), whatever their titles: one lookup on the entry_body_key index,
+    the new body's key computed by PostgreSQL with the very expression the index holds."""
+    if not entry.body.strip():
+        return []
+    key = Entry.objects.filter(pk=entry.pk).annotate(key=body_key()).order_by().values("key")[:1]
+    rows = (
+        Entry.objects.annotate(key=body_key())
+        .filter(key=Subquery(key), project__in=visible_projects(actor).values("pk"))
+        .exclude(pk=entry.pk)
+        .select_related("project", "subtopic")
+        .order_by("-updated_at")[:MAX_SIMILAR]
+    )
+    return [
+        {"id": e.pk, "short_id": e.short_id, "title": e.title, "path": e.path, "kind": e.kind}
+        for e in rows
+    ]
+
+
 def write_report(
     actor: Actor,
     entry: Entry,
@@ -275,7 +298,15 @@ def write_report(
     report["sources"] = _sources(entry, sources)
     if outcome == "created":
         report["similar"] = similar_entries(actor, entry)
+        report["same_body"] = same_body_entries(actor, entry)
     return report
 
 
-__all__ = ["body_change", "fields_changed", "metadata_line", "similar_entries", "write_report"]
+__all__ = [
+    "body_change",
+    "fields_changed",
+    "metadata_line",
+    "same_body_entries",
+    "similar_entries",
+    "write_report",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from knowledge import limits
 
@@ -25,43 +25,29 @@ class ToolArguments(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True)
 
 
-Project = Annotated[
-    str, Field(max_length=limits.PROJECT, description="Project slug or name (case-insensitive).")
-]
-OptProject = Annotated[
-    str | None, Field(max_length=limits.PROJECT, description="Project slug or name; omit for all.")
-]
-Subtopic = Annotated[
-    str | None,
-    Field(max_length=limits.PATH, description="Subtopic path, 'a/b' or 'a > b'; created on write."),
-]
+# What an argument of a shared type means (a project is its slug or name; an entry reference
+# is an id, short id, path or memory:// address; a list may be 'a, b'; an age is '7d') is said
+# once, in the server's instructions (mcp_api.app.INSTRUCTIONS), not in every tool's schema:
+# tools/list is read into every agent's context.
+Project = Annotated[str, Field(max_length=limits.PROJECT)]
+OptProject = Annotated[str | None, Field(max_length=limits.PROJECT)]
+Subtopic = Annotated[str | None, Field(max_length=limits.PATH)]
 _Item = Annotated[str, Field(max_length=limits.SHORT)]
+# Listed as an array of strings, the form to send; 'a, b' (one string) is accepted too.
 StrList = Annotated[
     Annotated[list[_Item], Field(max_length=limits.ITEMS)]
     | Annotated[str, Field(max_length=limits.TAGS)]
     | None,
-    Field(description="A list or 'a, b'."),
+    WithJsonSchema({"type": "array", "items": {"type": "string"}}),
 ]
-EntryRef = Annotated[
-    int | Annotated[str, Field(max_length=limits.REF)],
-    Field(description="Entry id (42), short id, project/subtopic/title or memory:// address."),
-]
-Status = Annotated[
-    Literal["active", "open", "resolved", "superseded", "archived"] | None,
-    Field(description="open = needs follow-up; resolved when done."),
-]
+EntryRef = int | Annotated[str, Field(max_length=limits.REF)]
+Status = Literal["active", "open", "resolved", "superseded", "archived"] | None
 Kind = Annotated[str, Field(max_length=limits.KIND)]
-Version = Annotated[
-    int | None, Field(description="Fail with a conflict if the entry's version differs.")
-]
-Reason = Annotated[
-    str, Field(max_length=limits.REASON, description="Why (kept in the entry's history).")
-]
+Version = Annotated[int | None, Field(description="Refused if the entry is at another version.")]
+Reason = Annotated[str, Field(max_length=limits.REASON, description="Why (kept in history).")]
 Title = Annotated[str, Field(max_length=limits.TITLE)]
 Short = Annotated[str, Field(max_length=limits.SHORT)]
-Since = Annotated[
-    Short | None, Field(description="Changed since: ISO date or age like '7d', '2 weeks'.")
-]
+Since = Annotated[Short | None, Field(description="Changed since this date or age.")]
 Body = str
 _SourceKey = Annotated[str, Field(max_length=max(map(len, limits.SOURCE_FIELDS)))]
 Sources = Annotated[

@@ -24,7 +24,7 @@ class ListOpenArguments(Arguments):
 
 
 def list_open(actor: Actor, args: ListOpenArguments):
-    """Entries that need follow-up (status open, and tasks until resolved), newest first."""
+    """Entries needing follow-up (open, or tasks not resolved), newest first."""
     entries = entries_open(
         actor, project=args.project or None, subtopic=args.subtopic or None, limit=args.limit
     )
@@ -33,7 +33,7 @@ def list_open(actor: Actor, args: ListOpenArguments):
 
 class RecentArguments(Arguments):
     project: OptProject = None
-    since: Annotated[Short, Field(description="ISO date or age: '7d', '2 weeks', '12h'.")] = "7d"
+    since: Short = "7d"
     limit: Annotated[int, Field(ge=1, le=200)] = 20
 
 
@@ -50,8 +50,8 @@ class BrowseArguments(Arguments):
 
 
 def browse(actor: Actor, args: BrowseArguments):
-    """Without project: the projects and their entry counts. With project: its subtopic tree
-    with counts, and the entries directly in the subtopic (or at the project root)."""
+    """No project: all projects, with counts. A project: its subtopic tree and the entries
+    directly in subtopic."""
     if not args.project:
         return render.projects(project_overview(actor))
     page = project_browse(actor, project=args.project, subtopic=args.subtopic or None)

@@ -24,9 +24,7 @@ from mcp_api.tools.arguments import OptProject
 from mcp_api.tools.arguments import ToolArguments as Arguments
 from mcp_api.tools.registry import READ, Tool
 
-NoteType = Annotated[
-    str, Field(max_length=limits.KIND, description="The note type (entry kind), e.g. person.")
-]
+NoteType = Annotated[str, Field(max_length=limits.KIND, description="An entry kind, e.g. person.")]
 
 
 def _project(actor: Actor, project, note_type) -> str:
@@ -97,15 +95,15 @@ class ValidateArguments(Arguments):
     note_type: Annotated[
         str | None, Field(max_length=limits.KIND, description="All entries of this type.")
     ] = None
-    identifier: Annotated[
-        str | None, Field(max_length=limits.REF, description="Or one entry: id, short id, path.")
-    ] = None
+    identifier: Annotated[str | None, Field(max_length=limits.REF, description="Or one entry.")] = (
+        None
+    )
     project: OptProject = None
 
 
 def validate(actor: Actor, args: ValidateArguments):
-    """Check entries against their note type's schema (an entry of kind schema): names each
-    entry missing a required field or with a wrong value, and the edit that fixes it."""
+    """Check entries against their note type's schema: each misfit (a missing field, a wrong
+    value) with the edit that fixes it."""
     project = None if args.identifier else _project(actor, args.project, args.note_type)
     runs = note_types.schema_validate(
         actor, project=project, note_type=args.note_type, ref=args.identifier or None
@@ -123,14 +121,14 @@ def validate(actor: Actor, args: ValidateArguments):
 class InferArguments(Arguments):
     note_type: NoteType
     threshold: Annotated[
-        float, Field(gt=0, le=1, description="Share of entries a field needs to be suggested.")
+        float, Field(gt=0, le=1, description="Share of entries a field needs.")
     ] = 0.25
     project: OptProject = None
 
 
 def infer(actor: Actor, args: InferArguments):
-    """Suggest a schema for a note type from its entries' observations, relations and
-    metadata: how often each field occurs, and a YAML body to save as a schema entry."""
+    """Suggest a schema for a note type from its entries: how often each field occurs, and a
+    YAML body to save as an entry of kind schema."""
     threshold = args.threshold
     project = _project(actor, args.project, args.note_type)
     run = note_types.schema_infer(
@@ -183,8 +181,8 @@ class DiffArguments(Arguments):
 
 
 def diff(actor: Actor, args: DiffArguments):
-    """Compare a note type's schema with how its entries are written now: new fields, fields
-    hardly used, one value vs many, required vs optional."""
+    """Compare a note type's schema with how its entries are written now: new fields, unused
+    ones, one value vs many, required vs optional."""
     project = _project(actor, args.project, args.note_type)
     run = note_types.schema_diff(actor, project=project, note_type=args.note_type)
     slug = run.project.slug

@@ -16,12 +16,10 @@ from mcp_api.tools.registry import READ, WRITE, Tool
 
 
 class CreateProjectArguments(Arguments):
-    slug: Annotated[
-        str, Field(max_length=limits.SLUG, description="Short name, e.g. 'customer-x'.")
-    ]
-    name: Annotated[
-        str | None, Field(max_length=limits.NAME, description="Display name; defaults to the slug.")
-    ] = None
+    slug: Annotated[str, Field(max_length=limits.SLUG, description="e.g. 'customer-x'.")]
+    name: Annotated[str | None, Field(max_length=limits.NAME, description="Default: the slug.")] = (
+        None
+    )
     description: Annotated[str, Field(max_length=limits.DESCRIPTION)] = ""
     sensitivity: Literal["public", "internal", "confidential", "restricted"] = "internal"
 
@@ -30,7 +28,7 @@ class CreateProjectArguments(Arguments):
 
 
 def create_project(actor: Actor, args: CreateProjectArguments):
-    """Create a project. Ask the user first: most writes belong in an existing project."""
+    """Create a project; ask the user first (most writes belong in an existing one)."""
     project = project_create(actor=actor, slug=args.slug, fields=args.fields())
     return render.project_created(project)
 
@@ -40,8 +38,7 @@ class WhoamiArguments(Arguments):
 
 
 def whoami(actor: Actor, args: WhoamiArguments):
-    """Who you are: user, agent label, token scope and expiry, and the projects you can read
-    with your role in each (whom to ask for more)."""
+    """Who you are: user, agent, token scope and expiry, your projects and role in each."""
     return render.whoami(actor_profile(actor))
 
 

@@ -24,8 +24,7 @@ class GetArguments(Arguments):
 
 
 def get(actor: Actor, args: GetArguments):
-    """Read one entry: metadata and a window of its body; next_offset says where more
-    continues."""
+    """Read one entry: metadata, links, and a window of its body (next_offset continues)."""
     entry = entry_get(actor, args.id)
     return render.entry_window(
         entry,
@@ -52,15 +51,13 @@ class DiffArguments(Arguments):
     id: EntryRef
     from_version: Annotated[
         int | None,
-        Field(ge=1, description="Default: the one before, or what a correction replaced."),
-    ] = None  # fmt: skip
-    to_version: Annotated[
-        int | None, Field(ge=1, description="The newer version; default the current one.")
+        Field(ge=1, description="Default: the one before, or the corrected text."),
     ] = None
+    to_version: Annotated[int | None, Field(ge=1, description="Default: the current one.")] = None
 
 
 def diff(actor: Actor, args: DiffArguments):
-    """A compact unified diff of an entry between two versions (see history for versions)."""
+    """A unified diff of an entry between two versions (history lists them)."""
     entry = entry_get(actor, args.id)
     to_version = args.to_version or entry.version
     newer = entry.superseded_by_id and entry.superseded_by_id not in unseen_links(actor, [entry])

@@ -21,16 +21,14 @@ from mcp_api.connections import recycle_connection
 from mcp_api.tools.arguments import ToolArguments
 from ops.timing import content_size, timed
 
+# Hints at the protocol's defaults (readOnlyHint false, idempotentHint false) are left out:
+# they say nothing a client does not assume, and tools/list is read into every agent's context.
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
+WRITE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
 IDEMPOTENT_WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-DESTRUCTIVE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-)
+DESTRUCTIVE = ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 Handler = Callable[[Actor, Any], CallToolResult]
 

@@ -41,22 +41,22 @@ class SearchArguments(Arguments):
     tags: StrList = None
     status: StrList = None
     after: Annotated[Since, Field(alias="since")] = None
-    before: Annotated[Short | None, Field(description="Changed before: ISO date or age.")] = None
+    before: Annotated[Short | None, Field(description="Changed before this date or age.")] = None
     limit: Annotated[int, Field(ge=1, le=50)] = 10
-    include_history: Annotated[bool, Field(description="Also show superseded entries.")] = False
+    include_history: Annotated[bool, Field(description="Also superseded entries.")] = False
     categories: Annotated[
         StrList,
         Field(
             alias="category",
-            description="Only entries with an observation '- [category] …' of these.",
+            description="Only entries with a '- [category] …' observation of these.",
         ),
     ] = None
     explain: Annotated[bool, Field(description="Show each hit's ranking signals.")] = False
 
 
 def search(actor: Actor, args: SearchArguments):
-    """Search the team memory: compact hits, best first; read one with get(id). Search
-    before writing anything."""
+    """Find entries by words or meaning, best first, each with its memory:// address; get(id)
+    reads one. Search before writing."""
     with stages.stage("search service"):
         filters = SearchFilters.pick(dict(args))
         found = search_entries(actor, args.query, filters=filters, limit=args.limit)
@@ -87,25 +87,24 @@ class ContextArguments(Arguments):
         str,
         Field(
             max_length=limits.REF,
-            description="memory://project/path/entry, memory://project/sub/* (or /** for "
-            "everything below), an entry id, short id or path, or search words.",
+            description="An entry reference, a glob memory://project/sub/* (or /** for all "
+            "below), or search words.",
         ),
     ]
-    depth: Annotated[int, Field(ge=1, le=3, description="Hops through relations.")] = 1
+    depth: Annotated[int, Field(ge=1, le=3, description="Hops through links.")] = 1
     since: Since = None
     max_related: Annotated[int, Field(ge=1, le=50)] = 10
     include_history: Annotated[
-        bool, Field(description="Also the facts no longer current, and since when.")
+        bool, Field(description="Also facts no longer current, and since when.")
     ] = False
     as_of: Annotated[
-        Short | None, Field(description="The facts as they were at this ISO date/time.")
+        Short | None, Field(description="Facts as they were at this ISO date/time.")
     ] = None
 
 
 def build_context(actor: Actor, args: ContextArguments):
-    """Recall around a topic in one call: the entry (or the entries of a glob or a search)
-    with its observations, the entries it links to and those linking to it, up to depth hops
-    in both directions, nearest first."""
+    """Recall a topic in one call: the entry (or a glob's or a search's entries), its facts,
+    and the entries linked to or from it up to depth hops, nearest first."""
     context = context_of(
         actor,
         args.id,
@@ -122,15 +121,12 @@ class CheckSourcesArguments(Arguments):
     sources: Annotated[
         Sources, Field(description='[{"kind": "email", "external_id": "<message-id>"}, …]')
     ]
-    project: Annotated[
-        str | None,
-        Field(max_length=limits.PROJECT, description="Project; omit to check all you can see."),
-    ] = None
+    project: OptProject = None
 
 
 def check_sources(actor: Actor, args: CheckSourcesArguments):
-    """Which of these sources are already logged, and by which entries: call before writing
-    notes from mail, tickets or chats to avoid duplicates."""
+    """Which sources (mail, tickets, chats) are already logged, and by which entries: check
+    before writing notes from them."""
     project = args.project or None
     return render.sources_checked(sources_check(actor, project, args.sources), project)
 

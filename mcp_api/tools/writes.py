@@ -3,12 +3,14 @@ Each argument model hands the services an EntryFields (or the edit's own argumen
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import Field
 
 from knowledge import inputs
 from knowledge.actors import Actor
+from knowledge.before_write import EntryBeforeWrite
 from knowledge.selectors.supersession import unseen_links
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
@@ -41,14 +43,8 @@ from mcp_api.tools.registry import DESTRUCTIVE, IDEMPOTENT_WRITE, WRITE, Tool
 
 class UpsertArguments(Arguments):
     project: Project
-    title: Annotated[Title, Field(description="Identity within the subtopic (case-insensitive).")]
-    body: Annotated[
-        Body,
-        Field(
-            description="The whole Markdown body. `- [category] fact #tag` lines are "
-            "observations; `- relation_type [[Other title]]` lines are links."
-        ),
-    ]
+    title: Annotated[Title, Field(description="Identity within the subtopic (any case).")]
+    body: Annotated[Body, Field(description="The whole Markdown body.")]
     subtopic: Subtopic = None
     kind: Annotated[
         Kind | None, Field(description="note, decision, fact, person, session, task, …")
@@ -68,9 +64,8 @@ class UpsertArguments(Arguments):
 
 
 def upsert(actor: Actor, args: UpsertArguments):
-    """Create or replace the entry with this project + subtopic + title; kind, tags and status
-    left out keep their value. Reports created, updated or unchanged, and what the write did.
-    To change part of an entry use edit; only its fields, update."""
+    """Create or replace the entry at project + subtopic + title (kind, tags, status left out
+    are kept); the answer says what changed. Part of a body: edit; fields only: update."""
     result = entry_upsert(
         actor=actor,
         project=args.project,
@@ -88,24 +83,23 @@ class EditArguments(Arguments):
     operation: Literal["append", "prepend", "find_replace", "replace_section"]
     content: Annotated[
         Body,
-        Field(description="Text to add, or the replacement; `- [category] fact`, `- rel [[T]]`."),
+        Field(description="Text to add, or the replacement."),
     ]
-    find: Annotated[Body | None, Field(description="find_replace: exact text to replace.")] = None
+    find: Annotated[Body | None, Field(description="find_replace: exact text.")] = None
     section: Annotated[
         Short | None,
-        Field(description="The heading's text: replace_section's, or append/prepend under it."),
+        Field(description="A heading's text."),
     ] = None
     expected_count: Annotated[
-        int | None, Field(description="find_replace: occurrences expected (default 1).")
+        int | None, Field(description="find_replace: matches expected (1).")
     ] = None
     expected_version: Version = None
     reason: Reason = ""
 
 
 def edit(actor: Actor, args: EditArguments):
-    """Change part of an entry's body without resending it: append, prepend (with section:
-    at the end of / right under that heading), find_replace, or replace_section (the body
-    under one heading). The answer lists any text removed, with who wrote it."""
+    """Change part of a body: append or prepend (under section if given), find_replace, or
+    replace_section (the text under a heading). The answer shows removed text, who wrote it."""
     return _saved(actor, entry_edit(actor=actor, ref=args.id, **args.model_dump(exclude={"id"})))
 
 
@@ -113,9 +107,9 @@ class UpdateArguments(Arguments):
     id: EntryRef
     title: Annotated[Title | None, Field(description="New title.")] = None
     kind: Kind | None = None
-    tags: Annotated[StrList, Field(description="The new tags (replace the old ones).")] = None
+    tags: Annotated[StrList, Field(description="Replace the tags.")] = None
     status: Status = None
-    subtopic: Annotated[Subtopic, Field(description="Move to this subtopic ('' = root).")] = None
+    subtopic: Annotated[Subtopic, Field(description="Move here ('' = root).")] = None
     expected_version: Version = None
     reason: Reason = ""
 
@@ -126,8 +120,7 @@ class UpdateArguments(Arguments):
 
 
 def update(actor: Actor, args: UpdateArguments):
-    """Set an entry's title, kind, tags, status or subtopic without resending its body; what
-    you leave out is kept."""
+    """Set title, kind, tags, status or subtopic without resending the body; the rest is kept."""
     result = entry_update(
         actor=actor,
         ref=args.id,
@@ -152,8 +145,7 @@ class DeleteArguments(Arguments):
 
 
 def delete(actor: Actor, args: DeleteArguments):
-    """Delete an entry (history kept; undo=true brings it back). To fix a wrong entry use
-    correct instead."""
+    """Delete an entry (history kept; undo=true brings it back). To fix one, use correct."""
     if args.undo:
         entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason)
         return render.entry_deleted(entry.short_id, entry.title, back=entry)
@@ -163,18 +155,29 @@ def delete(actor: Actor, args: DeleteArguments):
 
 class CorrectArguments(Arguments):
     id: EntryRef
-    body: Annotated[Body, Field(description="The corrected Markdown body.")]
+    body: Annotated[Body, Field(description="The corrected body.")]
     reason: Annotated[Reason, Field(description="What was wrong.")]
-    title: Annotated[Title | None, Field(description="New title; defaults to the old one.")] = None
+    title: Annotated[Title | None, Field(description="Default: the old title.")] = None
 
 
 def correct(actor: Actor, args: CorrectArguments):
-    """Record that an entry was wrong: a new entry supersedes it; both are kept and search
-    shows the new one."""
+    """Record that an entry was wrong: a new entry supersedes it, both kept; search shows the
+    new one."""
     new, old = entry_correct(
         actor=actor, ref=args.id, body=args.body, reason=args.reason, title=args.title or None
     )
-    return render.entry_corrected(new, old, unseen=unseen_links(actor, [new, old]))
+    # Reported like any write, against the body the old entry held: what the correction
+    # changed, the facts and links the new text holds. The removed text stays in the old entry.
+    was = EntryBeforeWrite.of(new)
+    was = replace(was, version=old.version - 1, body=old.body, title=_title_before(old))
+    report = write_report(actor, new, "corrected", before=was)
+    report["change"]["from_entry"] = old.short_id
+    return render.entry_corrected(new, old, report=report, unseen=unseen_links(actor, [new, old]))
+
+
+def _title_before(old) -> str:
+    """The old entry's title before entry_correct marked it `<title> (superseded <short id>)`."""
+    return old.title.removesuffix(f" (superseded {old.short_id})")
 
 
 UPSERT = Tool("upsert", UpsertArguments, upsert, IDEMPOTENT_WRITE)

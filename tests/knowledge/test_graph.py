@@ -131,11 +131,13 @@ def test_build_context_follows_relations_both_ways_up_to_depth(actor, project):
     one = build_context(actor, b.permalink)
     assert one["matched"] == "entry" and [p["short_id"] for p in one["primary"]] == [b.short_id]
     related = {r["short_id"]: r["relation"] for r in one["related"]}
+    via = {"distance": 1, "via": b.short_id, "via_title": "B"}
     assert related == {
-        c.short_id: {"type": "part_of", "direction": "outgoing", "distance": 1, "via": b.short_id},
-        a.short_id: {"type": "uses", "direction": "incoming", "distance": 1, "via": b.short_id},
+        c.short_id: {"type": "part_of", "direction": "outgoing", **via},
+        a.short_id: {"type": "uses", "direction": "incoming", **via},
     }
     two = build_context(actor, f"memory://acme/{b.slug}", depth=2)
+    assert two["related"][-1]["relation"]["via_title"] == "A"  # d is reached through a
     assert [(r["short_id"], r["relation"]["distance"]) for r in two["related"]][-1] == (
         d.short_id,
         2,

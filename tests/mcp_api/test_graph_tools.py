@@ -28,6 +28,7 @@ def test_build_context_both_directions_with_observations(call):
         "direction": "incoming",
         "distance": 1,
         "via": api["short_id"],
+        "via_title": "API",
     }
     assert "[decision] Use Postgres #db" in text(res)
     assert "lives on disk" in text(res)
