@@ -75,6 +75,8 @@ class RevisionAdminMixin:
         try:
             entry = self._entry(request, object_id)
         except Http404:
+            if "\x00" in unquote(object_id):
+                raise
             gone = entry_not_found(Actor.for_user(request.user), unquote(object_id))
             if not gone.data.get("deleted"):
                 raise
