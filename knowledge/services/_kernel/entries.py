@@ -46,7 +46,7 @@ from knowledge.services._kernel.checks import (
     record,
     require_write,
 )
-from knowledge.services._kernel.graph import graph_change, index_entry_graph
+from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
 from knowledge.services._kernel.note_types import check_schema
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
@@ -246,9 +246,10 @@ def save_entry(
     authored: bool = True,
     new_version: bool = True,
     schema_lenient: bool = False,
-) -> None:
+) -> GraphFacts | None:
     """Save one revision of an entry: validate, stamp, record who and why, refresh the derived
-    data, queue the background work for after the commit.
+    data, queue the background work for after the commit. Returns the graph facts the save
+    indexed (None when its text did not change), for the write's report.
 
     An existing entry's version goes up by one unless `new_version=False` (a verification).
     `authored=False` is for changes that are not new text (verification, supersession): who
@@ -281,9 +282,11 @@ def save_entry(
             title=entry.title,
         ) from exc
     index_text(entry)
+    facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
-        index_entry_graph(entry, change, actor)
+        facts = index_entry_graph(entry, change, actor)
     entry_written(entry.pk)
+    return facts
 
 
 def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
@@ -331,6 +334,7 @@ class UpsertResult:
     entry: Entry
     outcome: Outcome
     before: EntryBeforeWrite | None = None  # the entry before an update, for the write's report
+    facts: GraphFacts | None = None  # the graph facts the save indexed, for the write's report
 
 
 def upsert_entry(
@@ -363,9 +367,11 @@ def upsert_entry(
                 f"update at version {expected_version}. Leave out expected_version to create it.",
             )
         entry = new_entry(actor, project=proj, subtopic=node, fields=fields)
-        save_entry(entry, actor, reason or f"create {entry.title}", schema_lenient=schema_lenient)
+        facts = save_entry(
+            entry, actor, reason or f"create {entry.title}", schema_lenient=schema_lenient
+        )
         link_sources(entry, sources)
-        return UpsertResult(entry, "created")
+        return UpsertResult(entry, "created", facts=facts)
     if create_only:
         raise AlreadyExists(
             f"An entry titled {entry.title!r} already exists in {entry.path}.",
@@ -380,5 +386,7 @@ def upsert_entry(
     new_links = link_sources(entry, sources)
     if not changed and not new_links:
         return UpsertResult(entry, "unchanged")
-    save_entry(entry, actor, reason or f"update {entry.title}", schema_lenient=schema_lenient)
-    return UpsertResult(entry, "updated", before)
+    facts = save_entry(
+        entry, actor, reason or f"update {entry.title}", schema_lenient=schema_lenient
+    )
+    return UpsertResult(entry, "updated", before, facts)
