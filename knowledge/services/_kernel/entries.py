@@ -75,6 +75,7 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
         .select_related("project", "subtopic")
         .select_for_update(of=("self",))
         .annotate(may_write=Exists(writable_projects(actor).filter(pk=OuterRef("project_id"))))
+        .defer("search_vector")  # a save computes it anew; never read from the row here
     )
     entry = entry_lookup(entries, ref)
     if entry is None:
@@ -117,6 +118,7 @@ def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) ->
         .filter(project=project, subtopic=subtopic, ltitle=title.strip().lower())
         .select_for_update(of=("self",))
         .select_related("project", "subtopic")
+        .defer("search_vector")  # a save computes it anew; never read from the row here
         .first()
     )
 
@@ -227,14 +229,30 @@ def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
 # --- saving ------------------------------------------------------------------------------------
 
 
-def index_text(entry: Entry) -> None:
-    """Refresh the weighted full-text vector: title A, tags and path B, body C."""
-    config = settings.CAIRN_SEARCH_CONFIG
+def _words_of_place(entry: Entry) -> str:
     path = entry.subtopic.path.replace("/", " ").replace("-", " ") if entry.subtopic_id else ""
+    return " ".join([*entry.tags, path])
+
+
+def index_text(entry: Entry) -> None:
+    """Refresh the weighted full-text vector from the stored row: title A, tags and path B,
+    body C (a reindex; a save computes the same in its own statement, `text_vector`)."""
+    config = settings.CAIRN_SEARCH_CONFIG
     Entry.objects.filter(pk=entry.pk).update(
         search_vector=SearchVector("title", weight="A", config=config)
-        + SearchVector(Value(" ".join([*entry.tags, path])), weight="B", config=config)
+        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
         + SearchVector("body", weight="C", config=config)
+    )
+
+
+def text_vector(entry: Entry):
+    """The vector index_text makes, from the instance's values: the save's INSERT or UPDATE
+    computes it, so a write needs no second statement for it."""
+    config = settings.CAIRN_SEARCH_CONFIG
+    return (
+        SearchVector(Value(entry.title), weight="A", config=config)
+        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
+        + SearchVector(Value(entry.body), weight="C", config=config)
     )
 
 
@@ -270,18 +288,26 @@ def save_entry(
     entry.updated_by = actor.db_user
     if authored:
         entry.generated_by = actor.label
-    clean(entry, exclude=_TRUSTED_FKS)
+    # Computed by the save's own statement (set before clean(), which reads every field: the
+    # row's old vector is deferred and would cost a query).
+    entry.search_vector = text_vector(entry)
+    clean(entry, exclude=[*_TRUSTED_FKS, "search_vector"])
     record(entry, actor, reason)
+    # No savepoint: a failed save fails the whole write (the error below leaves the service's
+    # transaction, which rolls back), so nothing needs to go on inside it; an import item has a
+    # savepoint of its own.
     try:
-        with transaction.atomic():
-            entry.save()
+        entry.save()
     except IntegrityError as exc:
         raise AlreadyExists(
             f"An entry titled {entry.title!r} already exists in {entry.path}. "
             "Replace it (upsert), or choose another title.",
             title=entry.title,
         ) from exc
-    index_text(entry)
+    finally:
+        # The statement computed it: deferred now (read from the row if anyone asks), so a
+        # later plain save() leaves the stored vector as it is.
+        entry.__dict__.pop("search_vector", None)
     facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)

@@ -72,12 +72,18 @@ class GraphFacts:
 
 
 def index_graph(
-    entry: Entry, parsed: Graph | None = None, *, writer: Actor | None, recheck: bool = False
+    entry: Entry,
+    parsed: Graph | None = None,
+    *,
+    writer: Actor | None,
+    recheck: bool = False,
+    new_entry: bool = False,
 ) -> GraphFacts:
     """Bring the entry's current observations and relations in line with its body: facts that
     no longer read so are closed at this revision, new ones added; unchanged ones stay as they
     are. `recheck` also tries again to resolve its waiting links (after a move). New links
-    resolve only into projects the `writer` may read. Returns the facts as they now stand."""
+    resolve only into projects the `writer` may read. `new_entry`: created by this save, so it
+    has no facts yet to compare with. Returns the facts as they now stand."""
     when, version = entry.updated_at, entry.version
     if parsed is None:
         parsed = Graph() if entry.status == EntryStatus.SUPERSEDED else parse(entry.body)
@@ -89,9 +95,11 @@ def index_graph(
         want_rel.setdefault((rel.type, rel.target.lower()), rel)
     kept_obs, kept_rel, close_obs, close_rel, waiting = set(), set(), [], [], []
     targets: dict[tuple, int | None] = {}  # relation key -> its target, as stored or resolved
-    with connection.cursor() as cursor:
-        cursor.execute(_CURRENT_SQL, {"entry": entry.pk})
-        current = cursor.fetchall()
+    current = []
+    if not new_entry:
+        with connection.cursor() as cursor:
+            cursor.execute(_CURRENT_SQL, {"entry": entry.pk})
+            current = cursor.fetchall()
     for kind, pk, a, b, context, tags, target_id in current:
         if kind == "o":
             key, want, kept, closing = (a, b, tuple(tags), context), want_obs, kept_obs, close_obs
@@ -252,6 +260,7 @@ class GraphChange:
     text: bool  # new entry, new body, or a status that opens or closes its facts
     identity: bool  # created, renamed or moved: links waiting for it may now resolve
     moved: bool = False  # its own waiting links may now resolve (relative to the new place)
+    new: bool = False  # created by this save: it has no facts yet
 
 
 def graph_change(entry: Entry) -> GraphChange:
@@ -265,6 +274,7 @@ def graph_change(entry: Entry) -> GraphChange:
         text=new or body or renamed or moved or superseded,
         identity=new or renamed or moved or bool(entry.supersedes_id),
         moved=moved,
+        new=new,
     )
 
 
@@ -273,7 +283,9 @@ def index_entry_graph(entry: Entry, change: GraphChange, writer: Actor) -> Graph
     that wait for it (when it is new, renamed or moved). A save that changes neither (a
     verification, tags, metadata) costs the graph nothing. Returns the facts when it indexed
     them."""
-    facts = index_graph(entry, writer=writer, recheck=change.moved) if change.text else None
+    facts = None
+    if change.text:
+        facts = index_graph(entry, writer=writer, recheck=change.moved, new_entry=change.new)
     if change.identity:
         resolve_waiting(entry)
     return facts
