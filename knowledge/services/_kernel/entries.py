@@ -7,9 +7,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Value
+from django.db.models import Exists, OuterRef
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -48,6 +47,7 @@ from knowledge.services._kernel.checks import (
 )
 from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
 from knowledge.services._kernel.note_types import check_schema
+from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
 
@@ -227,33 +227,6 @@ def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
 
 
 # --- saving ------------------------------------------------------------------------------------
-
-
-def _words_of_place(entry: Entry) -> str:
-    path = entry.subtopic.path.replace("/", " ").replace("-", " ") if entry.subtopic_id else ""
-    return " ".join([*entry.tags, path])
-
-
-def index_text(entry: Entry) -> None:
-    """Refresh the weighted full-text vector from the stored row: title A, tags and path B,
-    body C (a reindex; a save computes the same in its own statement, `text_vector`)."""
-    config = settings.CAIRN_SEARCH_CONFIG
-    Entry.objects.filter(pk=entry.pk).update(
-        search_vector=SearchVector("title", weight="A", config=config)
-        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
-        + SearchVector("body", weight="C", config=config)
-    )
-
-
-def text_vector(entry: Entry):
-    """The vector index_text makes, from the instance's values: the save's INSERT or UPDATE
-    computes it, so a write needs no second statement for it."""
-    config = settings.CAIRN_SEARCH_CONFIG
-    return (
-        SearchVector(Value(entry.title), weight="A", config=config)
-        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
-        + SearchVector(Value(entry.body), weight="C", config=config)
-    )
 
 
 def save_entry(
