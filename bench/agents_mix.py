@@ -61,7 +61,8 @@ def groups(serve: psutil.Process, postmaster: psutil.Process) -> dict[str, float
     out = {"web": 0.0, "worker": 0.0, "database": tree_cpu(postmaster)}
     for child in serve.children():
         cmd = " ".join(child.cmdline())
-        out["web" if "uvicorn" in cmd else "worker"] += tree_cpu(child)
+        web = "uvicorn" in cmd or "memory_site.webserver" in cmd
+        out["web" if web else "worker"] += tree_cpu(child)
     return out
 
 
@@ -107,7 +108,7 @@ def profile_table(path: Path, top: int) -> dict[str, list[tuple[str, float]]]:
             continue
         frames = stack.split(";")
         procs = [f for f in frames if f.startswith("process ")]
-        group = "web" if any("uvicorn" in f for f in procs) else "worker"
+        group = "web" if any("uvicorn" in f or "webserver" in f for f in procs) else "worker"
         samples[group] += int(count)
         seen = set()
         for frame in frames[len(procs) :]:

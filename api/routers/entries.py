@@ -114,7 +114,12 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
             "entry": result.entry,
             "schema_report": report.as_dict() if report is not None else None,
             "report": write_report(
-                request.auth, result.entry, result.outcome, sources=sources, before=result.before
+                request.auth,
+                result.entry,
+                result.outcome,
+                sources=sources,
+                before=result.before,
+                facts=result.facts,
             ),
         },
     )

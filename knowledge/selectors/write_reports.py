@@ -3,7 +3,10 @@ with the revision that wrote each line), the fields that changed, the observatio
 the new text holds (links resolved or waiting), the sources recorded, and for a new entry the
 similar entries that already exist and those whose body is the same.
 
-Read after the write from the entry and its revisions, so every surface can report the same.
+Built from what the write itself had at hand (the entry as it found it, the facts its graph step
+parsed and resolved), so a report costs few statements: the removed lines' origins (only when
+lines were removed), the link targets' names, and for a new entry one trigram lookup. Without
+them (a surface that does not pass them) it reads them back from the entry and its revisions.
 Everything is bounded: a few lines of removed text, a few facts, a few similar entries.
 """
 
@@ -12,16 +15,16 @@ from __future__ import annotations
 import difflib
 import re
 
+from django.contrib.postgres.search import TrigramSimilarity
 from django.db.models import Subquery
 
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
 from knowledge.diffs import line_opcodes
-from knowledge.graph.selectors import entry_relations
+from knowledge.graph.selectors import entry_compact, entry_relations
 from knowledge.markdown import is_fence, parse_heading
-from knowledge.models import Entry, Observation
+from knowledge.models import Entry, EntryStatus, Observation
 from knowledge.models.entries import body_key
-from knowledge.search import SearchFilters, search_entries
 from knowledge.selectors import visible_projects
 
 MAX_REMOVED_LINES = 20
@@ -178,7 +181,46 @@ def _change(actor: Actor, entry: Entry, before: EntryBeforeWrite | None = None) 
     }
 
 
-def _facts(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]]:
+def _facts(actor: Actor, entry: Entry, facts=None) -> tuple[list[dict], list[dict]]:
+    """The entry's current observations and relations: from `facts` (the save's GraphFacts)
+    when given, else read back."""
+    if facts is None:
+        return _facts_read_back(actor, entry)
+    observations = [
+        {
+            "category": o.category,
+            "content": o.content[:MAX_LINE_CHARS],
+            "tags": list(o.tags),
+            "new": new,
+        }
+        for o, new in facts.observations[:MAX_FACTS]
+    ]
+    shown = facts.relations[:MAX_FACTS]
+    ids = {target for _, _, target in shown if target}
+    # A target resolved earlier, by another writer, may be one this actor cannot see.
+    targets = (
+        {
+            e.pk: e
+            for e in Entry.objects.filter(pk__in=ids, project__in=visible_projects(actor))
+            .select_related("project", "subtopic")
+            .defer("body", "search_vector", "metadata")
+        }
+        if ids
+        else {}
+    )
+    relations = [
+        {
+            "type": kind,
+            "target": text,
+            "resolved": target in targets,
+            "entry": entry_compact(targets[target]) if target in targets else None,
+        }
+        for kind, text, target in shown
+    ]
+    return observations, relations
+
+
+def _facts_read_back(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]]:
     observations = [
         {
             "category": o.category,
@@ -223,22 +265,24 @@ def _words(text: str) -> set[str]:
 
 
 def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
-    """Entries the actor can see that may say the same as a new entry: the search service asked
-    with its title; kept when the titles are alike or share most words. Words only: the test
-    is on titles, so embedding the query (the costliest part of a search) would buy nothing."""
-    query = " ".join(list(_words(entry.title))[:12]) or entry.title[:100]
-    hits = search_entries(
-        actor,
-        query,
-        filters=SearchFilters(project=entry.project_id),
-        limit=MAX_SIMILAR + 3,
-        mode="text",
+    """Entries of the same project that may say the same as a new entry: one query, whose
+    candidates are the titles most alike by trigrams (pg_trgm's `%` through the title's GIN
+    index, so it stays cheap as the memory grows), kept when the titles are alike or share
+    most words. The writer just wrote to this project, so it can see the project's entries;
+    like search, superseded entries and transcripts are left out."""
+    candidates = (
+        Entry.objects.filter(project_id=entry.project_id, title__trigram_similar=entry.title)
+        .exclude(pk=entry.pk)
+        .exclude(status=EntryStatus.SUPERSEDED)
+        .filter(searchable=True)
+        .annotate(similarity=TrigramSimilarity("title", entry.title))
+        .select_related("project", "subtopic")
+        .only("short_id", "title", "project__slug", "subtopic__path", "subtopic_id")
+        .order_by("-similarity", "pk")[: MAX_SIMILAR + 3]
     )
     mine = _words(entry.title)
     found = []
-    for hit in hits:
-        if hit.id == entry.pk:
-            continue
+    for hit in candidates:
         ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
         shared = sorted(mine & _words(hit.title))
         if ratio >= 0.75:
@@ -249,7 +293,7 @@ def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
             continue
         found.append(
             {
-                "id": hit.id,
+                "id": hit.pk,
                 "short_id": hit.short_id,
                 "title": hit.title,
                 "path": hit.path,
@@ -286,15 +330,17 @@ def write_report(
     *,
     sources: list[dict] | None = None,
     before: EntryBeforeWrite | None = None,
+    facts=None,
 ) -> dict:
     """What the write that left `entry` as it is did (outcome: created, updated, unchanged).
     `before`: the entry as the write found it (UpsertResult.before); without it the previous
-    revision is read back."""
+    revision is read back. `facts`: the graph facts the save indexed (UpsertResult.facts);
+    without them the entry's current facts are read back."""
     report: dict = {"outcome": outcome, "address": entry.permalink}
     if outcome == "unchanged":
         return report
     report["change"] = _change(actor, entry, before)
-    report["observations"], report["relations"] = _facts(actor, entry)
+    report["observations"], report["relations"] = _facts(actor, entry, facts)
     report["sources"] = _sources(entry, sources)
     if outcome == "created":
         report["similar"] = similar_entries(actor, entry)

@@ -57,6 +57,12 @@ def tasks_started() -> None:
 
 
 def _send(task_name: str, *args: object) -> None:
+    _send_all([(task_name, args)])
+
+
+def _send_all(tasks: list[tuple[str, tuple]]) -> None:
+    """Queue each (task, args) unless one of its kind is queued and not started: one producer
+    and one round trip to the broker for all the wake keys (a write queues two tasks)."""
     global _broker_down_until, _warned_embedded_down
     if not settings.CAIRN_BACKGROUND_TASKS:  # benchmarks measure a write alone
         return
@@ -76,12 +82,18 @@ def _send(task_name: str, *args: object) -> None:
     try:
         # The site's Celery app (memory_site/celery.py) is the current one once Django is set up.
         with current_app.producer_or_acquire() as producer:
-            client = _redis(producer) if task_name in COALESCED else None
-            if client is not None and not client.set(
-                wake_key(task_name), "1", nx=True, ex=WAKE_SECONDS
-            ):
-                return  # one is queued and has not started: it will see this write
-            current_app.send_task(task_name, args=args, retry=False, producer=producer)
+            client = _redis(producer)
+            coalesced = [name for name, _ in tasks if name in COALESCED]
+            woken = set()
+            if client is not None and coalesced:
+                pipe = client.pipeline(transaction=False)
+                for name in coalesced:
+                    pipe.set(wake_key(name), "1", nx=True, ex=WAKE_SECONDS)
+                woken = {name for name, ok in zip(coalesced, pipe.execute(), strict=True) if ok}
+            for name, args in tasks:
+                if client is not None and name in COALESCED and name not in woken:
+                    continue  # one is queued and has not started: it will see this write
+                current_app.send_task(name, args=args, retry=False, producer=producer)
     except Exception as exc:
         _broker_down_until = time.monotonic() + settings.CAIRN_BROKER_BACKOFF_SECONDS
         log.warning(
@@ -98,8 +110,7 @@ COALESCED = (EMBED, DRAIN)
 
 def entry_written(entry_id: int) -> None:
     """Call inside the write's transaction, after the entry (or its deletion) is saved."""
-    transaction.on_commit(lambda: _send(EMBED, entry_id))
-    transaction.on_commit(lambda: _send(DRAIN))
+    transaction.on_commit(lambda: _send_all([(EMBED, (entry_id,)), (DRAIN, ())]))
 
 
 def queue_drain() -> None:

@@ -95,8 +95,8 @@ def entry_update(
         moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not (changed or moved):
         return k.UpsertResult(entry, "unchanged")
-    k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
-    return k.UpsertResult(entry, "updated", before)
+    facts = k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
+    return k.UpsertResult(entry, "updated", before, facts)
 
 
 @transaction.atomic(durable=True)

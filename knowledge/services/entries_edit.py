@@ -170,8 +170,8 @@ def entry_edit(
     )
     if not k.apply_changes(entry, EntryFields(body=body)):
         return k.UpsertResult(entry, "unchanged")
-    k.save_entry(entry, actor, reason or f"edit: {operation}")
-    return k.UpsertResult(entry, "updated", before)
+    facts = k.save_entry(entry, actor, reason or f"edit: {operation}")
+    return k.UpsertResult(entry, "updated", before, facts)
 
 
 @transaction.atomic(durable=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import time
@@ -10,9 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.contrib.sessions.models import Session
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -227,6 +229,23 @@ def _forget_actor(digest: str) -> None:
         _actors.pop(digest, None)
 
 
+@functools.cache
+def _recheck_sql() -> str:
+    """The cached actor's per-request check as plain SQL: the same conditions as `live` and an
+    active user, without building an ORM query on every request (that cost more than the
+    query itself)."""
+    quote = connection.ops.quote_name
+    token, user = ApiToken._meta, get_user_model()._meta
+    user_id, user_pk = token.get_field("user").column, user.pk.column
+    return (
+        f"SELECT t.last_used_at, t.agent_label, u.is_superuser FROM {quote(token.db_table)} t "
+        f"JOIN {quote(user.db_table)} u ON u.{quote(user_pk)} = t.{quote(user_id)} "
+        "WHERE t.id = %s AND t.revoked_at IS NULL AND u.is_active "
+        "AND (t.expires_at IS NULL OR t.expires_at > %s) "
+        "AND (%s::timestamptz IS NULL OR t.created_at > %s)"
+    )
+
+
 def _touch(token_id: int, last_used_at, now) -> None:
     if last_used_at is None or now - last_used_at > LAST_USED_GRANULARITY:
         ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
@@ -245,11 +264,10 @@ def token_authenticate(secret: str) -> Actor | None:
     cached = _cached_actor(digest)
     if cached is not None:
         # One primary-key read of what may have changed since the Actor was built.
-        row = (
-            ApiToken.objects.filter(live, pk=cached.token_id, user__is_active=True)
-            .values_list("last_used_at", "agent_label", "user__is_superuser")
-            .first()
-        )
+        oldest = now - _max_lifetime() if _max_lifetime() else None
+        with connection.cursor() as cursor:
+            cursor.execute(_recheck_sql(), [cached.token_id, now, oldest, oldest])
+            row = cursor.fetchone()
         if row is None:
             _forget_actor(digest)
             return None

@@ -134,7 +134,9 @@ def update(actor: Actor, args: UpdateArguments):
 
 def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
     entry, outcome = result.entry, result.outcome
-    report = write_report(actor, entry, outcome, sources=sources, before=result.before)
+    report = write_report(
+        actor, entry, outcome, sources=sources, before=result.before, facts=result.facts
+    )
     return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
 
 

@@ -43,7 +43,7 @@ def test_a_cached_actor_costs_one_primary_key_read(owner, django_assert_num_quer
 
 
 @pytest.mark.django_db
-def test_revoked_expired_and_deactivated_are_refused_even_when_cached(owner):
+def test_revoked_expired_and_deactivated_are_refused_even_when_cached(owner, settings):
     def warm(name):
         created = token_create(actor=Actor.system(), user=owner, name=name)
         assert token_authenticate(created.secret) is not None
@@ -55,6 +55,12 @@ def test_revoked_expired_and_deactivated_are_refused_even_when_cached(owner):
     b = warm("b")
     ApiToken.objects.filter(pk=b.token.pk).update(expires_at="2000-01-01T00:00:00Z")
     assert token_authenticate(b.secret) is None
+    settings.CAIRN_TOKEN_MAX_DAYS = 30
+    old = warm("old")
+    ApiToken.objects.filter(pk=old.token.pk).update(
+        created_at="2000-01-01T00:00:00Z", expires_at=None
+    )
+    assert token_authenticate(old.secret) is None  # older than the longest lifetime
     c = warm("c")
     owner.is_active = False
     owner.save()

@@ -47,3 +47,40 @@ def test_an_upserts_report_names_changed_fields_without_reading_the_revision(act
         "status": {"from": "open", "to": "resolved"},
     }
     assert len(with_snapshot) == len(read_back) - 1  # the revision is not read back
+
+
+def test_a_reports_facts_come_from_the_save_and_equal_the_ones_read_back(actor, project):
+    """The observations and relations the save parsed and resolved (UpsertResult.facts) make
+    the same report as reading the rows back, without reading them: no statement for the
+    facts of a write without links, one for the names of the entries its links reach."""
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Cache", body="x"))
+    body = "- [decision] Roll back #ops\n- relates_to [[Cache]]\n- depends_on [[Vendor]]\n"
+    made = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Plan", body=body))
+    assert made.facts is not None
+    body += "- [fact] Took 5 minutes\n- links_to [[Nowhere]]\n"
+    updated = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Plan", body=body))
+    for result in (made, updated):
+        with CaptureQueriesContext(connection) as from_save:
+            report = write_report(actor, result.entry, result.outcome, facts=result.facts)
+        with CaptureQueriesContext(connection) as read_back:
+            again = write_report(actor, result.entry, result.outcome)
+        if result is made:  # the revision as it was then: read back now, the facts moved on
+            assert report["relations"][0]["entry"]["title"] == "Cache"
+            continue
+        assert report == again
+        assert len(from_save) == len(read_back) - 1
+    assert [(o["content"], o["new"]) for o in report["observations"]] == [
+        ("Roll back", False),
+        ("Took 5 minutes", True),
+    ]
+    assert [(r["target"], r["resolved"]) for r in report["relations"]] == [
+        ("Cache", True),
+        ("Vendor", False),
+        ("Nowhere", False),
+    ]
+    plain = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="P", body="- [a] b"))
+    with CaptureQueriesContext(connection) as no_links:
+        write_report(actor, plain.entry, "created", facts=plain.facts)
+    with CaptureQueriesContext(connection) as no_links_read_back:
+        write_report(actor, plain.entry, "created")
+    assert len(no_links) == len(no_links_read_back) - 2  # neither observations nor relations

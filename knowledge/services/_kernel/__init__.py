@@ -29,7 +29,6 @@ from knowledge.services._kernel.entries import (
     delete_entry,
     ensure_path,
     identity_taken,
-    index_text,
     link_sources,
     lock_by_identity,
     lock_entry,
@@ -55,6 +54,7 @@ from knowledge.services._kernel.projects import (
     schema_library_for,
     update_project,
 )
+from knowledge.services._kernel.text import index_text, text_vector
 
 __all__ = [
     "HIDDEN_SENSITIVITIES",
@@ -95,6 +95,7 @@ __all__ = [
     "save_entry",
     "schema_library_for",
     "set_memberships",
+    "text_vector",
     "update_project",
     "upsert_entry",
 ]

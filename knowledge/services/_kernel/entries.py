@@ -7,9 +7,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Value
+from django.db.models import Exists, OuterRef
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -48,8 +47,9 @@ from knowledge.services._kernel.checks import (
     record,
     require_write,
 )
-from knowledge.services._kernel.graph import graph_change, index_entry_graph
+from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
 from knowledge.services._kernel.note_types import check_schema
+from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
 
@@ -77,6 +77,7 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
         .select_related("project", "subtopic")
         .select_for_update(of=("self",))
         .annotate(may_write=Exists(writable_projects(actor).filter(pk=OuterRef("project_id"))))
+        .defer("search_vector")  # a save computes it anew; never read from the row here
     )
     entry = entry_lookup(entries, ref)
     if entry is None:
@@ -123,6 +124,7 @@ def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) ->
         .filter(project=project, subtopic=subtopic, ltitle=title.strip().lower())
         .select_for_update(of=("self",))
         .select_related("project", "subtopic")
+        .defer("search_vector")  # a save computes it anew; never read from the row here
         .first()
     )
 
@@ -233,17 +235,6 @@ def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
 # --- saving ------------------------------------------------------------------------------------
 
 
-def index_text(entry: Entry) -> None:
-    """Refresh the weighted full-text vector: title A, tags and path B, body C."""
-    config = settings.CAIRN_SEARCH_CONFIG
-    path = entry.subtopic.path.replace("/", " ").replace("-", " ") if entry.subtopic_id else ""
-    Entry.objects.filter(pk=entry.pk).update(
-        search_vector=SearchVector("title", weight="A", config=config)
-        + SearchVector(Value(" ".join([*entry.tags, path])), weight="B", config=config)
-        + SearchVector("body", weight="C", config=config)
-    )
-
-
 def save_entry(
     entry: Entry,
     actor: Actor,
@@ -252,9 +243,10 @@ def save_entry(
     authored: bool = True,
     new_version: bool = True,
     schema_lenient: bool = False,
-) -> None:
+) -> GraphFacts | None:
     """Save one revision of an entry: validate, stamp, record who and why, refresh the derived
-    data, queue the background work for after the commit.
+    data, queue the background work for after the commit. Returns the graph facts the save
+    indexed (None when its text did not change), for the write's report.
 
     An existing entry's version goes up by one unless `new_version=False` (a verification).
     `authored=False` is for changes that are not new text (verification, supersession): who
@@ -275,21 +267,31 @@ def save_entry(
     entry.updated_by = actor.db_user
     if authored:
         entry.generated_by = actor.label
-    clean(entry, exclude=_TRUSTED_FKS)
+    # Computed by the save's own statement (set before clean(), which reads every field: the
+    # row's old vector is deferred and would cost a query).
+    entry.search_vector = text_vector(entry)
+    clean(entry, exclude=[*_TRUSTED_FKS, "search_vector"])
     record(entry, actor, reason)
+    # No savepoint: a failed save fails the whole write (the error below leaves the service's
+    # transaction, which rolls back), so nothing needs to go on inside it; an import item has a
+    # savepoint of its own.
     try:
-        with transaction.atomic():
-            entry.save()
+        entry.save()
     except IntegrityError as exc:
         raise AlreadyExists(
             f"An entry titled {entry.title!r} already exists in {entry.path}. "
             "Replace it (upsert), or choose another title.",
             title=entry.title,
         ) from exc
-    index_text(entry)
+    finally:
+        # The statement computed it: deferred now (read from the row if anyone asks), so a
+        # later plain save() leaves the stored vector as it is.
+        entry.__dict__.pop("search_vector", None)
+    facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
-        index_entry_graph(entry, change, actor)
+        facts = index_entry_graph(entry, change, actor)
     entry_written(entry.pk)
+    return facts
 
 
 def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
@@ -343,6 +345,7 @@ class UpsertResult:
     entry: Entry
     outcome: Outcome
     before: EntryBeforeWrite | None = None  # the entry before an update, for the write's report
+    facts: GraphFacts | None = None  # the graph facts the save indexed, for the write's report
 
 
 def upsert_entry(
@@ -375,9 +378,11 @@ def upsert_entry(
                 f"update at version {expected_version}. Leave out expected_version to create it.",
             )
         entry = new_entry(actor, project=proj, subtopic=node, fields=fields)
-        save_entry(entry, actor, reason or f"create {entry.title}", schema_lenient=schema_lenient)
+        facts = save_entry(
+            entry, actor, reason or f"create {entry.title}", schema_lenient=schema_lenient
+        )
         link_sources(entry, sources)
-        return UpsertResult(entry, "created")
+        return UpsertResult(entry, "created", facts=facts)
     if create_only:
         raise AlreadyExists(
             f"An entry titled {entry.title!r} already exists in {entry.path}.",
@@ -392,5 +397,7 @@ def upsert_entry(
     new_links = link_sources(entry, sources)
     if not changed and not new_links:
         return UpsertResult(entry, "unchanged")
-    save_entry(entry, actor, reason or f"update {entry.title}", schema_lenient=schema_lenient)
-    return UpsertResult(entry, "updated", before)
+    facts = save_entry(
+        entry, actor, reason or f"update {entry.title}", schema_lenient=schema_lenient
+    )
+    return UpsertResult(entry, "updated", before, facts)

@@ -19,6 +19,7 @@ from django.db.models import Value
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.graph.parsing import Graph, parse
+from knowledge.graph.parsing import Observation as ParsedObservation
 from knowledge.graph.resolve import may_reference, resolve_targets, split_target, target_key
 from knowledge.models import (
     Entry,
@@ -60,13 +61,29 @@ UPDATE knowledge_relation SET valid_to = %(when)s, valid_to_version = %(version)
 """
 
 
+@dataclass(frozen=True)
+class GraphFacts:
+    """The entry's current facts as the save left them, for the write's report (no reading
+    back): observations as (parsed observation, new at this revision), in the body's order;
+    relations as (type, link text, target entry id or None while waiting)."""
+
+    observations: list[tuple[ParsedObservation, bool]]
+    relations: list[tuple[str, str, int | None]]
+
+
 def index_graph(
-    entry: Entry, parsed: Graph | None = None, *, writer: Actor | None, recheck: bool = False
-) -> None:
+    entry: Entry,
+    parsed: Graph | None = None,
+    *,
+    writer: Actor | None,
+    recheck: bool = False,
+    new_entry: bool = False,
+) -> GraphFacts:
     """Bring the entry's current observations and relations in line with its body: facts that
     no longer read so are closed at this revision, new ones added; unchanged ones stay as they
     are. `recheck` also tries again to resolve its waiting links (after a move). New links
-    resolve only into projects the `writer` may read."""
+    resolve only into projects the `writer` may read. `new_entry`: created by this save, so it
+    has no facts yet to compare with. Returns the facts as they now stand."""
     when, version = entry.updated_at, entry.version
     if parsed is None:
         parsed = Graph() if entry.status == EntryStatus.SUPERSEDED else parse(entry.body)
@@ -77,9 +94,12 @@ def index_graph(
     for rel in parsed.relations:
         want_rel.setdefault((rel.type, rel.target.lower()), rel)
     kept_obs, kept_rel, close_obs, close_rel, waiting = set(), set(), [], [], []
-    with connection.cursor() as cursor:
-        cursor.execute(_CURRENT_SQL, {"entry": entry.pk})
-        current = cursor.fetchall()
+    targets: dict[tuple, int | None] = {}  # relation key -> its target, as stored or resolved
+    current = []
+    if not new_entry:
+        with connection.cursor() as cursor:
+            cursor.execute(_CURRENT_SQL, {"entry": entry.pk})
+            current = cursor.fetchall()
     for kind, pk, a, b, context, tags, target_id in current:
         if kind == "o":
             key, want, kept, closing = (a, b, tuple(tags), context), want_obs, kept_obs, close_obs
@@ -87,8 +107,10 @@ def index_graph(
             key, want, kept, closing = (a, b.lower()), want_rel, kept_rel, close_rel
         if key in want and key not in kept:
             kept.add(key)
-            if kind == "r" and target_id is None and recheck:
-                waiting.append((pk, b))
+            if kind == "r":
+                targets[key] = target_id
+                if target_id is None and recheck:
+                    waiting.append((pk, b, key))
         else:
             closing.append(pk)
     if close_obs and close_rel:
@@ -104,7 +126,7 @@ def index_graph(
         Relation.objects.filter(pk__in=close_rel).update(valid_to=when, valid_to_version=version)
     _add_observations(entry, [o for k, o in want_obs.items() if k not in kept_obs], when, version)
     new = [r for k, r in want_rel.items() if k not in kept_rel]
-    resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t in waiting], writer)
+    resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t, _ in waiting], writer)
     if new:
         Relation.objects.bulk_create(
             Relation(
@@ -119,9 +141,21 @@ def index_graph(
             )
             for r in new
         )
-    for pk, text in waiting:
+    for pk, text, key in waiting:
         if resolved.get(text):
             Relation.objects.filter(pk=pk).update(target_id=resolved[text])
+            targets[key] = resolved[text]
+    for r in new:
+        targets[(r.type, r.target.lower())] = resolved.get(r.target)
+    return GraphFacts(
+        observations=sorted(
+            ((o, k not in kept_obs) for k, o in want_obs.items()), key=lambda p: p[0].position
+        ),
+        relations=[
+            (r.type, r.target, targets.get(k))
+            for k, r in sorted(want_rel.items(), key=lambda kv: kv[1].position)
+        ],
+    )
 
 
 def _add_observations(entry: Entry, new: list, when, version: int) -> None:
@@ -226,6 +260,7 @@ class GraphChange:
     text: bool  # new entry, new body, or a status that opens or closes its facts
     identity: bool  # created, renamed or moved: links waiting for it may now resolve
     moved: bool = False  # its own waiting links may now resolve (relative to the new place)
+    new: bool = False  # created by this save: it has no facts yet
 
 
 def graph_change(entry: Entry) -> GraphChange:
@@ -239,14 +274,18 @@ def graph_change(entry: Entry) -> GraphChange:
         text=new or body or renamed or moved or superseded,
         identity=new or renamed or moved or bool(entry.supersedes_id),
         moved=moved,
+        new=new,
     )
 
 
-def index_entry_graph(entry: Entry, change: GraphChange, writer: Actor) -> None:
+def index_entry_graph(entry: Entry, change: GraphChange, writer: Actor) -> GraphFacts | None:
     """The save step's graph work: the entry's own facts (when its text changed), then the links
     that wait for it (when it is new, renamed or moved). A save that changes neither (a
-    verification, tags, metadata) costs the graph nothing."""
+    verification, tags, metadata) costs the graph nothing. Returns the facts when it indexed
+    them."""
+    facts = None
     if change.text:
-        index_graph(entry, writer=writer, recheck=change.moved)
+        facts = index_graph(entry, writer=writer, recheck=change.moved, new_entry=change.new)
     if change.identity:
         resolve_waiting(entry)
+    return facts

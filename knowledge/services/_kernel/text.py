@@ -1,0 +1,37 @@
+"""Kernel step for full-text search: an entry's weighted vector (title A, tags and path B,
+body C), computed by the save's own statement or refreshed from the stored row by a reindex."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVector
+from django.db.models import Value
+
+from knowledge.models import Entry
+
+
+def _words_of_place(entry: Entry) -> str:
+    path = entry.subtopic.path.replace("/", " ").replace("-", " ") if entry.subtopic_id else ""
+    return " ".join([*entry.tags, path])
+
+
+def index_text(entry: Entry) -> None:
+    """Refresh the weighted full-text vector from the stored row: title A, tags and path B,
+    body C (a reindex; a save computes the same in its own statement, `text_vector`)."""
+    config = settings.CAIRN_SEARCH_CONFIG
+    Entry.objects.filter(pk=entry.pk).update(
+        search_vector=SearchVector("title", weight="A", config=config)
+        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
+        + SearchVector("body", weight="C", config=config)
+    )
+
+
+def text_vector(entry: Entry):
+    """The vector index_text makes, from the instance's values: the save's INSERT or UPDATE
+    computes it, so a write needs no second statement for it."""
+    config = settings.CAIRN_SEARCH_CONFIG
+    return (
+        SearchVector(Value(entry.title), weight="A", config=config)
+        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
+        + SearchVector(Value(entry.body), weight="C", config=config)
+    )

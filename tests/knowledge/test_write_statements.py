@@ -1,0 +1,68 @@
+"""A write costs a fixed, small number of statements, its report included (issue 33): the
+tools answer in the test's thread, so what is counted is the write and its report, not the
+transport or the token check."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from knowledge.models import Entry
+from knowledge.services import EntryFields, entry_update, entry_upsert
+from knowledge.services._kernel import index_text
+from mcp_api import tools
+
+pytestmark = pytest.mark.django_db
+
+BODY = "# {title}\n\nText.\n\n- [fact] it ran #bench\n- relates_to [[Target]]\n"
+
+
+def _statements(actor, tool: str, args: dict) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        result = tools.answer(tool, actor, args)
+    assert not result.is_error, result.content[0].text
+    return [" ".join(q["sql"].split()) for q in captured]
+
+
+@pytest.fixture
+def written(actor, project):
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Target", body="x"))
+    return entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Log", body="# Log\n")
+    ).entry
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "most"),
+    [
+        # BEGIN, project, identity lock, INSERT + revision, observations, link targets,
+        # relations, waiting links, COMMIT; report: link names, similar titles
+        ("upsert", {"project": "acme", "title": "New", "body": BODY.format(title="New")}, 12),
+        # BEGIN, project, identity lock, UPDATE + revision, current facts, close, add, COMMIT;
+        # report: the removed line's revisions (one cursor)
+        ("upsert", {"project": "acme", "title": "Log", "body": "# Log\n\nOther.\n"}, 10),
+        # BEGIN, lock, UPDATE + revision, current facts, add observation, COMMIT
+        ("edit", {"operation": "append", "content": "- [note] more"}, 8),
+    ],
+    ids=["upsert-new", "upsert-update", "append"],
+)
+def test_a_write_and_its_report_cost_few_statements(actor, written, tool, args, most):
+    if tool == "edit":
+        args = {**args, "id": written.short_id}
+    sql = _statements(actor, tool, args)
+    assert len(sql) <= most, f"{len(sql)} statements:\n" + "\n".join(sql)
+    # The service's own transaction only (a savepoint inside the test's): the save has none.
+    assert sum(q.startswith("SAVEPOINT") for q in sql) == 1, "\n".join(sql)
+    # The full-text vector is computed by the save's own statement, not a second UPDATE.
+    assert not any('SET "search_vector"' in q for q in sql), "\n".join(sql)
+
+
+def test_the_vector_a_save_computes_is_the_one_a_reindex_makes(actor, project):
+    fields = EntryFields(title="Deploy notes", body="Roll back the cache.\n", tags=["ops", "db"])
+    entry = entry_upsert(actor=actor, project="acme", subtopic="infra/prod", fields=fields).entry
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="Restart the queue.\n"))
+    saved = Entry.objects.values_list("search_vector", flat=True).get(pk=entry.pk)
+    index_text(Entry.objects.select_related("subtopic").get(pk=entry.pk))
+    assert Entry.objects.values_list("search_vector", flat=True).get(pk=entry.pk) == saved
+    assert "restart" in saved and "cach" not in saved and "infra" in saved
