@@ -23,8 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-from knowledge.services import ProjectFields
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import ROOT, percentile, setup_django, table, write_json
 
@@ -137,7 +135,7 @@ def turn_line(turn: dict) -> str:
 def ingest(samples, level: str, actor) -> tuple[dict[int, str], dict[str, str], float]:
     """Returns (entry id -> evidence unit, sample id -> project slug, seconds)."""
     from knowledge.errors import AlreadyExists
-    from knowledge.services import EntryFields, entry_upsert, project_create
+    from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 
     units: dict[int, str] = {}
     projects: dict[str, str] = {}
@@ -189,6 +187,42 @@ def score(ranked: list[str], gold: set[str]) -> dict:
 
 def mean_scores(rows: list[dict]) -> dict:
     return {k: statistics.fmean(r[k] for r in rows) for k in rows[0]} if rows else {}
+
+
+def dump_item(sid, question, qa, gold, found, bm25_ranked) -> dict:
+    from knowledge.search.providers import get_provider
+    from knowledge.search.query_vectors import query_vector
+
+    provider = get_provider()
+    return {
+        "sid": sid,
+        "question": question,
+        "category": qa.get("category"),
+        "gold": sorted(gold),
+        "text": found.text,
+        "text_scores": found.text_scores,
+        "semantic": found.semantic,
+        "semantic_scores": found.semantic_scores,
+        "bm25": bm25_ranked,
+        "vector": query_vector(provider, question).result() if provider else None,
+    }
+
+
+def write_dump(folder: Path, level: str, items: list[dict], units, projects) -> None:
+    """Everything offline tuning needs: the questions' candidate lists and the entries."""
+    import pickle
+
+    from knowledge.models import Entry
+
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = {
+        pk: {"title": t, "body": b, "created": c, "unit": units[pk]}
+        for pk, t, b, c in Entry.objects.filter(pk__in=list(units)).values_list(
+            "pk", "title", "body", "created_at"
+        )
+    }
+    payload = {"level": level, "items": items, "entries": entries, "projects": projects}
+    (folder / f"locomo-{level}.pkl").write_bytes(pickle.dumps(payload))
 
 
 CV_METRICS = ("recall@1", "recall@5", "recall@10", "mrr")
@@ -346,6 +380,12 @@ def main() -> None:
         default="0,0.1,0.2,0.25,0.3,0.4,0.5,0.75,1.0",
         help="semantic weights to sweep (text weight 1.0) for the tuning table",
     )
+    parser.add_argument(
+        "--dump",
+        default="",
+        help="write each level's candidate lists, query vectors and entries to DIR (pickles) "
+        "for offline tuning",
+    )
     args = parser.parse_args()
     logging.getLogger("knowledge.services.background").setLevel(logging.ERROR)
 
@@ -430,6 +470,7 @@ def main() -> None:
         floor_cut: dict[float, int] = dict.fromkeys(floors, 0)
         cv_items: list[tuple[str, set[str], object, list[str]]] = []
         hybrid_stages: list[dict[str, float]] = []
+        dumped: list[dict] = []
         for sid, qa in tqdm(questions, desc=f"search {level}", unit="q"):
             gold = {unit_of(e, level) for e in parse_evidence(qa["evidence"])}
             question = str(qa["question"])
@@ -468,11 +509,15 @@ def main() -> None:
                     fused = fuse(found, "hybrid", text_weight=1.0, semantic_weight=w)[:20]
                     sweep_scores[w].append(score([units.get(i, "?") for i, _ in fused], gold))
                 cv_items.append((sid, gold, found, bm25_ranked))
+                if args.dump:
+                    dumped.append(dump_item(sid, question, qa, gold, found, bm25_ranked))
                 fused = fuse(found, "hybrid")
                 for f in floors:
                     kept = above_floor(fused, found.text, found.semantic_scores, f)[:20]
                     floor_cut[f] += len(fused[:20]) - len(kept)
                     floor_scores[f].append(score([units.get(i, "?") for i, _ in kept], gold))
+        if args.dump:
+            write_dump(Path(args.dump), level, dumped, units, projects)
         level_report = {
             "entries": len(units),
             "questions": len(questions),
