@@ -37,8 +37,8 @@ def written(actor, project):
     ("tool", "args", "most"),
     [
         # BEGIN, project, identity lock, INSERT + revision, observations, link targets,
-        # relations, waiting links, COMMIT; report: link names, similar titles
-        ("upsert", {"project": "acme", "title": "New", "body": BODY.format(title="New")}, 12),
+        # relations, waiting links, COMMIT; report: link names, similar titles, same body
+        ("upsert", {"project": "acme", "title": "New", "body": BODY.format(title="New")}, 13),
         # BEGIN, project, identity lock, UPDATE + revision, current facts, close, add, COMMIT;
         # report: the removed line's revisions (one cursor)
         ("upsert", {"project": "acme", "title": "Log", "body": "# Log\n\nOther.\n"}, 10),

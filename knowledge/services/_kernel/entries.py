@@ -57,10 +57,8 @@ NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
 TEXT_FIELDS = {"body", "title", "kind"}  # a change to these clears "verified"
 # Related rows were loaded or created by the service itself: skip re-checking each FK.
-_TRUSTED_FKS = [
-    "subtopic", "project", "supersedes", "superseded_by", "created_by", "updated_by",
-    "verified_by",
-]  # fmt: skip
+_TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_by", "updated_by",
+                "verified_by"]  # fmt: skip
 
 
 # --- finding and locking ---------------------------------------------------------------------
@@ -332,9 +330,6 @@ def new_entry(
         supersedes=supersedes,
         created_by=actor.db_user,
     )
-
-
-# --- composite steps ---------------------------------------------------------------------------
 
 
 Outcome = Literal["created", "updated", "unchanged"]
