@@ -23,8 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-from knowledge.services import ProjectFields
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import ROOT, percentile, setup_django, table, write_json
 
@@ -137,7 +135,7 @@ def turn_line(turn: dict) -> str:
 def ingest(samples, level: str, actor) -> tuple[dict[int, str], dict[str, str], float]:
     """Returns (entry id -> evidence unit, sample id -> project slug, seconds)."""
     from knowledge.errors import AlreadyExists
-    from knowledge.services import EntryFields, entry_upsert, project_create
+    from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 
     units: dict[int, str] = {}
     projects: dict[str, str] = {}
