@@ -48,20 +48,23 @@ def _remember(key: tuple[str, str], vector: np.ndarray) -> None:
             _vectors.popitem(last=False)
 
 
-def _lone_threads() -> int | None:
-    """The model's threads for a query no other query waits beside (None: its own number)."""
-    with _lock:
-        alone = _waiting <= 1
+def _threads_for_next() -> int | None:
+    """Counts a query in; its model threads: CAIRN_SEARCH_QUERY_THREADS when no other query of
+    this process waits for the model, else None (the provider's own number)."""
+    global _waiting
     threads = getattr(settings, "CAIRN_SEARCH_QUERY_THREADS", 0)
+    with _lock:
+        alone = _waiting == 0
+        _waiting += 1
     return threads if alone and threads > 0 else None
 
 
-def _embed(provider: EmbeddingProvider, query: str) -> np.ndarray:
+def _embed(provider: EmbeddingProvider, query: str, threads: int | None) -> np.ndarray:
+    """Embeds a query counted in by _threads_for_next, and counts it out."""
     global _waiting
     try:
         with stages.stage("embed"):
-            vector = provider.embed_query(query, threads=_lone_threads())
-            vector = np.asarray(vector, dtype=np.float32)
+            vector = np.asarray(provider.embed_query(query, threads=threads), dtype=np.float32)
     finally:
         with _lock:
             _waiting -= 1
@@ -84,14 +87,8 @@ def query_vector(provider: EmbeddingProvider, query: str) -> Future[np.ndarray]:
         return done
     if not getattr(settings, "CAIRN_SEARCH_EMBED_AHEAD", True):
         return _Later(provider, query)  # the old order: embedded when the vector SQL needs it
-    _wait()  # counted from now: a submitted task always runs, and _embed counts it out
-    return _pool.submit(copy_context().run, _embed, provider, query)
-
-
-def _wait() -> None:
-    global _waiting
-    with _lock:
-        _waiting += 1
+    # Counted in now (a submitted task always runs, and counts itself out).
+    return _pool.submit(copy_context().run, _embed, provider, query, _threads_for_next())
 
 
 class _Later:
@@ -101,8 +98,7 @@ class _Later:
         self.provider, self.query = provider, query
 
     def result(self) -> np.ndarray:
-        _wait()
-        return _embed(self.provider, self.query)
+        return _embed(self.provider, self.query, _threads_for_next())
 
 
 def clear() -> None:
