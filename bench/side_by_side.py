@@ -1,7 +1,7 @@
 """Cairn and Basic Memory side by side: the same LoCoMo conversations, written and searched over
 MCP as agents call them, in one sitting.
 
-    .venv/bin/python bench/side_by_side.py [--data /work/shared/bench-data/locomo-dev.json]
+    .venv/bin/python bench/side_by_side.py [--data ../shared/bench-data/locomo-dev.json]
                                            [--questions 0] [--repeats 100] [--baseline DIR]
 
 Cairn runs as `manage.py serve` (web, worker, embedded PostgreSQL and broker) on a fresh var
@@ -47,6 +47,12 @@ from bench.mcp_load import Client, load_sessions  # noqa: E402
 BM_VERSION = "0.24.1"
 WORK = ROOT / "var" / "bench" / "side_by_side"
 SESSION = re.compile(r"Session (\d+)\b")
+
+
+def default_data() -> Path:
+    """../shared/bench-data/locomo-dev.json beside the checkout (or beside a worktree's parent)."""
+    near = [up / "shared" / "bench-data" / "locomo-dev.json" for up in ROOT.parents[:2]]
+    return next((path for path in near if path.exists()), near[0])
 
 
 def bm_python(python: str) -> Path:
@@ -355,7 +361,7 @@ def summary(raw: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="/work/shared/bench-data/locomo-dev.json")
+    parser.add_argument("--data", default=str(default_data()))
     parser.add_argument("--questions", type=int, default=0, help="0 = every usable question")
     parser.add_argument("--repeats", type=int, default=100, help="questions asked a second time")
     parser.add_argument("--baseline", type=Path, help="another Cairn checkout to serve alongside")
