@@ -183,8 +183,9 @@ class BasicMemory:
         return self
 
     async def __aexit__(self, *exc):
-        await self._session.__aexit__(*exc)
-        await self._stdio.__aexit__(*exc)
+        with anyio.move_on_after(10):
+            await self._session.__aexit__(*exc)
+            await self._stdio.__aexit__(*exc)
         self._log.close()
 
     async def tool(self, name: str, args: dict) -> tuple[float, str]:
@@ -333,8 +334,9 @@ async def sitting(cairns: list[Cairn], bm: BasicMemory, sessions, questions, arg
                 for name in rotate(names, i):
                     out[name]["repeat"].append((await systems[name].search(q["conv"], q["q"]))[0])
         finally:
-            for c in clients:
-                await c.__aexit__(None, None, None)
+            for c in clients:  # a client that will not close must not lose the sitting
+                with anyio.move_on_after(10):
+                    await c.__aexit__(None, None, None)
     return out, vectors_s, bm_search
 
 
