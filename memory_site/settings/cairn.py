@@ -79,6 +79,9 @@ CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
 CAIRN_SEARCH_EXACT_MAX = env.int("CAIRN_SEARCH_EXACT_MAX", default=2000)
 # Query vectors remembered per process (agents repeat and refine queries); 0 switches it off.
 CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
+# A query embedded while no other waits in its process may use this many threads (the cores;
+# 0: CAIRN_EMBEDDING_THREADS always). Two threads halve the model's time on an idle 2-core box.
+CAIRN_SEARCH_QUERY_THREADS = env.int("CAIRN_SEARCH_QUERY_THREADS", default=min(CAIRN_CORES or 1, 4))
 # Snippets: "fast" (from the body each hit loads anyway) or "headline" (Postgres ts_headline).
 CAIRN_SEARCH_SNIPPETS = env("CAIRN_SEARCH_SNIPPETS", default="fast")
 # Embed the query in a worker thread while the full-text SQL runs (false: one after the other).

