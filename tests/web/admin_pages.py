@@ -1,64 +1,11 @@
-"""What the admin's browser tests share: the admin's Content-Security-Policy as a fixture, and
-screenshots of a page at 1440 and 390 px, light and dark, each checked for words broken across
-lines."""
+"""What the admin's browser tests share: screenshots of a page at 1440 and 390 px, light and
+dark, each checked for words broken across lines (the policy fixture, csp, is test_browser's)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
-import pytest
 from playwright.sync_api import Page
 
-from tests.web.test_browser import CSP_DIRECTIVES, SHOTS
-
-# The admin's theme (unfold) runs Alpine.js, which needs 'unsafe-eval': the admin's pages, and
-# only those, add it to script-src (settings/admin.py). Nothing else is loosened.
-ADMIN_SCRIPT_SRC = "script-src 'self' 'unsafe-eval'"
-
-
-@pytest.fixture
-def csp(page: Page):
-    """Every page the test opens sends the policy (the admin's on /admin/, the site's elsewhere),
-    and the browser reports no violation (an inline script, handler or style it refused) and no
-    script error."""
-    seen: dict[str, dict] = {}
-    violations: list[str] = []
-    page.on(
-        "response",
-        lambda r: seen.setdefault(r.url, r.headers) if r.request.resource_type == "document" else 0,
-    )
-    page.on(
-        "console",
-        lambda m: (
-            violations.append(f"{page.url}: {m.text}")
-            if "Content Security Policy" in m.text
-            else None
-        ),
-    )
-    page.on("pageerror", lambda error: violations.append(f"{page.url}: script error: {error}"))
-    page.on(
-        "response",
-        lambda r: (
-            violations.append(f"{r.url}: {r.status}")
-            if "/static/" in r.url and r.status >= 400
-            else 0
-        ),
-    )
-    yield seen
-    assert not violations, violations
-    assert seen, "no page was opened"
-    for url, headers in seen.items():
-        policy = headers.get("content-security-policy", "")
-        admin = urlsplit(url).path.startswith("/admin/")
-        wanted = [ADMIN_SCRIPT_SRC if d.startswith("script-src") and admin else d
-                  for d in CSP_DIRECTIVES]  # fmt: skip
-        assert all(d in policy for d in wanted), (url, policy)
-        assert (
-            policy.replace("'unsafe-eval'", "" if admin else "'unsafe-eval'").count("unsafe") == 0
-        ), (url, policy)
-        assert headers.get("x-content-type-options") == "nosniff", url
-        assert headers.get("x-frame-options") == "DENY", url
-
+from tests.web.test_browser import SHOTS
 
 SIZES = {"wide": (1440, 900), "phone": (390, 844)}
 

@@ -25,8 +25,12 @@ from knowledge.services import (
     project_create,
 )
 from tests.factories import UserFactory
-from tests.web.admin_pages import csp, shot  # noqa: F401 (the csp fixture)
-from tests.web.test_browser import PASSWORD, requests  # noqa: F401 (the fixture)
+from tests.web.admin_pages import shot
+from tests.web.test_browser import (  # noqa: F401 (the fixture)
+    PASSWORD,
+    csp,
+    requests,
+)
 
 
 @pytest.fixture
