@@ -7,6 +7,8 @@ delete revision, which holds the last state, and the history goes on from there.
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
@@ -24,6 +26,7 @@ from knowledge.selectors import (
 )
 from knowledge.selectors.deleted import deleted_entry
 from knowledge.services import _kernel as k
+from knowledge.services.fields import EntryFields
 
 
 @transaction.atomic(durable=True)
@@ -100,13 +103,7 @@ def _restored(row, project, subtopic) -> Entry:
         short_id=row.short_id,
         project=project,
         subtopic=subtopic,
-        title=row.title,
-        body=row.body,
-        kind=row.kind,
-        tags=list(row.tags or []),
-        status=row.status,
-        searchable=row.searchable,
-        metadata=dict(row.metadata or {}),
+        **asdict(EntryFields.from_revision(row)),  # what a revert restores, read one way
         version=row.version,
         generated_by=row.generated_by,
         created_by_id=alive(users, row.created_by_id),
