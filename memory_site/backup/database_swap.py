@@ -31,8 +31,8 @@ _GRANT = (
 
 
 def side_name(live: str, purpose: str) -> str:
-    """A new database name next to `live`: `<live>_<purpose>_<UTC time>_<4 hex>` (at most
-    PostgreSQL's 63 characters)."""
+    """A new name next to `live` (a database, or the mirror's folder):
+    `<live>_<purpose>_<UTC time>_<4 hex>`, at most PostgreSQL's 63 characters."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     return f"{live[: 63 - len(purpose) - 23]}_{purpose}_{stamp}_{secrets.token_hex(2)}"
 

@@ -6,7 +6,6 @@ mirror against the database (`mirror verify`).
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 import shutil
@@ -140,7 +139,7 @@ def _stage_mirror(source: Path, manifest: dict) -> Path | None:
     if not manifest["mirror"].get("head"):
         return None  # the next drain starts a new one
     target = Path(settings.CAIRN_MIRROR_PATH)
-    staged = target.with_name(f"{target.name}.restoring-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}")
+    staged = target.with_name(database_swap.side_name(target.name, "restoring"))
     tool = git()
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -161,7 +160,9 @@ def _place_mirror(staged: Path | None) -> str:
     target = Path(settings.CAIRN_MIRROR_PATH)
     kept = ""
     if target.exists():
-        aside = target.with_name(f"{target.name}.old-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}")
+        # Named as the old database is (time and 4 hex digits): two restores within one second
+        # each keep their own, where a name by the second alone collided and failed the second.
+        aside = target.with_name(database_swap.side_name(target.name, "old"))
         target.rename(aside)
         kept = str(aside)
     if staged is not None:
