@@ -3,6 +3,7 @@ the revision with its derived data, and the composite upsert."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -95,13 +96,20 @@ def check_version(
     entry: Entry,
     expected_version: int | None,
     *,
-    actor: Actor | None = None,
+    actor: Actor,
     body: str | None = None,
+    redo: Callable[[str], str] | None = None,
+    edit: dict | None = None,
+    writes: frozenset[str] | None = None,
 ) -> None:
-    """Refuse a write that read another version; the refusal shows what changed since and, given
-    the whole body the writer sent, how to apply only its change (knowledge.selectors.conflicts)."""
+    """Refuse a write that read another version. The refusal shows what changed since, as far as
+    the actor may see it, and how to apply only the write's own change, from what it says it
+    changes: the whole `body`, a partial edit (`redo` on a text, `edit` its arguments) or the
+    fields it `writes` (knowledge.selectors.conflicts)."""
     if expected_version is not None and entry.version != expected_version:
-        raise entry_conflict(entry, expected_version, actor=actor, body=body)
+        raise entry_conflict(
+            entry, expected_version, actor=actor, body=body, redo=redo, edit=edit, writes=writes
+        )
 
 
 def identity_taken(
