@@ -23,7 +23,7 @@ def entry_conflict(
     entry: Entry,
     expected_version: int,
     *,
-    actor: Actor | None = None,
+    actor: Actor,
     body: str | None = None,
     redo: Callable[[str], str] | None = None,
     edit: dict | None = None,
@@ -34,23 +34,19 @@ def entry_conflict(
     What the writer changes, if it says: `body`, the whole body it sent; `redo`, its partial
     edit of a body (`edit`, the edit's own arguments, goes back in the answer to be sent again);
     `writes`, the fields (FIELDS) it sets without the body. Revisions come from the projects the
-    actor can see (without an actor: the entry's own project), so the answer shows nothing the
-    actor could not read."""
+    actor can see, so the answer shows nothing the actor could not read."""
     rows = entry.history.exclude(history_type="-").select_related("history_user")
-    if actor is not None:
-        rows = rows.filter(project_id__in=visible_projects(actor).values("pk"))
-    else:
-        rows = rows.filter(project_id=entry.project_id)
+    rows = rows.filter(project_id__in=visible_projects(actor).values("pk"))
     rows = list(rows.filter(version__gte=expected_version).order_by("history_id"))
     base = next((r for r in rows if r.version == expected_version), None)
     later = [r for r in rows if r.version > expected_version]
     details: dict = {"changes": [_change(r) for r in later]}
     if base is not None:
-        details.update(_what_changed(base, entry, expected_version))
+        details |= _what_changed(base, entry, expected_version)
         if body is not None and body != entry.body:
-            details.update(_merged(base.body, entry.body, body))
+            details |= _merged(base.body, entry.body, body)
         elif redo is not None:
-            details.update(_edit_on_top(base.body, entry.body, redo, edit or {}))
+            details |= _edit_on_top(base.body, entry.body, redo, edit or {})
         elif writes is not None and not writes & set(details.get("fields", {})):
             details["applies"] = True  # their change leaves the fields this one sets alone
     return EntryConflict(

@@ -3,7 +3,6 @@ the revision with its derived data, and the composite upsert."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -92,24 +91,12 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     return entry
 
 
-def check_version(
-    entry: Entry,
-    expected_version: int | None,
-    *,
-    actor: Actor,
-    body: str | None = None,
-    redo: Callable[[str], str] | None = None,
-    edit: dict | None = None,
-    writes: frozenset[str] | None = None,
-) -> None:
-    """Refuse a write that read another version. The refusal shows what changed since, as far as
-    the actor may see it, and how to apply only the write's own change, from what it says it
-    changes: the whole `body`, a partial edit (`redo` on a text, `edit` its arguments) or the
-    fields it `writes` (knowledge.selectors.conflicts)."""
+def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
+    """Refuse a write that read another version, showing what changed since as far as the actor
+    may see it, and how to apply only its change: `change` says what the write changes (body,
+    redo and edit, or writes; knowledge.selectors.conflicts.entry_conflict)."""
     if expected_version is not None and entry.version != expected_version:
-        raise entry_conflict(
-            entry, expected_version, actor=actor, body=body, redo=redo, edit=edit, writes=writes
-        )
+        raise entry_conflict(entry, expected_version, actor=actor, **change)
 
 
 def identity_taken(
