@@ -66,6 +66,12 @@ def next_moves(exc: KnowledgeError) -> str:
         )
     if isinstance(exc, EntryConflict):
         ref, now = exc.data["entry"], exc.data["current_version"]
+        if exc.data.get("applies"):
+            what = "POST the same edit" if exc.data.get("edit") else "Send the same request"
+            return (
+                f"{what} again with expected_version={now}: it changes only what yours "
+                "changes and keeps theirs."
+            )
         if "merged_body" in exc.data:
             return (
                 f"PATCH /api/v1/entries/{ref} with merged_body as body and "

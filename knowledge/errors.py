@@ -38,8 +38,11 @@ class EntryConflict(KnowledgeError):
     """The entry changed since the version the caller read.
 
     `changes` lists the revisions since (version, at, by, reason), `diff` the body's changed
-    lines between the two versions; when the caller sent a whole body, `merged_body` applies its
-    own change to the text as it is now (and `edits`, the same as find/replace steps), or
+    lines between the two versions, `fields` the other fields changed ({name: {was, now}}).
+    `applies` says that the same write on the current version changes only what it meant to (a
+    partial edit whose text, or fields, the other change left alone; `edit` holds the edit's
+    arguments). Otherwise, for a whole body or an edit, `merged_body` applies the caller's own
+    change to the text as it is now (and `edits`, the same as find/replace steps), or
     `conflicts` names the lines both changed (base line numbers, base, theirs, mine)."""
 
     code, http_status = "entry_conflict", 409
@@ -57,7 +60,13 @@ class EntryConflict(KnowledgeError):
             f"Entry {entry_ref} changed since version {expected_version} (now "
             f"{current_version}){': ' + who if who else ''}. Your write was not applied: "
         )
-        if "merged_body" in details:
+        if details.get("applies"):
+            what = "text yours changes" if details.get("edit") else "fields yours sets"
+            message += (
+                f"their change does not touch the {what}, so the same write with "
+                f"expected_version={current_version} changes only that and keeps theirs."
+            )
+        elif "merged_body" in details:
             message += (
                 "your change and theirs touch different lines, so merged_body keeps both; send "
                 f"it (or only your change) with expected_version={current_version}."

@@ -71,6 +71,8 @@ def conflict_lines(exc: KnowledgeError) -> list[str]:
     if data.get("diff"):
         lines.append(f"Their change (v{data['expected_version']} → v{data['current_version']}):")
         lines.append(f"```diff\n{data['diff']}\n```")
+    for name, change in (data.get("fields") or {}).items():
+        lines.append(f"Their {name}: {change['was']!r} → {change['now']!r}.")
     if "merged_body" in data:
         lines.append("Merged body (their change and yours):")
         lines.append(f"```markdown\n{data['merged_body']}\n```")
@@ -85,6 +87,13 @@ def conflict_lines(exc: KnowledgeError) -> list[str]:
 def _conflict_moves(data: dict) -> list[str]:
     """Apply only the caller's change: never "repeat your call", which would undo the other's."""
     ref, now = data["entry"], data["current_version"]
+    if data.get("applies") and data.get("edit"):
+        return [f"Apply only your change: {_same_edit(ref, data['edit'], now)}."]
+    if data.get("applies"):
+        return [
+            f"Their change leaves the fields you set alone: the same update with "
+            f"expected_version={now} applies only yours."
+        ]
     if data.get("edits"):
         # Each edit is a revision: the next one expects the version the last one made.
         steps = [
@@ -98,6 +107,13 @@ def _conflict_moves(data: dict) -> list[str]:
         ]
     if "merged_body" in data:
         return [f"Send the merged body above (both changes) as body with expected_version={now}."]
+    clash = (data.get("conflicts") or [{}])[0]
+    if clash.get("theirs"):  # the diff above shows the current lines: no need to read again
+        return [
+            f'Change only those lines of the current text: edit("{ref}", '
+            f'operation="find_replace", find={json.dumps(clash["theirs"])}, content=<what they '
+            f"should say, e.g. {json.dumps(clash['mine'])}>, expected_version={now})."
+        ]
     if data.get("conflicts"):
         return [
             f'get("{ref}") for the current text; then change only the conflicting lines: '
@@ -108,6 +124,23 @@ def _conflict_moves(data: dict) -> list[str]:
         f'get("{ref}") for the current text; then apply only your change to it, e.g. '
         f'edit("{ref}", operation="find_replace", find=…, content=…, expected_version={now}).'
     ]
+
+
+def _same_edit(ref: str, edit: dict, now: int) -> str:
+    """The writer's own edit as a call on the current version (a long content is not echoed)."""
+    args = [f'"{ref}"']
+    for key in ("operation", "section", "find", "content", "expected_count"):
+        if key not in edit:
+            continue
+        value = edit[key]
+        if key == "content" and len(value) > MAX_ECHO:
+            args.append("content=<your content, unchanged>")
+        else:
+            args.append(f"{key}={json.dumps(value)}")
+    return f"edit({', '.join(args)}, expected_version={now})"
+
+
+MAX_ECHO = 600
 
 
 def _entry_moves(ref: str, *, version: bool) -> list[str]:

@@ -10,6 +10,8 @@ def whoami_text(me: dict) -> str:
     if token:
         expires = token["expires"][:10] if token["expires"] else "never"
         only = f", only {', '.join(token['projects'])}" if token["projects"] else ""
+        if token.get("narrowed") and not token["projects"]:
+            only = ", no projects left: it sees nothing; revoke it or create another"
         how = f" (token {token['name']!r}, scope {token['scope']}, expires {expires}{only})"
     lines = [f"You are {me['user'] or 'nobody (not signed in)'}, writing as {me['agent']}{how}."]
     lines.append(f"Projects you can read ({len(me['projects'])}):")

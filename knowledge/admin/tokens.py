@@ -19,7 +19,9 @@ from knowledge.services import token_create, token_revoke, token_update
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
-    list_display = ("name", "prefix", "user", "scope", "agent_label", "last_used_at", "state")
+    list_display = (
+        "name", "prefix", "user", "scope", "sees", "agent_label", "last_used_at", "state",
+    )  # fmt: skip
     list_filter = ("scope",)
     search_fields = ("name", "prefix", "user__username", "agent_label")
     readonly_fields = ("prefix", "last_used_at", "revoked_at", "created_at")
@@ -28,16 +30,21 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
 
     def get_fields(self, request, obj=None):
         fields = ["user", "name", "scope", "projects", "agent_label", "expires_at"]
-        return fields + (["prefix", "last_used_at", "revoked_at", "created_at"] if obj else [])
+        if obj is None:
+            return fields
+        # Once made, "sees" says it in words: an empty list reads as all projects, which a
+        # narrowed token whose projects were all deleted is not.
+        fields[fields.index("projects")] = "sees"
+        return [*fields, "prefix", "last_used_at", "revoked_at", "created_at"]
 
     def get_readonly_fields(self, request, obj=None):
         # A token's powers are fixed at creation: to change them, revoke and create another.
         if obj is not None:
-            return ("user", "scope", "projects", *self.readonly_fields)
+            return ("user", "scope", "sees", *self.readonly_fields)
         return self.readonly_fields
 
     def get_queryset(self, request):
-        qs = super().get_queryset(request).select_related("user")
+        qs = super().get_queryset(request).select_related("user").prefetch_related("projects")
         return qs if request.user.is_superuser else qs.filter(user=request.user)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
@@ -50,6 +57,10 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
         if db_field.name == "user" and not request.user.is_superuser:
             kwargs["queryset"] = type(request.user).objects.filter(pk=request.user.pk)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    @admin.display(description="projects")
+    def sees(self, obj):
+        return obj.reach()
 
     @admin.display(description="state")
     def state(self, obj):

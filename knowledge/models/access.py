@@ -87,6 +87,16 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 
+    NO_PROJECTS_LEFT = "no projects left: it sees nothing; revoke it or create another"
+
+    def reach(self) -> str:
+        """What the token may see, in words: a narrowed token whose projects were all deleted
+        has an empty list, which must not read as "all projects"."""
+        slugs = sorted(p.slug for p in self.projects.all())
+        if slugs:
+            return ", ".join(slugs)
+        return self.NO_PROJECTS_LEFT if self.narrowed else "every project of its user"
+
     @staticmethod
     def hash_secret(secret: str) -> str:
         return hashlib.sha256(secret.encode()).hexdigest()

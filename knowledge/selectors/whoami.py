@@ -30,6 +30,7 @@ def _token(actor: Actor) -> dict | None:
         "scope": token.scope,
         "expires": token.expires_at.isoformat() if token.expires_at else None,
         "projects": sorted(token.projects.values_list("slug", flat=True)[:MAX_PROJECTS]),
+        "narrowed": token.narrowed,
     }
 
 

@@ -82,7 +82,18 @@ def entry_update(
     expected_version. Outcome "unchanged" (no new revision) when nothing changes; "updated"
     with the entry as the write found it, read under the lock, for the write's report."""
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version, actor=actor, body=fields.body)
+    writes = {f for f in ("title", "kind", "tags", "status") if getattr(fields, f) is not None}
+    if project is not None or subtopic is not None:
+        writes.add("place")
+    # Searchable and metadata are not compared: a write of them never counts as untouched.
+    opaque = fields.searchable is not None or fields.metadata is not None
+    k.check_version(
+        entry,
+        expected_version,
+        actor=actor,
+        body=fields.body,
+        writes=None if opaque or fields.body is not None else frozenset(writes),
+    )
     before = EntryBeforeWrite.of(entry)
     changed = k.apply_changes(entry, fields)
     moved = None
@@ -111,7 +122,7 @@ def entry_move(
 ) -> Entry:
     """Move an entry to another subtopic (and optionally another project)."""
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version)
+    k.check_version(entry, expected_version, actor=actor, writes=frozenset({"place"}))
     target = project_get(actor, project, for_write=True) if project is not None else entry.project
     node = k.ensure_path(actor=actor, project=target, path=subtopic)
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
@@ -131,7 +142,7 @@ def entry_set_status(
 ) -> Entry:
     k.check_status(status)
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version)
+    k.check_version(entry, expected_version, actor=actor, writes=frozenset({"status"}))
     if k.apply_changes(entry, EntryFields(status=status)):
         k.save_entry(entry, actor, reason or f"status {status}")
     return entry
@@ -162,7 +173,8 @@ def entry_revert(
     expected_version, ValidationFailed when the entry already reads like that version."""
     entry = k.lock_entry(actor, ref)
     row = entry_revision(actor, entry, to_version)  # revisions never change: no lock needed
-    k.check_version(entry, expected_version)
+    # A revert sets every field: what changed since is shown, never offered as untouched.
+    k.check_version(entry, expected_version, actor=actor)
     target = entry.project
     if row.project_id != entry.project_id:
         target = project_get(actor, row.project_id, for_write=True)

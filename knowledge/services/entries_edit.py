@@ -158,16 +158,22 @@ def entry_edit(
     """Change part of an entry's body (append, prepend, find_replace, replace_section).
     Outcome "unchanged" (no new revision) when the body would read the same."""
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version)
-    before = EntryBeforeWrite.of(entry)
-    body = apply_edit(
-        entry.body,
-        operation=operation,
-        content=content or "",
-        find=find,
-        section=section,
-        expected_count=expected_count,
+    edit = {
+        "operation": operation,
+        "content": content or "",
+        "find": find,
+        "section": section,
+        "expected_count": expected_count,
+    }
+    k.check_version(
+        entry,
+        expected_version,
+        actor=actor,
+        redo=lambda text: apply_edit(text, **edit),
+        edit={key: value for key, value in edit.items() if value is not None},
     )
+    before = EntryBeforeWrite.of(entry)
+    body = apply_edit(entry.body, **edit)
     if not k.apply_changes(entry, EntryFields(body=body)):
         return k.UpsertResult(entry, "unchanged")
     facts = k.save_entry(entry, actor, reason or f"edit: {operation}")
@@ -194,7 +200,7 @@ def entry_correct(
     if not (body or "").strip():
         raise ValidationFailed("A correction needs the corrected body.", field="body")
     old = k.lock_entry(actor, ref)
-    k.check_version(old, expected_version)
+    k.check_version(old, expected_version, actor=actor, body=body)
     if old.status == EntryStatus.SUPERSEDED:
         raise ValidationFailed(
             f"Entry {old.short_id} is already superseded"
@@ -237,7 +243,8 @@ def entry_verify(
             reason="person_only",
         )
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version)
+    # A person confirmed the version they read: a later one is shown to be read, never "applies".
+    k.check_version(entry, expected_version, actor=actor)
     entry.verified_by, entry.verified_at = actor.db_user, timezone.now()
     # A confirmation is a revision, not a new version of the text.
     k.save_entry(entry, actor, reason or "verified", authored=False, new_version=False)

@@ -46,3 +46,34 @@ def test_a_moved_entry_keeps_its_hidden_past_hidden():
     listing = client.get(f"/admin/knowledge/entry/{entry.pk}/history/").content.decode()
     assert "create Launch" not in listing  # the hidden revision's reason
     assert "nightjar" not in listing
+
+
+def test_a_stale_write_shows_only_the_past_its_writer_may_see():
+    """Every versioned write passes its actor to the conflict answer: the revisions it shows
+    come from the projects the writer can see, whichever project the entry is in now."""
+    from knowledge.errors import EntryConflict
+    from knowledge.services import entry_set_status, membership_grant
+
+    root = Actor.for_user(UserFactory(username="root", is_superuser=True, is_staff=True))
+    for slug, sensitivity in (("vault", "restricted"), ("commons", "public"), ("beta", "public")):
+        project_create(actor=root, slug=slug, fields=ProjectFields(sensitivity=sensitivity))
+    user = UserFactory(username="writer")
+    for slug in ("commons", "beta"):
+        membership_grant(actor=root, project=slug, role="editor", user=user)
+    writer = Actor.for_user(user)
+
+    def stale_status(origin: str) -> dict:
+        entry = entry_upsert(
+            actor=root, project=origin, fields=EntryFields(title=origin, body="codename nightjar")
+        ).entry
+        entry_move(actor=root, ref=entry.pk, project="commons", subtopic="")
+        with pytest.raises(EntryConflict) as refused:
+            entry_set_status(actor=writer, ref=entry.pk, status="resolved", expected_version=1)
+        return refused.value.data
+
+    hidden = stale_status("vault")  # version 1 was written where the writer may not read
+    assert "vault" not in str(hidden) and "diff" not in hidden and "fields" not in hidden
+    assert [c["version"] for c in hidden["changes"]] == [2]
+    shown = stale_status("beta")  # version 1 was in a project the writer reads
+    assert shown["fields"] == {"place": {"was": "beta", "now": "commons"}}
+    assert shown["applies"] is True  # a move leaves the status alone

@@ -58,3 +58,20 @@ def test_undelete_and_the_diff_of_a_correction(api):
     diff = api.get(f"{V1}/entries/{fixed}/diff").json()
     assert diff["from_entry"] == ref
     assert "-Tuesdays" in diff["diff"] and "+Wednesdays" in diff["diff"]
+
+
+def test_a_stale_rest_edit_gets_their_change_and_the_same_edit_to_send(api):
+    ref = _put(api, title="Seats", body="seats 40\ncontact Dana").json()["entry"]["short_id"]
+    edit_url = f"{V1}/entries/{ref}/edit"
+    theirs = {"operation": "find_replace", "find": "seats 40", "content": "seats 45"}
+    assert api.post(edit_url, theirs, content_type=JSON).status_code == 200
+    edit = {"operation": "find_replace", "find": "contact Dana", "content": "contact Lee"}
+    stale = api.post(edit_url, {**edit, "expected_version": 1}, content_type=JSON)
+    assert stale.status_code == 409
+    problem = stale.json()
+    assert problem["applies"] is True and problem["edit"] == edit
+    assert "-seats 40\n+seats 45" in problem["diff"] and problem["changes"][0]["at"]
+    assert "POST the same edit again with expected_version=2" in problem["detail"]
+    done = api.post(edit_url, {**problem["edit"], "expected_version": 2}, content_type=JSON)
+    assert done.status_code == 200, done.content
+    assert Entry.objects.get(short_id=ref).body == "seats 45\ncontact Lee"

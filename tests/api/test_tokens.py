@@ -138,3 +138,38 @@ def test_staff_see_only_their_own_tokens_in_the_admin(client, owner):
     listing = client.get("/admin/knowledge/apitoken/").content.decode()
     assert "clerk&#x27;s token" in listing or "clerk's token" in listing
     assert "owner" not in listing
+
+
+def test_a_narrowed_token_whose_projects_are_gone_says_it_sees_nothing(client, owner, capsys):
+    """An empty project list means "all the owner's projects" only for a token made without
+    any: one narrowed to projects since deleted must not read as all projects."""
+    from knowledge.models import Project
+    from mcp_api.profile_text import whoami_text
+
+    ProjectFactory(slug="gone")
+    orphan = token_create(actor=Actor.system(), user=owner, name="orphan", projects=["gone"])
+    token_create(actor=Actor.system(), user=owner, name="wide")
+    Project.objects.filter(slug="gone").delete()  # as the admin's delete does
+
+    client.force_login(StaffFactory(username="root", is_superuser=True))
+    listing = client.get("/admin/knowledge/apitoken/").content.decode()
+    rows = {name: row for row in listing.split("<tr")[1:] for name in ("orphan", "wide")
+            if f">{name}<" in row}  # fmt: skip
+    assert "no projects left" in rows["orphan"] and "every project" not in rows["orphan"]
+    assert "every project of its user" in rows["wide"]
+    page = client.get(f"/admin/knowledge/apitoken/{orphan.token.pk}/change/").content.decode()
+    assert "no projects left: it sees nothing; revoke it or create another" in page
+    assert "Leave empty for all" not in page
+
+    call_command("create_token", "owner", "--list")
+    orphan_line = next(line for line in capsys.readouterr().out.splitlines() if "orphan" in line)
+    assert orphan_line.endswith(ApiToken.NO_PROJECTS_LEFT)
+
+    me = selectors_whoami(token_authenticate(orphan.secret))
+    assert "no projects left" in whoami_text(me)
+
+
+def selectors_whoami(actor):
+    from knowledge.selectors.whoami import actor_profile
+
+    return actor_profile(actor)

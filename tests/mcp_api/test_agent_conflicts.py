@@ -118,3 +118,83 @@ def test_undelete_brings_back_the_same_entry_with_sources_kind_and_tags(call):
     assert [(s.kind, s.external_id) for s in entry.sources.all()] == [("ticket", "OPS-7")]
     history = text(call("history", id=ref))
     assert "undelete: deleted by mistake" in history and "cleanup" in history
+
+
+def test_a_stale_edit_of_untouched_text_shows_their_change_and_the_exact_call(call, sam):
+    """The stale edit is refused with what changed (lines, who, when) and the one call that
+    applies only its own change: two calls from the refusal to the write, as for an upsert."""
+    ref = _write(call, ACCOUNT).structured_content["entry"]["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="[seats] 40", content="[seats] 45",
+         reason="seats from the new contract")  # fmt: skip
+    calls = 0
+
+    def agent(tool, **args):
+        nonlocal calls
+        calls += 1
+        return call(tool, **args)
+
+    res = agent("edit", id=ref, operation="find_replace", find="[contact] Dana",
+                content="[contact] Lee", expected_version=1)  # fmt: skip
+    assert res.is_error
+    answer, error = text(res), res.structured_content["error"]
+    assert "repeat your call" not in answer.lower()
+    assert "-- [seats] 40\n+- [seats] 45" in answer  # their change
+    assert "agent:sam" in answer and "seats from the new contract" in answer  # who and why
+    assert "does not touch the text yours changes" in answer
+    exact = ('edit("' + ref + '", operation="find_replace", find="[contact] Dana", '
+             'content="[contact] Lee", expected_version=2)')  # fmt: skip
+    assert exact in answer
+    assert error["applies"] is True and error["changes"][0]["by"] == "agent:sam"
+    assert error["changes"][0]["at"]  # when
+
+    # Following the answer: its edit, as it was, on the current version.
+    done = agent("edit", id=ref, **error["edit"], expected_version=error["current_version"])
+    assert not done.is_error, text(done)
+    body = Entry.objects.get(short_id=ref).body
+    assert "- [seats] 45" in body and "- [contact] Lee" in body  # both changes kept
+    assert calls == 2
+
+
+def test_a_stale_edit_of_text_they_changed_shows_the_clash_not_a_retry(call, sam):
+    ref = _write(call, ACCOUNT).structured_content["entry"]["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="[seats] 40", content="[seats] 45")
+    res = call("edit", id=ref, operation="find_replace", find="[seats] 40",
+               content="[seats] 50", expected_version=1)  # fmt: skip
+    answer, error = text(res), res.structured_content["error"]
+    assert "applies" not in error and "merged_body" not in error
+    assert "same lines (4-4 of version 1)" in answer
+    assert "theirs '- [seats] 45'; yours '- [seats] 50'" in answer
+    assert "expected_version=2" in answer and "repeat your call" not in answer.lower()
+    assert "[seats] 45" in Entry.objects.get(short_id=ref).body
+
+
+def test_a_stale_section_edit_beside_their_change_applies_as_it_is(call, sam):
+    body = "# Plan\n\n## Now\n\nShip v2.\n\n## Later\n\nMaybe v3.\n"
+    ref = call("upsert", project="acme", title="Plan", body=body).structured_content["entry"]
+    ref = ref["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="Ship v2.", content="Ship v2.1.")
+    res = call("edit", id=ref, operation="replace_section", section="Later",
+               content="v3 in spring.", expected_version=1)  # fmt: skip
+    error = res.structured_content["error"]
+    assert error["applies"] is True, text(res)
+    assert 'section="Later"' in text(res) and "expected_version=2" in text(res)
+    # The same section edit, over the other agent's change to another section: both kept.
+    call("edit", sam, id=ref, operation="append", section="Later", content="Or summer.")
+    clash = call("edit", id=ref, operation="replace_section", section="Later",
+                 content="v3 in spring.", expected_version=1)  # fmt: skip
+    assert "applies" not in clash.structured_content["error"], text(clash)
+    assert "Or summer." in text(clash)  # their added line is in the diff shown
+
+
+def test_a_stale_update_of_fields_they_left_alone_says_so(call, sam):
+    ref = _write(call, ACCOUNT).structured_content["entry"]["short_id"]
+    call("update", sam, id=ref, tags=["customer"], reason="tagged")
+    res = call("update", id=ref, status="resolved", expected_version=1)
+    answer, error = text(res), res.structured_content["error"]
+    assert error["applies"] is True and error["fields"] == {
+        "tags": {"was": [], "now": ["customer"]}
+    }
+    assert "Their tags: [] → ['customer']" in answer and "expected_version=2" in answer
+    clash = call("update", id=ref, tags=["prospect"], expected_version=1)
+    assert "applies" not in clash.structured_content["error"]
+    assert "Their tags" in text(clash)

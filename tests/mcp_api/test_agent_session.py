@@ -191,9 +191,15 @@ def test_twenty_tasks(agent, seeded, make_token):
     agent.ok("get", id=incident)
     agent._call("edit", sam, id=incident, operation="append", content="Sam was here")  # meanwhile
     res = agent("edit", id=incident, operation="append", content="Closed.", expected_version=1)
-    assert res.is_error  # the answer names the version to retry with
-    current = res.structured_content["error"]["current_version"]
-    agent.ok("edit", id=incident, operation="append", content="Closed.", expected_version=current)
+    # The answer shows Sam's change and that it leaves this append alone, with the exact call.
+    assert res.is_error and "+Sam was here" in text(res)
+    assert (
+        'edit("' + incident + '", operation="append", content="Closed.", expected_version='
+        in text(res)
+    )
+    error = res.structured_content["error"]
+    assert error["applies"] is True
+    agent.ok("edit", id=incident, **error["edit"], expected_version=error["current_version"])
 
     body = Entry.objects.get(short_id=incident).body  # no text lost on the way
     for line in ("42 minutes", "(done)", "Follow-up owner: Sam", "Sam was here", "Closed."):

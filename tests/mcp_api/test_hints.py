@@ -89,8 +89,11 @@ def test_a_conflict_says_how_to_apply_only_this_change_once(call):
     call("upsert", project="acme", title="Pricing", body="price: 12")
     answer = text(call("upsert", project="acme", title="Pricing", body="x", expected_version=1))
     assert "repeat your call" not in answer.lower()
-    assert answer.count(f'get("{entry["short_id"]}")') == 1
-    assert answer.count("edit(") == 1
+    # The clash shows their current lines, so the one move is the edit of those lines.
+    assert (
+        answer.count(f'edit("{entry["short_id"]}", operation="find_replace", find="price: 12"') == 1
+    )
+    assert answer.count("edit(") == 1 and "get(" not in answer
 
 
 def test_a_missing_version_points_to_history_once(call):

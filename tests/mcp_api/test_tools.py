@@ -64,7 +64,8 @@ def test_upsert_with_stale_version_gives_the_retry_call(call):
     assert res.is_error
     assert res.structured_content["error"]["current_version"] == 2
     assert "expected_version=2" in text(res)
-    assert f'get("{entry["short_id"]}")' in text(res)
+    # Both rewrote the same lines: the answer shows theirs and the edit that changes only them.
+    assert f'edit("{entry["short_id"]}", operation="find_replace", find="v2"' in text(res)
     assert Entry.objects.get(pk=entry["id"]).body == "v2"
 
 

@@ -43,7 +43,9 @@ class Command(DataCommand):
             if list:
                 for t in ApiToken.objects.filter(user=owner):
                     state = "revoked" if t.revoked_at else "active"
-                    self.stdout.write(f"{t.pk}\t{t.prefix}…\t{t.name}\t{t.scope}\t{state}")
+                    self.stdout.write(
+                        f"{t.pk}\t{t.prefix}…\t{t.name}\t{t.scope}\t{state}\t{t.reach()}"
+                    )
                 return
             if revoke is not None:
                 if not ApiToken.objects.filter(pk=revoke, user=owner).exists():

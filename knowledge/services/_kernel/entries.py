@@ -91,17 +91,12 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     return entry
 
 
-def check_version(
-    entry: Entry,
-    expected_version: int | None,
-    *,
-    actor: Actor | None = None,
-    body: str | None = None,
-) -> None:
-    """Refuse a write that read another version; the refusal shows what changed since and, given
-    the whole body the writer sent, how to apply only its change (knowledge.selectors.conflicts)."""
+def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
+    """Refuse a write that read another version, showing what changed since as far as the actor
+    may see it, and how to apply only its change: `change` says what the write changes (body,
+    redo and edit, or writes; knowledge.selectors.conflicts.entry_conflict)."""
     if expected_version is not None and entry.version != expected_version:
-        raise entry_conflict(entry, expected_version, actor=actor, body=body)
+        raise entry_conflict(entry, expected_version, actor=actor, **change)
 
 
 def identity_taken(
