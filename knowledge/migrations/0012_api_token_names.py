@@ -4,14 +4,17 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('knowledge', '0011_entry_body_key'),
+        ("knowledge", "0011_entry_body_key"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='apitoken',
-            options={'ordering': ['-created_at'], 'verbose_name': 'API token', 'verbose_name_plural': 'API tokens'},
+            name="apitoken",
+            options={
+                "ordering": ["-created_at"],
+                "verbose_name": "API token",
+                "verbose_name_plural": "API tokens",
+            },
         ),
     ]
