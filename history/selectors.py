@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 from html import escape
 
 from django.conf import settings
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from history.mirror.queue import parked, pending
 from history.mirror.render import Names, sources_by_entry, state_of
+from history.models import BacklogSnapshot
 from knowledge import diffs
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryStatus, HistoricalEntry
@@ -257,3 +260,27 @@ def mirror_state() -> dict:
 
 def revision_count() -> int:
     return HistoricalEntry.objects.count()
+
+
+def backlogs_by_day(actor: Actor, *, since: dt.date) -> dict[dt.date, dict]:
+    """Each day's last backlog snapshot from `since` (a date) on, as {day: values}, with the
+    open items summed over the projects this actor may see (one query for the snapshots, at
+    most one row a day, and one for the projects when there are rows)."""
+    rows = list(
+        BacklogSnapshot.objects.filter(taken_at__date__gte=since)
+        .annotate(day=TruncDate("taken_at"))
+        .order_by("day", "-taken_at")
+        .distinct("day")
+    )
+    seen = {str(pk) for pk in visible_projects(actor).values_list("pk", flat=True)} if rows else ()
+    days = {
+        row.day: {
+            "open": sum(n for pk, n in row.open_by_project.items() if pk in seen),
+            "embedding": row.embedding_backlog,
+            "pending": row.mirror_pending,
+            "lag": row.mirror_lag_seconds,
+            "parked": row.parked,
+        }
+        for row in rows
+    }
+    return days

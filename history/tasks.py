@@ -30,10 +30,22 @@ def mirror_drain(self) -> dict:
     return {"committed": result.committed, "reconciled": result.reconciled}
 
 
+@shared_task(name="history.tasks.backlog_snapshot")
+def backlog_snapshot() -> bool:
+    """Record what is waiting now for the dashboard's history (beat, every
+    CAIRN_BACKLOG_SNAPSHOT_SECONDS, and at worker start); False when this interval has its row."""
+    from history.snapshots import backlog_snapshot_take
+    from knowledge.actors import Actor
+
+    return backlog_snapshot_take(actor=Actor.system()) is not None
+
+
 @worker_ready.connect
 def _sweep_on_worker_start(sender=None, **kwargs) -> None:
-    # Whatever was pending while no worker ran (or when one was killed) is committed now.
+    # Whatever was pending while no worker ran (or when one was killed) is committed now; the
+    # dashboard's backlog history starts at the first start, not an interval later.
     try:
         mirror_drain.apply_async(retry=False)
+        backlog_snapshot.apply_async(retry=False)
     except Exception as exc:
         log.warning("Could not queue the start-up mirror sweep (%s).", exc)

@@ -309,3 +309,31 @@ def test_admin_pages_add_only_unsafe_eval_and_the_rest_of_the_site_stays_strict(
     assert "'unsafe-eval'" in login["Content-Security-Policy"]
     site = client.get("/accounts/login/")
     assert "unsafe" not in site["Content-Security-Policy"]
+
+
+# Names as people say them: Django titles a model from its class name ("Api token").
+MISSPELT = re.compile(r"\b(Api|Mcp|Oidc|Url|Sso|Csp|Json|Svg)\b")
+
+
+def test_admin_pages_spell_names_as_people_say_them(admin_client, entry, make_token):
+    from django.contrib import admin
+
+    make_token()
+    pages = [reverse("admin:index")]
+    for model in admin.site._registry:
+        meta = model._meta
+        name = f"admin:{meta.app_label}_{meta.model_name}"
+        pages.append(reverse(f"{name}_changelist"))
+        first = model._default_manager.first()
+        if first is not None:
+            pages.append(reverse(f"{name}_change", args=[first.pk]))
+    from knowledge.models import ApiToken
+
+    token_page = reverse("admin:knowledge_apitoken_change", args=[ApiToken.objects.get().pk])
+    assert token_page in pages and reverse("admin:knowledge_entry_change", args=[entry.pk]) in pages
+    for page in pages:
+        html = admin_client.get(page).content.decode()
+        text = re.sub(r"<(script|style)\b.*?</\1>|<[^>]+>", " ", html, flags=re.S)
+        assert MISSPELT.findall(text) == [], page
+    tokens = admin_client.get(reverse("admin:knowledge_apitoken_changelist")).content.decode()
+    assert "API tokens" in tokens

@@ -5,12 +5,15 @@ person's text, and page costs that do not grow with the page."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
+from history.snapshots import backlog_snapshot_take
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role
 from knowledge.services import (
@@ -431,9 +434,12 @@ def test_the_index_shows_recent_changes_open_items_and_backlogs(admin_client, no
     assert "Call back Dana" in html and "Team charter" in html
     assert "Parked revisions" in html and "Embedding backlog" in html
     _fill(actor, 0, 10)
+    backlog_snapshot_take(actor=Actor.system())
     with CaptureQueriesContext(connection) as before:
         admin_client.get("/admin/")
     _fill(actor, 10, 30)
+    for hours in range(1, 24 * 30, 7):  # the backlogs' history over the plotted 30 days
+        backlog_snapshot_take(actor=Actor.system(), now=timezone.now() - timedelta(hours=hours))
     with CaptureQueriesContext(connection) as after:
         admin_client.get("/admin/")
     assert len(after) == len(before)
@@ -449,7 +455,9 @@ def test_the_subtopic_list_costs_the_same_for_a_bigger_tree(admin_client, actor,
 
 def test_the_dashboard_plots_link_to_their_lists(admin_client, notes, actor, project):
     html = admin_client.get("/admin/").content.decode()
-    for key in ("writes", "searches", "open", "embedding", "parked", "mirror", "projects", "kinds"):
+    keys = ("writes", "searches", "open", "waiting", "embedding", "parked", "mirror", "projects",
+            "kinds")  # fmt: skip
+    for key in keys:
         assert f'data-plot="{key}"' in html, key
     assert f"?project__id__exact={project.pk}" in html  # a project's bar opens its entries
     assert "?kind__exact=note" in html

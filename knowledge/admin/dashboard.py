@@ -1,9 +1,9 @@
 """The admin's index opens on what needs a person, as plots over the last 30 days: writes by
-people and by agents, searches and their p50/p95, items opened, the embedding backlog; entries
-by project and by note type; then the latest changes and the open items.
+people and by agents, searches and their p50/p95, items opened; entries by project and by note
+type; then the latest changes and the open items.
 
 Apps that build on knowledge add their parts through the index's context under `cairn` (history
-adds the mirror's state and the parked revisions: history/admin/dashboard.py), so this module
+adds the mirror's state and the backlogs over time: history/admin/dashboard.py), so this module
 imports none of them. Each part is one grouped query, whatever the number of entries."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django.contrib import admin
 from django.db import connection
 from django.db.models import Case, CharField, Count, F, Value, When
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models.functions import TruncDate
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
@@ -21,9 +21,7 @@ from django.utils import timezone
 from knowledge.admin.common import actor_for
 from knowledge.admin.plots import Plot, Point, day_label, days_back
 from knowledge.models import Entry, EntryStatus
-from knowledge.search import get_provider
 from knowledge.selectors import visible_projects
-from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.selectors.health import embedding_state
 from knowledge.selectors.listings import entry_list
 from ops.models import OperationTiming
@@ -125,33 +123,6 @@ def searches_plot(days: list) -> Plot:
                 lines=("p50", "p95"), line_points=lines, summary=said)  # fmt: skip
 
 
-def backlog_plot(days: list, state: dict) -> Plot:
-    """The embedding backlog now, by the day each entry started waiting (no history of the
-    backlog is kept: this is its age, which says whether it drains)."""
-    points = [Point(day_label(d), (0,), entries_url()) for d in days]
-    provider = None
-    try:
-        provider = get_provider()
-    except Exception:
-        provider = None
-    if provider is not None:
-        rows = (
-            stale_embeddings(model_name=provider.name)
-            .annotate(day=TruncDate(Coalesce("embed_pending_since", "updated_at")))
-            .values("day")
-            .annotate(n=Count("pk"))
-        )
-        index = {d: i for i, d in enumerate(days)}
-        for r in rows:
-            i = index.get(r["day"], 0)  # older than the window: on its first day
-            points[i].values = (points[i].values[0] + r["n"],)
-    said = f"{state.get('backlog', 0)} waiting now"
-    if state.get("error"):
-        said = f"the embedding provider fails: {state['error']}"
-    return Plot("embedding", "Embedding backlog, by the day it started waiting", entries_url(),
-                points, summary=said)  # fmt: skip
-
-
 def breakdown_plots(actor) -> list[Plot]:
     """Entries by project and by note type (the entries this person may see)."""
     entries = entry_list(actor).order_by()
@@ -182,7 +153,7 @@ def dashboard(request: HttpRequest) -> dict:
     plots = [writes_plot(actor, days)]
     if request.user.is_superuser:  # as the timings' own admin (ops/admin.py)
         plots.append(searches_plot(days))
-    plots += [opened_plot(actor, days, open_now), backlog_plot(days, state)]
+    plots.append(opened_plot(actor, days, open_now))
     return {
         "recent": list(entries[:SHOWN]),
         "open": open_items,
@@ -196,9 +167,11 @@ def dashboard(request: HttpRequest) -> dict:
 
 
 def _plot(part: dict) -> Plot:
-    """A plot another app describes: {key, title, href, summary, points: [(label, n, href)]}."""
-    points = [Point(label, (n,), href) for label, n, href in part["points"]]
-    return Plot(part["key"], part["title"], part["href"], points, summary=part["summary"])
+    """A plot another app describes: {key, title, href, summary, points: [(label, n, href)]},
+    n None for a point with no value (no bar), and optionally lines, line_points, line_unit."""
+    points = [Point(label, () if n is None else (n,), href) for label, n, href in part["points"]]
+    lines = {k: part[k] for k in ("lines", "line_points", "line_unit") if k in part}
+    return Plot(part["key"], part["title"], part["href"], points, summary=part["summary"], **lines)
 
 
 _stock_index = admin.site.index
@@ -207,8 +180,10 @@ _stock_index = admin.site.index
 def index(request: HttpRequest, extra_context=None):
     extra = extra_context or {}
     cairn = {**dashboard(request), **extra.get("cairn", {})}
-    # History's plots (the mirror's), handed over as plain values, join the knowledge ones.
-    more = [_plot(part) for part in cairn.pop("more_plots", [])]
+    # History's plots (the backlogs over time), handed over as plain values, join the
+    # knowledge ones; they are made from the live numbers this dashboard counted.
+    now = {"open": cairn["open_count"], "embedding": cairn["embedding"]}
+    more = [_plot(part) for part in cairn.pop("more_plots", lambda now: [])(now)]
     cairn["plots"] = [*cairn["plots"], *more]
     return _stock_index(request, {**extra, "cairn": cairn})
 

@@ -34,6 +34,7 @@ class Plot:
     lines: tuple[str, ...] = ()  # series drawn as lines over the bars (e.g. p50, p95)
     line_points: list[tuple[float, ...]] = field(default_factory=list)
     unit: str = ""
+    line_unit: str = "ms"
     summary: str = ""  # the current value or total, said in words above the plot
 
     @property
@@ -89,9 +90,12 @@ def columns(plot: Plot) -> SafeString:
                     _f(h),
                 )
             )
-        said = ", ".join(
-            f"{name + ': ' if name else ''}{_n(v)}{plot.unit}"
-            for name, v in zip(plot.series, point.values, strict=False)
+        said = (
+            ", ".join(
+                f"{name + ': ' if name else ''}{_n(v)}{plot.unit}"
+                for name, v in zip(plot.series, point.values, strict=False)
+            )
+            or "no record"
         )
         hit = format_html(
             '<rect class="hit" x="{}" y="0" width="{}" height="{}"/>', _f(x), _f(step - GAP), HEIGHT

@@ -83,6 +83,9 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # As people say it: Django would title it "Api token" in the admin's pages.
+        verbose_name = "API token"
+        verbose_name_plural = "API tokens"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"

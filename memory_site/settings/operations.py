@@ -51,8 +51,15 @@ CAIRN_TIMINGS_FLUSH_THREAD = env.bool("CAIRN_TIMINGS_FLUSH_THREAD", default=True
 # call; one embedding run (a sweep or a write's task) works at most this long, then lets the
 # worker's other tasks through.
 CAIRN_EMBED_SWEEP_SECONDS = env.float("CAIRN_EMBED_SWEEP_SECONDS", default=60.0)
-# Celery beat runs both sweeps, the mirror's (settings/cairn.py) and the embeddings', and the
-# recount of the word statistics full-text ranking uses.
+# The dashboard's backlog history (history/snapshots.py): every this many seconds, and at worker
+# start, the open items, the embedding backlog and the git mirror's queue, lag and parked
+# revisions are recorded, once per interval however many workers run; rows older than
+# CAIRN_BACKLOG_SNAPSHOT_KEEP_DAYS days are pruned by the same task.
+CAIRN_BACKLOG_SNAPSHOT_SECONDS = env.float("CAIRN_BACKLOG_SNAPSHOT_SECONDS", default=3600.0)
+# How many days of backlog snapshots are kept (the dashboard shows the last 30).
+CAIRN_BACKLOG_SNAPSHOT_KEEP_DAYS = env.float("CAIRN_BACKLOG_SNAPSHOT_KEEP_DAYS", default=90)
+# Celery beat runs both sweeps, the mirror's (settings/cairn.py) and the embeddings', the
+# recount of the word statistics full-text ranking uses, and the backlog snapshots.
 CELERY_BEAT_SCHEDULE = {
     "history-mirror-sweep": {
         "task": "history.tasks.mirror_drain",
@@ -65,6 +72,10 @@ CELERY_BEAT_SCHEDULE = {
     "knowledge-word-stats": {
         "task": "knowledge.tasks.word_stats_refresh",
         "schedule": CAIRN_SEARCH_STATS_MAX_AGE,
+    },
+    "history-backlog-snapshot": {
+        "task": "history.tasks.backlog_snapshot",
+        "schedule": CAIRN_BACKLOG_SNAPSHOT_SECONDS,
     },
 }
 # Behind a reverse proxy (docs/operators/team-mode.md): /metrics wants CAIRN_METRICS_TOKEN

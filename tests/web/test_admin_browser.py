@@ -251,7 +251,7 @@ def _a_month_of_work(desk) -> None:
 
     from django.utils import timezone
 
-    from history.models import ParkedRevision
+    from history.models import BacklogSnapshot, ParkedRevision
     from ops.models import OperationTiming
 
     person = desk["actor"]
@@ -277,6 +277,19 @@ def _a_month_of_work(desk) -> None:
     revision = Entry.history.filter(title="Standup 2").first()
     ParkedRevision.objects.create(revision=revision, entry_id=revision.id,
                                   error="the mirror's disk was full")  # fmt: skip
+    # The backlogs' history, kept for the last 20 days: the embedding backlog grew while the
+    # provider was down, then drained; the mirror fell behind for a few days.
+    open_items = Entry.objects.filter(status="open").count()
+    BacklogSnapshot.objects.bulk_create(
+        BacklogSnapshot(taken_at=now - timedelta(days=day, hours=1),
+                        open_by_project={str(desk["entries"]["Holiday plans"].project_id):
+                                         open_items + day // 4},
+                        embedding_backlog=max(0, 40 - abs(day - 8) * 6),
+                        mirror_pending=3 * max(0, 4 - abs(day - 14)),
+                        mirror_lag_seconds=90.0 * max(0, 4 - abs(day - 14)),
+                        parked=1 if day < 3 else 0)
+        for day in range(20)
+    )  # fmt: skip
 
 
 def test_every_admin_page_in_the_theme_wide_and_on_a_phone_light_and_dark(
@@ -296,9 +309,15 @@ def test_every_admin_page_in_the_theme_wide_and_on_a_phone_light_and_dark(
     expect(writes.locator("svg a")).to_have_count(30)
     expect(writes).to_contain_text("by agents")
     expect(board.locator('[data-plot="searches"] polyline')).to_have_count(2)
-    for key in ("open", "embedding", "parked", "mirror", "projects", "kinds"):
+    for key in ("open", "waiting", "embedding", "parked", "mirror", "projects", "kinds"):
         expect(board.locator(f'[data-plot="{key}"]')).to_be_visible()
     expect(board.locator('[data-plot="parked"]')).to_contain_text("1 parked now")
+    # The backlogs as each day ended, from their snapshots: kept for 20 days, the mirror's lag
+    # as a line over its queue.
+    mirror = board.locator('[data-plot="mirror"]')
+    expect(mirror).to_contain_text("kept since")
+    expect(mirror.locator("polyline")).to_have_count(1)
+    expect(board.locator('[data-plot="embedding"] svg rect.s0')).not_to_have_count(0)
     shot(page, "admin-dashboard.png")
     board.locator('[data-plot="kinds"] a', has_text="decision").click()
     expect(page).to_have_url(re.compile(r"kind__exact=decision"))
@@ -336,8 +355,15 @@ def test_every_admin_page_in_the_theme_wide_and_on_a_phone_light_and_dark(
         page.goto(f"{base}{url}")
         expect(page.locator("#nav-sidebar")).to_be_visible()
         if name == "entry-filters":
+            # Below 1536 px the theme's filter panel slides over the list: at 1440 px the tree
+            # and the filters sit inside the window, wide enough to read.
             page.click(".filter-open-button")
-            expect(page.locator(".cairn-tree")).to_be_visible()
+            tree = page.locator(".cairn-tree")
+            expect(tree).to_be_visible()
+            expect(tree.get_by_role("link", name="journal")).to_be_in_viewport()
+            box = tree.bounding_box()
+            assert box["width"] >= 240 and box["x"] + box["width"] <= 1440, box
+            expect(page.get_by_text("By status")).to_be_in_viewport()
         shot(page, f"admin-{name}.png")
 
     page.context.clear_cookies()  # signed out
