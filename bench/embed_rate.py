@@ -34,8 +34,6 @@ from pathlib import Path
 from _common import ROOT, percentile, print_table, setup_django, write_json
 from django.conf import settings as django_settings
 
-from knowledge.services import ProjectFields
-
 CONFIGS = {
     "before": {"CAIRN_WORKER_CONCURRENCY": "1", "CAIRN_EMBEDDING_THREADS": "1",
                "CAIRN_EMBED_BATCH": "1"},
@@ -178,7 +176,7 @@ class Watcher:
 
 def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp: Path) -> dict:
     from knowledge.models import Entry, Project
-    from knowledge.services import EntryFields, entry_upsert, project_create
+    from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 
     Entry.objects.all().delete()
     Project.objects.filter(slug__startswith="embed-").delete()

@@ -13,8 +13,6 @@ import time
 from _common import percentile, print_table, setup_django, write_json
 from django.conf import settings as django_settings
 
-from knowledge.services import ProjectFields
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -26,7 +24,7 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Project
-    from knowledge.services import EntryFields, entry_upsert, project_create
+    from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 
     django_settings.CAIRN_BACKGROUND_TASKS = False  # measure the write, not the queueing
     user, _ = get_user_model().objects.get_or_create(username="bench")
