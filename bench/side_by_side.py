@@ -498,7 +498,8 @@ def watchdog(run: Run, bm: BasicMemory, cairns: list[Cairn]) -> None:
     run.closing.wait()
     if run.done.wait(WATCHDOG_GRACE):
         return
-    print(f"Closing hangs after {WATCHDOG_GRACE:.0f} s: Basic Memory's server", file=sys.stderr)
+    print(f"Closing still hangs after {WATCHDOG_GRACE:.0f} s: ending Basic Memory's server, "
+          "reporting, stopping serve", file=sys.stderr)  # fmt: skip
     run.meta["close"] = f"hung; Basic Memory's server {bm.kill()} by the watchdog"
     if run.done.wait(15):
         return
