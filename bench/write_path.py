@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/write_path.py [--n 500]
 
-Runs against the configured database (the embedded one by default) in a throw-away project.
+Runs in a database of its own, `cairn_bench_write` on the configured server (created and
+migrated when missing, so it starts on a fresh checkout too), in a throw-away project.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from _common import percentile, print_table, setup_django, write_json
+from _common import percentile, print_table, write_json
+from _setup import setup_django
 from django.conf import settings as django_settings
 
 
@@ -18,7 +20,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=500, help="entries per phase")
     args = parser.parse_args()
-    setup_django()
+    setup_django("cairn_bench_write")
 
     from django.contrib.auth import get_user_model
 
