@@ -412,9 +412,9 @@ async def sitting(cairns: list[Cairn], bm: BasicMemory, sessions, questions, arg
     """Open every client in one stack, measure, then close them all within CLOSE_TIMEOUT."""
     with anyio.CancelScope() as closing:
         async with AsyncExitStack() as stack:
-            await bm.open(stack)
-            clients = [await CairnClient(c.url, c.token).open(stack) for c in cairns]
-            try:
+            try:  # the deadline also bounds closing what opened when a later open fails
+                await bm.open(stack)
+                clients = [await CairnClient(c.url, c.token).open(stack) for c in cairns]
                 await measure(cairns, clients, bm, sessions, questions, args, run)
             finally:
                 run.step("closing")
