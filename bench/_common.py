@@ -57,6 +57,34 @@ def write_json(name: str, payload: dict) -> Path:
     return path
 
 
+def locomo_data(given: str | None = None, name: str = "locomo-dev.json") -> Path:
+    """The LoCoMo file: `given`, else shared/bench-data/ beside the checkout or any folder above
+    it, or above the main checkout when this is a git worktree (its .git names the main one).
+    Exits with what to pass when there is none, before anything is started."""
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            sys.exit(f"No LoCoMo data at {path}: pass --data PATH/{name} (an existing file).")
+        return path
+    tops = [ROOT]
+    git = ROOT / ".git"
+    if git.is_file():  # a worktree: "gitdir: <main>/.git/worktrees/<name>"
+        gitdir = Path(git.read_text().split(":", 1)[1].strip())
+        if gitdir.parent.name == "worktrees":
+            tops.append(gitdir.parent.parent.parent)
+    looked = []
+    for top in tops:
+        for folder in [top, *top.parents]:
+            path = folder / "shared" / "bench-data" / name
+            if path.is_file():
+                return path
+            looked.append(str(path.parent))
+    sys.exit(
+        f"No {name} found in {', '.join(dict.fromkeys(looked))}; pass --data PATH/{name} "
+        "(the LoCoMo dev split, see shared/bench-data/README.md)."
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

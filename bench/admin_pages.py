@@ -20,8 +20,6 @@ import time
 
 from _setup import percentile, setup_django, table, write_json
 
-from knowledge.services import ProjectFields
-
 BODY = (
     "Runbook step {i}: restart the workers after the database restore, then watch the error "
     "rate.\n\n- [step] restart worker {i} #ops\n- depends_on [[Note {prev}]]\n- see [[Note 0]]\n"
@@ -63,7 +61,12 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Membership, Project, Role
-    from knowledge.services import entries_embed, lexeme_stats_refresh, project_create
+    from knowledge.services import (
+        ProjectFields,
+        entries_embed,
+        lexeme_stats_refresh,
+        project_create,
+    )
     from tests.factories import UserFactory
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]

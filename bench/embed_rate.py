@@ -31,10 +31,8 @@ import threading
 import time
 from pathlib import Path
 
-from _common import ROOT, percentile, print_table, setup_django, write_json
+from _common import ROOT, locomo_data, percentile, print_table, setup_django, write_json
 from django.conf import settings as django_settings
-
-from knowledge.services import ProjectFields
 
 CONFIGS = {
     "before": {"CAIRN_WORKER_CONCURRENCY": "1", "CAIRN_EMBEDDING_THREADS": "1",
@@ -178,7 +176,7 @@ class Watcher:
 
 def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp: Path) -> dict:
     from knowledge.models import Entry, Project
-    from knowledge.services import EntryFields, entry_upsert, project_create
+    from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 
     Entry.objects.all().delete()
     Project.objects.filter(slug__startswith="embed-").delete()
@@ -258,13 +256,16 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", default="../shared/bench-data/locomo-dev.json")
+    parser.add_argument(
+        "--data", help="LoCoMo dev JSON (default: shared/bench-data/ beside or above the checkout)"
+    )
     parser.add_argument("--sessions", type=int, default=128, help="how many sessions (max 128)")
     parser.add_argument("--steady-seconds", type=float, default=60)
     parser.add_argument("--configs", default="before,after", help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per phase")
     parser.add_argument("--edits-only", action="store_true", help="only the edit table")
     args = parser.parse_args()
+    args.data = locomo_data(args.data)
     sys.path.insert(0, str(ROOT / "bench"))
     tmp = Path(tempfile.mkdtemp(prefix="cairn-bench-embed-"))
     os.environ["CAIRN_MIRROR_PATH"] = str(tmp / "mirror.git")

@@ -27,8 +27,6 @@ from _setup import ROOT, percentile, setup_django, table, write_json
 from django.conf import settings as django_settings
 from tqdm import tqdm
 
-from knowledge.services import ProjectFields
-
 DB = "cairn_bench_graph"
 SUBTOPICS = 20
 
@@ -214,7 +212,7 @@ def main() -> None:
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Observation, Project, Relation
-    from knowledge.services import project_create
+    from knowledge.services import ProjectFields, project_create
     from knowledge.services.tokens import token_create
 
     user, _ = get_user_model().objects.get_or_create(username="bench", is_superuser=True)

@@ -18,6 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
+from _common import locomo_data
 from _setup import percentile, setup_django, table, write_json
 
 LEGACY_SQL = """
@@ -32,9 +33,12 @@ SELECT NULL, ndoc FROM bench_legacy_lexemestat WHERE word = ''
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", default="cairn_bench_locomo")
-    parser.add_argument("--data", default="../shared/bench-data/locomo-dev.json")
+    parser.add_argument(
+        "--data", help="LoCoMo dev JSON (default: shared/bench-data/ beside or above the checkout)"
+    )
     parser.add_argument("--n", type=int, default=760, help="questions to time")
     args = parser.parse_args()
+    args.data = locomo_data(args.data)
     setup_django(args.db)
 
     from django.conf import settings

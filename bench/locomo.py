@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench._common import locomo_data
 from bench._setup import ROOT, percentile, setup_django, table, write_json
 
 KS = (1, 5, 10, 20)
@@ -359,7 +360,9 @@ def cross_validate(items, units, current, fuse, level, out_rows) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", required=True, help="path to locomo-dev.json")
+    parser.add_argument(
+        "--data", help="LoCoMo dev JSON (default: shared/bench-data/ beside or above the checkout)"
+    )
     parser.add_argument("--levels", default="session,turn")
     parser.add_argument("--modes", default="text,semantic,hybrid")
     parser.add_argument("--limit-questions", type=int, default=0, help="0 = all")
@@ -389,9 +392,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.getLogger("knowledge.services.background").setLevel(logging.ERROR)
 
-    data_path = Path(args.data)
-    if not data_path.exists():
-        sys.exit(f"No LoCoMo data at {data_path}; pass --data ../shared/bench-data/locomo-dev.json")
+    data_path = locomo_data(args.data)
     samples = json.loads(data_path.read_text())
     setup_django(args.db)
 

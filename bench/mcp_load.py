@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench._common import free_port, wait_for_port  # noqa: E402
+from bench._common import free_port, locomo_data, wait_for_port  # noqa: E402
 
 PY = sys.executable
 BENCH_DB = "cairn_bench"
@@ -425,7 +425,9 @@ def direct(sessions, questions, searches: int) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared/bench-data/locomo-dev.json"))
+    parser.add_argument(
+        "--data", help="LoCoMo dev JSON (default: shared/bench-data/ beside or above the checkout)"
+    )
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--direct", action="store_true", help=argparse.SUPPRESS)
@@ -437,6 +439,7 @@ def main() -> None:
         "questions between both (before/after in one sitting)",
     )
     args = parser.parse_args()
+    args.data = str(locomo_data(args.data))
     sessions, questions = load_sessions(Path(args.data))
     if args.direct:  # child mode: print the in-process rows as JSON
         print(json.dumps(direct(sessions, questions, args.searches)))

@@ -28,8 +28,6 @@ from pathlib import Path
 from _common import ROOT, percentile, print_table, setup_django, write_json
 from django.conf import settings as django_settings
 
-from knowledge.services import ProjectFields
-
 
 def queue_revisions(actor, project: str, n: int, rng: random.Random) -> dict:
     from knowledge.models import Entry
@@ -214,7 +212,7 @@ def main() -> None:
 
     from history import maintenance, mirror
     from knowledge.actors import Actor
-    from knowledge.services import project_create
+    from knowledge.services import ProjectFields, project_create
 
     connection.settings_dict["TEST"]["NAME"] = "bench_mirror"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)

@@ -22,8 +22,6 @@ from pathlib import Path
 from _common import percentile, print_table, write_json
 from django.conf import settings as django_settings
 
-from knowledge.services import ProjectFields
-
 DB_NAME = "cairn_bench_ops"
 
 
@@ -123,7 +121,7 @@ def growth(sizes: list[int], calls: int) -> tuple[str, list[dict]]:
     from django.utils import timezone
 
     from knowledge.actors import Actor
-    from knowledge.services import EntryFields, entry_upsert, project_create
+    from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
     from knowledge.services.tokens import token_create
     from ops import report, timing
     from ops.models import OperationTiming

@@ -28,8 +28,6 @@ from pathlib import Path
 from _setup import ROOT, setup_django, table, write_json
 from tqdm import tqdm
 
-from knowledge.services import ProjectFields
-
 SOURCE_DB, TARGET_DB = "cairn_bench_restore", "cairn_bench_restore_target"
 WORK = ROOT / "var" / "bench-restore"
 PROJECTS = [("eng", "public"), ("ops", "internal"), ("money", "confidential"),
@@ -77,6 +75,7 @@ def build(entries: int, revisions: int, seed: int) -> dict:
     from knowledge.actors import Actor
     from knowledge.services import (
         EntryFields,
+        ProjectFields,
         entry_delete,
         entry_move,
         entry_update,

@@ -21,8 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-from knowledge.services import ProjectFields
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import scale_costs
 from bench._setup import percentile, setup_django, table, write_json
@@ -62,7 +60,13 @@ def main() -> None:
     from knowledge.paths import entry_slug
     from knowledge.search import SearchFilters, search_entries, stages
     from knowledge.search.providers import get_provider
-    from knowledge.services import EntryFields, entry_upsert, project_create, subtopic_ensure
+    from knowledge.services import (
+        EntryFields,
+        ProjectFields,
+        entry_upsert,
+        project_create,
+        subtopic_ensure,
+    )
     from knowledge.services.embeddings import (
         entries_embed,
         entries_reindex_text,

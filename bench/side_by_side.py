@@ -1,8 +1,8 @@
 """Cairn and Basic Memory side by side: the same LoCoMo conversations, written and searched over
 MCP as agents call them, in one sitting.
 
-    .venv/bin/python bench/side_by_side.py [--data ../shared/bench-data/locomo-dev.json]
-                                           [--questions 0] [--repeats 100] [--baseline DIR]
+    .venv/bin/python bench/side_by_side.py [--data PATH/locomo-dev.json] [--questions 0]
+        [--repeats 100] [--conversations 0] [--sessions 0] [--baseline DIR]
 
 Cairn runs as `manage.py serve` (web, worker, embedded PostgreSQL and broker) on a fresh var
 directory under var/bench/side_by_side/, so it never touches an installation; the bench talks to
@@ -12,7 +12,13 @@ its config and notes under the same directory. Both get one note per session of 
 conversation (a project per conversation), then every non-adversarial question with its
 project, one client each, alternating which system is asked first. Prints search p50/p95,
 write p50 and session-level R@1/R@5/MRR of both with their ratios, and GET /healthz on a
-kept-alive and on a new connection; writes JSON to bench/results/.
+kept-alive and on a new connection; writes JSON to bench/results/side_by_side-<time>.json, and
+keeps that file current while the sitting runs (`"complete": false` until the end), so a run
+that is killed or fails still leaves what it measured.
+
+Both clients live in one AsyncExitStack, closed in the task that opened them with a deadline;
+whatever happens, Basic Memory's server process is then terminated (killed after a timeout) and
+every `serve` stopped, and the results are printed before that.
 
 --baseline DIR also serves the Cairn checkout in DIR (e.g. `git worktree add /tmp/before main`)
 on its own var directory and asks it the same questions in the same sitting: before/after.
@@ -21,6 +27,7 @@ on its own var directory and asks it the same questions in the same sitting: bef
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -30,29 +37,34 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
+import httpx2
+import psutil
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench._common import free_port  # noqa: E402
+from bench._common import free_port, locomo_data  # noqa: E402
 from bench.locomo import parse_evidence, score, unit_of  # noqa: E402
-from bench.mcp_load import Client, load_sessions  # noqa: E402
+from bench.mcp_load import load_sessions  # noqa: E402
 
 BM_VERSION = "0.24.1"
 WORK = ROOT / "var" / "bench" / "side_by_side"
 SESSION = re.compile(r"Session (\d+)\b")
-
-
-def default_data() -> Path:
-    """../shared/bench-data/locomo-dev.json beside the checkout (or beside a worktree's parent)."""
-    near = [up / "shared" / "bench-data" / "locomo-dev.json" for up in ROOT.parents[:2]]
-    return next((path for path in near if path.exists()), near[0])
+# Once the sitting's work is done the clients get this long to close; then the close is
+# cancelled (Basic Memory's transport still stops its server, shielded, within ~7 s).
+CLOSE_TIMEOUT = 30.0
+# If the event loop still has not returned this long after closing began, a watchdog thread
+# kills Basic Memory, prints and writes the results, stops serve and exits.
+WATCHDOG_GRACE = CLOSE_TIMEOUT + 45.0
 
 
 def bm_python(python: str) -> Path:
@@ -128,16 +140,36 @@ class Cairn:
         return float(out.strip().splitlines()[-1])
 
     def stop(self) -> None:
+        """SIGTERM to serve's process group (serve stops its children in order), SIGKILL to the
+        group after 60 s. Safe to call twice."""
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)  # serve stops its children in order
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
         self.log.close()
 
 
-class CairnClient(Client):
+class CairnClient:
+    """One kept-alive streamable-HTTP MCP session with Cairn."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token = url, token
+
+    async def open(self, stack: AsyncExitStack) -> CairnClient:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=60))
+        read, write = await stack.enter_async_context(
+            streamable_http_client(self.url, http_client=http)
+        )
+        self._session = await stack.enter_async_context(ClientSession(read, write))
+        await self._session.initialize()
+        return self
+
     async def tool(self, name: str, args: dict) -> tuple[float, dict]:
         start = time.perf_counter()
         result = await self._session.call_tool(name, args)
@@ -145,6 +177,9 @@ class CairnClient(Client):
         if result.is_error:
             raise RuntimeError(f"Cairn {name} failed: {result.content[0].text}")
         return elapsed, result.structured_content or {}
+
+    async def create_project(self, conv: str) -> None:
+        await self.tool("create_project", {"slug": conv})
 
     async def write(self, conv: str, session: dict) -> float:
         args = {"project": conv, "title": session["title"], "body": session["body"]}
@@ -172,21 +207,35 @@ class BasicMemory:
             command=str(exe), args=["mcp", "--transport", "stdio"], env=env
         )
         self.search_type: str | None = None  # its default (hybrid where vectors can run)
+        self.proc: psutil.Process | None = None
 
-    async def __aenter__(self):
-        self._log = open(self.home / "server.log", "w")  # noqa: SIM115 (closed in __aexit__)
-        self._stdio = stdio_client(self.params, errlog=self._log)
-        read, write = await self._stdio.__aenter__()
-        self._session = ClientSession(read, write)
-        await self._session.__aenter__()
+    async def open(self, stack: AsyncExitStack) -> BasicMemory:
+        before = {child.pid for child in psutil.Process().children()}
+        log = stack.enter_context(open(self.home / "server.log", "w"))  # noqa: SIM115
+        read, write = await stack.enter_async_context(stdio_client(self.params, errlog=log))
+        # The server process, so that kill() can end it whatever becomes of the transport.
+        self.proc = next(
+            (child for child in psutil.Process().children() if child.pid not in before), None
+        )
+        self._session = await stack.enter_async_context(ClientSession(read, write))
         await self._session.initialize()
         return self
 
-    async def __aexit__(self, *exc):
-        with anyio.move_on_after(10):
-            await self._session.__aexit__(*exc)
-            await self._stdio.__aexit__(*exc)
-        self._log.close()
+    def kill(self, timeout: float = 10) -> str:
+        """Terminate the server's process group (stdio_client starts it in a session of its
+        own), kill it after `timeout`; says what it took."""
+        proc = self.proc
+        if proc is None or not proc.is_running():  # is_running() also rules out a reused pid
+            return "exited"
+        for sig, outcome in ((signal.SIGTERM, "terminated"), (signal.SIGKILL, "killed")):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, sig)
+            try:
+                proc.wait(timeout)
+                return outcome
+            except psutil.TimeoutExpired:
+                continue
+        return f"still running (pid {proc.pid})"
 
     async def tool(self, name: str, args: dict) -> tuple[float, str]:
         start = time.perf_counter()
@@ -228,6 +277,61 @@ class BasicMemory:
             return "text (its default, hybrid, needs SQLite extension loading)"
 
 
+class Run:
+    """What the sitting has measured so far. The JSON file is rewritten as it grows (at most
+    every few seconds), so a run that is killed still leaves its data; finish() prints the
+    table and writes the file once, from whichever thread gets there first."""
+
+    def __init__(self, names: list[str], meta: dict) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        self.target = ROOT / "bench" / "results" / f"side_by_side-{stamp}.json"
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        self.raw = {n: {"write": [], "search": [], "repeat": [], "scores": []} for n in names}
+        self.meta = {"benchmark": "side_by_side", "when": stamp, **meta}
+        self.phase = "starting"
+        self.closing, self.done = threading.Event(), threading.Event()
+        self._lock = threading.Lock()
+        self._finished = False
+        self._saved_at = 0.0
+        self._started = time.monotonic()
+        self.phases: dict[str, float] = {}  # seconds from the start to each phase's start
+        self.step("starting")
+
+    def step(self, phase: str) -> None:
+        if phase == "closing" and self.phase != "measured":
+            self.meta["stopped_during"] = self.phase
+        self.phase = phase
+        self.phases[phase] = round(time.monotonic() - self._started, 1)
+        self.save(force=True)
+
+    def payload(self, complete: bool) -> dict:
+        results = {name: summary(raw) for name, raw in self.raw.items()}
+        elapsed = round(time.monotonic() - self._started, 1)
+        return {**self.meta, "phase": self.phase, "complete": complete, "elapsed_s": elapsed,
+                "phases_started_s": self.phases, "results": results}  # fmt: skip
+
+    def save(self, *, force: bool = False, complete: bool = False) -> None:
+        if not force and time.monotonic() - self._saved_at < 5:
+            return
+        self._saved_at = time.monotonic()
+        partial = self.target.with_suffix(".tmp")
+        partial.write_text(json.dumps(self.payload(complete), indent=2))
+        partial.replace(self.target)  # a reader never sees half a file
+
+    def finish(self, complete: bool) -> None:
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+        self.meta["machine"]["loadavg_1m_before_after"].append(os.getloadavg()[0])
+        if complete:
+            self.phase = "done"
+        self.save(force=True, complete=complete)
+        payload = self.payload(complete)
+        report(payload["results"], self.meta.get("healthz", {}), payload)
+        print(f"Wrote {self.target.relative_to(ROOT)}", flush=True)
+
+
 def ranked_units(titles: list[str]) -> list[str]:
     units: list[str] = []
     for title in titles:
@@ -238,14 +342,27 @@ def ranked_units(titles: list[str]) -> list[str]:
     return units
 
 
-def questions_of(data: list[dict], limit: int) -> list[dict]:
+def pick(data: list[dict], sessions: list[dict], args) -> tuple[list[dict], list[dict]]:
+    """The sessions and questions of this sitting: the first `--conversations`, the first
+    `--sessions` of each, the questions whose evidence lies in those sessions (capped at
+    `--questions`)."""
+    convs = [sample["sample_id"] for sample in data]
+    convs = convs[: args.conversations] if args.conversations else convs
+    kept: list[dict] = []
+    for conv in convs:
+        own = [s for s in sessions if s["conv"] == conv]
+        kept += own[: args.sessions] if args.sessions else own
+    written = {(s["conv"], f"S{SESSION.match(s['title']).group(1)}") for s in kept}
     out = []
     for sample in data:
         for qa in sample["qa"]:
             gold = {unit_of(e, "session") for e in parse_evidence(qa.get("evidence", []))}
-            if qa.get("category") != 5 and gold:
-                out.append({"conv": sample["sample_id"], "q": str(qa["question"]), "gold": gold})
-    return out[:limit] if limit else out
+            conv = sample["sample_id"]
+            if qa.get("category") == 5 or not gold:
+                continue
+            if all((conv, unit) in written for unit in gold):
+                out.append({"conv": conv, "q": str(qa["question"]), "gold": gold})
+    return kept, out[: args.questions] if args.questions else out
 
 
 async def wait_for_vectors(cairn: CairnClient, convs: list[str], timeout: float) -> float:
@@ -282,62 +399,76 @@ def healthz(port: int, n: int) -> dict[str, float]:
     return {"kept_alive_p50_ms": p50(kept), "new_connection_p50_ms": p50(new)}
 
 
-def p50(seconds: list[float]) -> float:
-    return round(statistics.median(seconds) * 1000, 1) if seconds else float("nan")
+def p50(seconds: list[float]) -> float | None:
+    return round(statistics.median(seconds) * 1000, 1) if seconds else None
 
 
-def p95(seconds: list[float]) -> float:
+def p95(seconds: list[float]) -> float | None:
     ordered = sorted(seconds)
-    return round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 1) if ordered else 0.0
+    return round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 1) if ordered else None
 
 
-async def sitting(cairns: list[Cairn], bm: BasicMemory, sessions, questions, args):
+async def sitting(cairns: list[Cairn], bm: BasicMemory, sessions, questions, args, run: Run):
+    """Open every client in one stack, measure, then close them all within CLOSE_TIMEOUT."""
+    with anyio.CancelScope() as closing:
+        async with AsyncExitStack() as stack:
+            try:  # the deadline also bounds closing what opened when a later open fails
+                await bm.open(stack)
+                clients = [await CairnClient(c.url, c.token).open(stack) for c in cairns]
+                await measure(cairns, clients, bm, sessions, questions, args, run)
+            finally:
+                run.step("closing")
+                run.closing.set()
+                closing.deadline = anyio.current_time() + CLOSE_TIMEOUT
+    if closing.cancelled_caught:
+        run.meta["close"] = f"the clients did not close within {CLOSE_TIMEOUT:.0f} s"
+
+
+async def measure(cairns, clients, bm, sessions, questions, args, run: Run) -> None:
     convs = sorted({s["conv"] for s in sessions})
-    names = [c.label for c in cairns] + ["Basic Memory"]
-    out = {n: {"write": [], "search": [], "repeat": [], "scores": []} for n in names}
-    clients = [CairnClient(c.url, c.token) for c in cairns]
-    async with bm:
-        for c in clients:
-            await c.__aenter__()
-        try:
-            systems = dict(zip(names, [*clients, bm], strict=True))
-            for conv in convs:
-                for c in clients:
-                    await c.tool("create_project", {"slug": conv})
-                await bm.create_project(conv)
-            for i, s in enumerate(sessions):
-                for name in rotate(names, i):
-                    out[name]["write"].append(await systems[name].write(s["conv"], s))
-            if not args.worker:
-                for c in cairns:
-                    await anyio.to_thread.run_sync(c.embed, args.data)
-            vectors_s = [await wait_for_vectors(c, convs, 1800) for c in clients]
-            bm_search = await bm.pick_search_type(convs[0], "warm up")
-            for c in clients:  # the first search of each web process loads its query model
-                for _ in range(4):
-                    await c.search(convs[0], "warm up")
-            for c in cairns:
-                c.profile.write_text("")
-            seen: set[str] = set()
-            for i, q in enumerate(questions):
-                cold = q["q"] not in seen
-                seen.add(q["q"])
-                for name in rotate(names, i):
-                    elapsed, titles = await systems[name].search(q["conv"], q["q"])
-                    if cold:
-                        out[name]["search"].append(elapsed)
-                    out[name]["scores"].append(score(ranked_units(titles), q["gold"]))
-            again = [
-                q for i, q in enumerate(questions) if q["q"] not in {x["q"] for x in questions[:i]}
-            ]
-            for i, q in enumerate(again[: args.repeats]):
-                for name in rotate(names, i):
-                    out[name]["repeat"].append((await systems[name].search(q["conv"], q["q"]))[0])
-        finally:
-            for c in clients:  # a client that will not close must not lose the sitting
-                with anyio.move_on_after(10):
-                    await c.__aexit__(None, None, None)
-    return out, vectors_s, bm_search
+    systems = dict(zip(run.raw, [*clients, bm], strict=True))
+    names = list(systems)
+    out = run.raw
+    run.step("writing")
+    for conv in convs:
+        for system in systems.values():
+            await system.create_project(conv)
+    for i, s in enumerate(sessions):
+        for name in rotate(names, i):
+            out[name]["write"].append(await systems[name].write(s["conv"], s))
+        run.save()
+    if not args.worker:
+        run.step("embedding")
+        for c in cairns:
+            await anyio.to_thread.run_sync(c.embed, str(args.data))
+    run.step("waiting for vectors")
+    vectors = [await wait_for_vectors(c, convs, 1800) for c in clients]
+    ready = zip(cairns, vectors, strict=True)
+    run.meta["cairn_vectors_ready_s"] = {c.label: round(s, 1) for c, s in ready}
+    run.meta["basic_memory"]["search_type"] = await bm.pick_search_type(convs[0], "warm up")
+    for c in clients:  # the first search of each web process loads its query model
+        for _ in range(4):
+            await c.search(convs[0], "warm up")
+    for c in cairns:
+        c.profile.write_text("")
+    run.step("searching")
+    seen: set[str] = set()
+    for i, q in enumerate(questions):
+        cold = q["q"] not in seen
+        seen.add(q["q"])
+        for name in rotate(names, i):
+            elapsed, titles = await systems[name].search(q["conv"], q["q"])
+            if cold:
+                out[name]["search"].append(elapsed)
+            out[name]["scores"].append(score(ranked_units(titles), q["gold"]))
+        run.save()
+    run.step("repeating")
+    again = list({q["q"]: q for q in questions}.values())  # each question once, first asking
+    for i, q in enumerate(again[: args.repeats]):
+        for name in rotate(names, i):
+            out[name]["repeat"].append((await systems[name].search(q["conv"], q["q"]))[0])
+        run.save()
+    run.step("measured")
 
 
 def rotate(names: list[str], i: int) -> list[str]:
@@ -346,9 +477,10 @@ def rotate(names: list[str], i: int) -> list[str]:
 
 
 def summary(raw: dict) -> dict:
-    scores = raw["scores"]
+    scores = list(raw["scores"])
     mean = {
-        k: round(statistics.fmean(s[k] for s in scores), 3) for k in ("recall@1", "recall@5", "mrr")
+        k: round(statistics.fmean(s[k] for s in scores), 3) if scores else None
+        for k in ("recall@1", "recall@5", "mrr")
     }
     return {
         "search_p50_ms": p50(raw["search"]),
@@ -361,11 +493,33 @@ def summary(raw: dict) -> dict:
     }
 
 
+def watchdog(run: Run, bm: BasicMemory, cairns: list[Cairn]) -> None:
+    """The last resort if closing hangs the event loop anyway: results out, processes down."""
+    run.closing.wait()
+    if run.done.wait(WATCHDOG_GRACE):
+        return
+    print(f"Closing still hangs after {WATCHDOG_GRACE:.0f} s: ending Basic Memory's server, "
+          "reporting, stopping serve", file=sys.stderr)  # fmt: skip
+    run.meta["close"] = f"hung; Basic Memory's server {bm.kill()} by the watchdog"
+    if run.done.wait(15):
+        return
+    run.finish(complete=run.phase == "closing")
+    for c in cairns:
+        c.stop()
+    os._exit(3)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=str(default_data()))
+    parser.add_argument(
+        "--data", help="LoCoMo dev JSON (default: shared/bench-data/ beside or above the checkout)"
+    )
     parser.add_argument("--questions", type=int, default=0, help="0 = every usable question")
     parser.add_argument("--repeats", type=int, default=100, help="questions asked a second time")
+    parser.add_argument("--conversations", type=int, default=0, help="the first N (0 = all 5)")
+    parser.add_argument(
+        "--sessions", type=int, default=0, help="the first N sessions of each (0 = all)"
+    )
     parser.add_argument("--baseline", type=Path, help="another Cairn checkout to serve alongside")
     parser.add_argument("--web-workers", type=int, help="serve's --web-workers (default: its own)")
     parser.add_argument(
@@ -378,56 +532,53 @@ def main() -> None:
         "--python", default=sys.executable, help="the Python that creates Basic Memory's venv"
     )
     args = parser.parse_args()
-    data = json.loads(Path(args.data).read_text())
-    sessions, _ = load_sessions(Path(args.data))
-    questions = questions_of(data, args.questions)
+    args.data = locomo_data(args.data)
+    data = json.loads(args.data.read_text())
+    sessions, questions = pick(data, load_sessions(args.data)[0], args)
     exe = bm_python(args.python)
     WORK.mkdir(parents=True, exist_ok=True)
-    cairns = [Cairn("Cairn", ROOT, args.web_workers, args.worker)]
-    if args.baseline:
-        baseline = Cairn("Cairn (baseline)", args.baseline.resolve(), args.web_workers, args.worker)
-        cairns.append(baseline)
-    load = [os.getloadavg()[0]]
+    labels = ["Cairn", *(["Cairn (baseline)"] if args.baseline else [])]
+    run = Run(
+        [*labels, "Basic Memory"],
+        {
+            "machine": {"cpus": os.cpu_count(), "loadavg_1m_before_after": [os.getloadavg()[0]]},
+            "corpus": {"sessions": len(sessions), "questions": len(questions), "level": "session"},
+            "basic_memory": {"version": BM_VERSION},
+        },
+    )
+    bm = BasicMemory(exe, WORK / "basic-memory")
+    cairns: list[Cairn] = []
+
+    def terminate(signum, frame):
+        # Unwind like Ctrl-C, so the finally below still reports and stops the servers; the
+        # watchdog is armed in case cancelling the clients hangs.
+        run.closing.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminate)
+    threading.Thread(target=watchdog, args=(run, bm, cairns), daemon=True).start()
+    complete = False
     try:
+        cairns.append(Cairn("Cairn", ROOT, args.web_workers, args.worker))
+        if args.baseline:
+            root = args.baseline.resolve()
+            cairns.append(Cairn("Cairn (baseline)", root, args.web_workers, args.worker))
         for c in cairns:
             c.wait_ready()
-        bm = BasicMemory(exe, WORK / "basic-memory")
-        raw, vectors_s, bm_search = anyio.run(sitting, cairns, bm, sessions, questions, args)
-        health = {c.label: healthz(c.port, 200) for c in cairns}
-        stages = {c.label: stage_p50s(c.profile) for c in cairns}
+        anyio.run(sitting, cairns, bm, sessions, questions, args, run)
+        run.meta["healthz"] = {c.label: healthz(c.port, 200) for c in cairns}
+        complete = True
+    except BaseException as exc:
+        run.meta["error"] = f"{type(exc).__name__}: {exc}"
+        raise
     finally:
-        load.append(os.getloadavg()[0])
+        run.done.set()
+        run.meta["basic_memory"]["server_at_end"] = bm.kill()
+        with contextlib.suppress(Exception):  # a broken profile must not cost the results
+            run.meta["cairn_stage_p50_ms"] = {c.label: stage_p50s(c.profile) for c in cairns}
+        run.finish(complete)
         for c in cairns:
             c.stop()
-    results = {name: summary(r) for name, r in raw.items()}
-    report(results, health, load)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = ROOT / "bench" / "results" / f"side_by_side-{stamp}.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(
-        json.dumps(
-            {
-                "benchmark": "side_by_side",
-                "when": stamp,
-                "machine": {"cpus": os.cpu_count(), "loadavg_1m_before_after": load},
-                "corpus": {
-                    "sessions": len(sessions),
-                    "questions": len(questions),
-                    "level": "session",
-                },
-                "basic_memory": {"version": BM_VERSION, "search_type": bm_search},
-                "cairn_vectors_ready_s": dict(
-                    zip([c.label for c in cairns], vectors_s, strict=True)
-                ),
-                "results": results,
-                "healthz": health,
-                "cairn_stage_p50_ms": stages,
-            },
-            indent=2,
-        )
-    )
-    print(f"Basic Memory {BM_VERSION} searched with: {bm_search}")
-    print(f"Wrote {target.relative_to(ROOT)}")
 
 
 def stage_p50s(profile: Path) -> dict[str, float]:
@@ -443,22 +594,33 @@ def stage_p50s(profile: Path) -> dict[str, float]:
     return {n: round(statistics.median(c.get(n, 0.0) for c in calls), 2) for n in names}
 
 
-def report(results: dict, health: dict, load: list[float]) -> None:
+def report(results: dict, health: dict, payload: dict) -> None:
     keys = ["search_p50_ms", "search_p95_ms", "repeated_search_p50_ms", "write_p50_ms",
-            "R@1", "R@5", "mrr"]  # fmt: skip
+            "R@1", "R@5", "mrr", "searches", "writes"]  # fmt: skip
     names = list(results)
+    if not payload["complete"]:
+        stopped = payload.get("stopped_during", payload["phase"])
+        print(f"INCOMPLETE (stopped while {stopped}): {payload.get('error', '')}")
     print(f"{'':<24}" + "".join(f"{n:>18}" for n in names) + f"{'Cairn / BM':>12}")
     for key in keys:
         values = [results[n][key] for n in names]
-        ratio = values[0] / values[-1] if values[-1] else float("nan")
-        print(f"{key:<24}" + "".join(f"{v:>18}" for v in values) + f"{ratio:>12.2f}")
+        ratio = f"{values[0] / values[-1]:.2f}" if values[0] is not None and values[-1] else "-"
+        cells = "".join(f"{'-' if v is None else v:>18}" for v in values)
+        print(f"{key:<24}{cells}{ratio:>12}")
     for label, h in health.items():
         print(f"{label}: GET /healthz p50 {h['kept_alive_p50_ms']} ms kept alive, "
               f"{h['new_connection_p50_ms']} ms on a new connection")  # fmt: skip
-    print(
-        f"Load average (1 min) before/after: {load[0]:.1f} / {load[-1]:.1f}, {os.cpu_count()} CPUs"
-    )
+    load = payload["machine"]["loadavg_1m_before_after"]
+    print(f"Load average (1 min) before/after: {load[0]:.1f} / {load[-1]:.1f}, "
+          f"{os.cpu_count()} CPUs; {payload['elapsed_s']:.0f} s in all")  # fmt: skip
+    bm = payload["basic_memory"]
+    end, close = bm.get("server_at_end", "?"), payload.get("close", "the clients closed")
+    print(f"Basic Memory {bm['version']} searched with: {bm.get('search_type', '?')}; "
+          f"its server at the end: {end}; {close}")  # fmt: skip
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # reported and stopped already (main's finally)
+        sys.exit(130)

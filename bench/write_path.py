@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/write_path.py [--n 500]
 
-Runs against the configured database (the embedded one by default) in a throw-away project.
+Runs in a database of its own, `cairn_bench_write` on the configured server (created and
+migrated when missing, so it starts on a fresh checkout too), in a throw-away project.
 """
 
 from __future__ import annotations
@@ -10,23 +11,22 @@ from __future__ import annotations
 import argparse
 import time
 
-from _common import percentile, print_table, setup_django, write_json
+from _common import percentile, print_table, write_json
+from _setup import setup_django
 from django.conf import settings as django_settings
-
-from knowledge.services import ProjectFields
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=500, help="entries per phase")
     args = parser.parse_args()
-    setup_django()
+    setup_django("cairn_bench_write")
 
     from django.contrib.auth import get_user_model
 
     from knowledge.actors import Actor
     from knowledge.models import Entry, Project
-    from knowledge.services import EntryFields, entry_upsert, project_create
+    from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 
     django_settings.CAIRN_BACKGROUND_TASKS = False  # measure the write, not the queueing
     user, _ = get_user_model().objects.get_or_create(username="bench")
