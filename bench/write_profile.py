@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument(
         "--sort", default="tottime,cumulative", help="pstats sort keys, comma-separated"
     )
+    parser.add_argument("--statements", action="store_true", help="print each statement")
     parser.add_argument("--phases", default=",".join(PHASES), help="which kinds, comma-separated")
     parser.add_argument(
         "--no-cprofile", action="store_true", help="no profiler (to sample with py-spy instead)"
@@ -79,6 +80,9 @@ def main() -> None:
         for i in range(args.n):
             call(phase, offset + i)
         profile.disable()
+        if args.statements:
+            for q in captured.captured_queries:
+                print("   ", " ".join(q["sql"].split())[:150])
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         offset += args.n
         out = io.StringIO()
