@@ -27,7 +27,7 @@ _COLUMNS = """e.id, e.short_id, e.title, e.slug, e.kind, e.status, e.updated_at,
   JOIN knowledge_project p ON p.id = e.project_id
   LEFT JOIN knowledge_subtopic s ON s.id = e.subtopic_id"""
 _TARGETS = f"""SELECT 't', {_COLUMNS % {"score": "0::real"}}
- WHERE e.id = ANY(%(targets)s) AND e.project_id IN ({{visible}})"""
+ WHERE e.id = ANY(%(targets)s::bigint[]) AND e.project_id IN ({{visible}})"""
 # The writer just wrote to this project, so it can see the project's entries; like search,
 # superseded entries and transcripts (not searchable) are left out.
 _SIMILAR = f"""(SELECT 's', {_COLUMNS % {"score": "similarity(e.title, %(title)s)"}}
@@ -106,7 +106,11 @@ def report_lookups(
         return found
     try:
         visible, visible_params = (
-            visible_projects(actor).values("pk").query.get_compiler(connection=connection).as_sql()
+            visible_projects(actor)
+            .order_by()
+            .values("pk")
+            .query.get_compiler(connection=connection)
+            .as_sql()
         )
     except EmptyResultSet:  # an actor that sees no project
         visible, visible_params = "SELECT NULL::bigint WHERE false", ()
