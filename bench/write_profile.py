@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.mcp_load import prepare_database  # noqa: E402
-from bench.write_probe import PHASES, _calls  # noqa: E402
+from bench.write_probe import PHASES, calls  # noqa: E402
 
 
 def main() -> None:
@@ -60,7 +60,7 @@ def main() -> None:
     shared = made.structured_content["entry"]["short_id"]
 
     def call(phase: str, i: int):
-        name, raw = _calls(phase, i, shared)
+        name, raw = calls(phase, i, shared)
         tool = tools.BY_NAME[name]
         result = tool._timed(actor, tool.arguments.model_validate(raw))
         assert not result.is_error, result

@@ -40,13 +40,13 @@ def written(actor, project):
 @pytest.mark.parametrize(
     ("tool", "args", "count"),
     [
-        # SAVEPOINT, project, identity lock, INSERT + revision, observations, link targets,
-        # relations, waiting links, RELEASE; report: link names, similar titles and same body
-        # (one statement)
-        ("upsert", {"project": "acme", "title": "New", "body": BODY.format(title="New")}, 11),
-        # SAVEPOINT, project, identity lock, UPDATE + revision, current facts, close, add,
-        # RELEASE; report: the removed line's revisions, link names
-        ("upsert", {"project": "acme", "title": "Log", "body": BODY.format(title="Log")}, 11),
+        # SAVEPOINT, project, identity lock, INSERT + revision, link targets, observations and
+        # relations (one statement), waiting links, RELEASE; report: link names, similar titles
+        # and same body (one statement)
+        ("upsert", {"project": "acme", "title": "New", "body": BODY.format(title="New")}, 10),
+        # SAVEPOINT, project, identity lock, UPDATE + revision, current facts, close and add
+        # (one statement), RELEASE; report: the removed line's revisions, link names
+        ("upsert", {"project": "acme", "title": "Log", "body": BODY.format(title="Log")}, 10),
         # SAVEPOINT, lock, UPDATE + revision, current facts, add observation, RELEASE; report:
         # the name of the link's target
         ("edit", {"operation": "append", "content": "- [note] more"}, 8),
@@ -75,3 +75,23 @@ def test_the_vector_a_save_computes_is_the_one_a_reindex_makes(actor, project):
     index_text(Entry.objects.select_related("subtopic").get(pk=entry.pk))
     assert Entry.objects.values_list("search_vector", flat=True).get(pk=entry.pk) == saved
     assert "restart" in saved and "cach" not in saved and "infra" in saved
+
+
+def test_an_observations_vector_is_the_one_search_expects(actor, project):
+    """The save computes each new observation's vector in its own INSERT: the same vector as
+    django.contrib.postgres's SearchVector makes (content A, category B, context C)."""
+    from django.conf import settings
+    from django.contrib.postgres.search import SearchVector
+
+    from knowledge.models import Observation
+
+    body = "- [decision] Roll back the cache #ops (after the outage)\n- relates_to [[Nowhere]]\n"
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Facts", body=body))
+    config = settings.CAIRN_SEARCH_CONFIG
+    row = Observation.objects.annotate(
+        expected=SearchVector("content", weight="A", config=config)
+        + SearchVector("category", weight="B", config=config)
+        + SearchVector("context", weight="C", config=config)
+    ).get(entry__title="Facts")
+    assert (row.category, row.tags, row.context) == ("decision", ["ops"], "after the outage")
+    assert row.search_vector == row.expected and "cach" in row.search_vector
