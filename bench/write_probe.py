@@ -54,7 +54,7 @@ BODY = (
 )
 
 
-def _calls(phase: str, i: int, shared: str) -> tuple[str, dict]:
+def calls(phase: str, i: int, shared: str) -> tuple[str, dict]:
     if phase == "upsert new":
         title = f"Probe {i}"
         return "upsert", {"project": "probe", "title": title, "body": BODY.format(title=title, i=i)}
@@ -82,11 +82,11 @@ async def client_phases(url: str, token: str, n: int, serve, postmaster) -> dict
         offset = 0
         for phase in PHASES:
             for i in range(10):  # warm both web processes' paths (not counted)
-                await agent.call(*_calls(phase, 100_000 + offset + i, shared))
+                await agent.call(*calls(phase, 100_000 + offset + i, shared))
             before, since = groups(serve, postmaster), datetime.now(UTC)
             took, errors = [], 0
             for i in range(n):
-                res, seconds = await agent.call(*_calls(phase, offset + i, shared))
+                res, seconds = await agent.call(*calls(phase, offset + i, shared))
                 took.append(seconds)
                 errors += bool(res.is_error)
             after = groups(serve, postmaster)
@@ -110,7 +110,7 @@ def server_times(phases: dict) -> None:
     for phase, r in phases.items():
         since, until = r.pop("window")
         rows = OperationTiming.objects.filter(
-            surface="mcp", operation=_calls(phase, 0, "")[0], at__gte=since, at__lte=until
+            surface="mcp", operation=calls(phase, 0, "")[0], at__gte=since, at__lte=until
         ).values_list("total_ms", "db_ms")
         r["server_p50_ms"] = percentile([t for t, _ in rows], 50)
         r["server_db_p50_ms"] = percentile([d or 0.0 for _, d in rows], 50)
@@ -130,9 +130,9 @@ def count_statements(token: str, shared: str, show: bool) -> dict:
         token_authenticate(token)
     counts["token check"] = len(auth.captured_queries)
     for phase in PHASES:
-        tool, args = _calls(phase, 900_000 + len(counts), shared)
+        tool, args = calls(phase, 900_000 + len(counts), shared)
         tools.answer(tool, actor, args)  # a first call warms caches (note types, settings)
-        tool, args = _calls(phase, 900_100 + len(counts), shared)
+        tool, args = calls(phase, 900_100 + len(counts), shared)
         with CaptureQueriesContext(connection) as captured:
             result = tools.answer(tool, actor, args)
         assert not result.is_error, result

@@ -15,23 +15,20 @@ from __future__ import annotations
 import difflib
 import re
 
-from django.contrib.postgres.search import TrigramSimilarity
-from django.db.models import Subquery
-
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
 from knowledge.diffs import line_opcodes
-from knowledge.graph.selectors import entry_compact, entry_relations
+from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
-from knowledge.models import Entry, EntryStatus, Observation
-from knowledge.models.entries import body_key
+from knowledge.models import Entry, Observation
 from knowledge.selectors import visible_projects
+from knowledge.selectors.write_lookups import MAX_SIMILAR, Lookups, Named, report_lookups
 
 MAX_REMOVED_LINES = 20
 MAX_LINE_CHARS = 300
 MAX_BLAME_REVISIONS = 30
+BLAME_STEPS = (4, MAX_BLAME_REVISIONS)  # versions read per statement, newest first
 MAX_FACTS = 20
-MAX_SIMILAR = 3
 MAX_SOURCES = 20
 METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
 _WORD = re.compile(r"[\w-]+")
@@ -59,27 +56,38 @@ def _by(row) -> str:
 
 def _origins(actor: Actor, entry: Entry, lines: list[str], before: int) -> dict[str, dict]:
     """For each line: the revision that wrote it (the oldest of the unbroken run of versions up
-    to `before` whose body holds it), within the last MAX_BLAME_REVISIONS versions."""
-    rows = (
-        entry.history.filter(
-            version__lte=before, project_id__in=visible_projects(actor).values("pk")
-        )
-        .exclude(history_type="-")
-        .select_related("history_user")
-        .order_by("-version", "-history_id")
-        .only("version", "body", "generated_by", "history_user", "history_id")
-    )
+    to `before` whose body holds it), within the last MAX_BLAME_REVISIONS versions.
+
+    Read newest first in two bounded steps: most removed lines were written a version or two
+    ago, so the first few versions usually settle them all with one statement."""
     open_lines, found, seen = set(lines), {}, set()
-    for row in rows.iterator(chunk_size=5):
-        if row.version in seen:
-            continue
-        seen.add(row.version)
-        present = set(row.body.split("\n")) & open_lines
-        for line in open_lines - present:  # absent here: the newer run started after
-            open_lines.discard(line)
-        for line in present:
-            found[line] = {"version": row.version, "by": _by(row)}
-        if not open_lines or len(seen) >= MAX_BLAME_REVISIONS:
+    newest = before
+    for step in BLAME_STEPS:
+        oldest = max(before - MAX_BLAME_REVISIONS, newest - step)
+        rows = (
+            entry.history.filter(
+                version__lte=newest,
+                version__gt=oldest,
+                project_id__in=visible_projects(actor).values("pk"),
+            )
+            .exclude(history_type="-")
+            .select_related("history_user")
+            .order_by("-version", "-history_id")
+            .only("version", "body", "generated_by", "history_user", "history_id")
+        )
+        for row in rows:
+            if row.version in seen:
+                continue
+            seen.add(row.version)
+            present = set(row.body.split("\n")) & open_lines
+            for line in open_lines - present:  # absent here: the newer run started after
+                open_lines.discard(line)
+            for line in present:
+                found[line] = {"version": row.version, "by": _by(row)}
+            if not open_lines:
+                return found
+        newest = oldest
+        if newest <= before - MAX_BLAME_REVISIONS or newest < 1:
             break
     return found
 
@@ -181,9 +189,11 @@ def _change(actor: Actor, entry: Entry, before: EntryBeforeWrite | None = None) 
     }
 
 
-def _facts(actor: Actor, entry: Entry, facts=None) -> tuple[list[dict], list[dict]]:
-    """The entry's current observations and relations: from `facts` (the save's GraphFacts)
-    when given, else read back."""
+def _facts(
+    actor: Actor, entry: Entry, facts=None, lookups: Lookups | None = None
+) -> tuple[list[dict], list[dict]]:
+    """The entry's current observations and relations: from `facts` (the save's GraphFacts,
+    with their targets in `lookups`) when given, else read back."""
     if facts is None:
         return _facts_read_back(actor, entry)
     observations = [
@@ -196,24 +206,13 @@ def _facts(actor: Actor, entry: Entry, facts=None) -> tuple[list[dict], list[dic
         for o, new in facts.observations[:MAX_FACTS]
     ]
     shown = facts.relations[:MAX_FACTS]
-    ids = {target for _, _, target in shown if target}
-    # A target resolved earlier, by another writer, may be one this actor cannot see.
-    targets = (
-        {
-            e.pk: e
-            for e in Entry.objects.filter(pk__in=ids, project__in=visible_projects(actor))
-            .select_related("project", "subtopic")
-            .defer("body", "search_vector", "metadata")
-        }
-        if ids
-        else {}
-    )
+    targets = lookups.targets if lookups else {}
     relations = [
         {
             "type": kind,
             "target": text,
             "resolved": target in targets,
-            "entry": entry_compact(targets[target]) if target in targets else None,
+            "entry": targets[target].compact() if target in targets else None,
         }
         for kind, text, target in shown
     ]
@@ -264,22 +263,8 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
-def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
-    """Entries of the same project that may say the same as a new entry: one query, whose
-    candidates are the titles most alike by trigrams (pg_trgm's `%` through the title's GIN
-    index, so it stays cheap as the memory grows), kept when the titles are alike or share
-    most words. The writer just wrote to this project, so it can see the project's entries;
-    like search, superseded entries and transcripts are left out."""
-    candidates = (
-        Entry.objects.filter(project_id=entry.project_id, title__trigram_similar=entry.title)
-        .exclude(pk=entry.pk)
-        .exclude(status=EntryStatus.SUPERSEDED)
-        .filter(searchable=True)
-        .annotate(similarity=TrigramSimilarity("title", entry.title))
-        .select_related("project", "subtopic")
-        .only("short_id", "title", "project__slug", "subtopic__path", "subtopic_id")
-        .order_by("-similarity", "pk")[: MAX_SIMILAR + 3]
-    )
+def _similar(entry: Entry, candidates: list[Named]) -> list[dict]:
+    """The candidates kept: titles alike (difflib's ratio) or sharing most words."""
     mine = _words(entry.title)
     found = []
     for hit in candidates:
@@ -293,7 +278,7 @@ def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
             continue
         found.append(
             {
-                "id": hit.pk,
+                "id": hit.id,
                 "short_id": hit.short_id,
                 "title": hit.title,
                 "path": hit.path,
@@ -303,24 +288,25 @@ def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
     return found[:MAX_SIMILAR]
 
 
-def same_body_entries(actor: Actor, entry: Entry) -> list[dict]:
-    """Entries in projects the actor can see whose body says word for word what `entry`'s does
-    (whitespace and case aside), whatever their titles: one lookup on the entry_body_key index,
-    the new body's key computed by PostgreSQL with the very expression the index holds."""
-    if not entry.body.strip():
-        return []
-    key = Entry.objects.filter(pk=entry.pk).annotate(key=body_key()).order_by().values("key")[:1]
-    rows = (
-        Entry.objects.annotate(key=body_key())
-        .filter(key=Subquery(key), project__in=visible_projects(actor).values("pk"))
-        .exclude(pk=entry.pk)
-        .select_related("project", "subtopic")
-        .order_by("-updated_at")[:MAX_SIMILAR]
-    )
+def _same_body(rows: list[Named]) -> list[dict]:
     return [
-        {"id": e.pk, "short_id": e.short_id, "title": e.title, "path": e.path, "kind": e.kind}
+        {"id": e.id, "short_id": e.short_id, "title": e.title, "path": e.path, "kind": e.kind}
         for e in rows
     ]
+
+
+def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
+    """Entries of the same project that may say the same as a new entry (its title alike by
+    trigrams, then kept when the titles are alike or share most words)."""
+    return _similar(entry, report_lookups(actor, entry, new=True).similar)
+
+
+def same_body_entries(actor: Actor, entry: Entry) -> list[dict]:
+    """Entries in projects the actor can see whose body says word for word what `entry`'s does
+    (whitespace and case aside), whatever their titles: one lookup on the entry_body_key index."""
+    if not entry.body.strip():
+        return []
+    return _same_body(report_lookups(actor, entry, new=True).same_body)
 
 
 def write_report(
@@ -340,11 +326,16 @@ def write_report(
     if outcome == "unchanged":
         return report
     report["change"] = _change(actor, entry, before)
-    report["observations"], report["relations"] = _facts(actor, entry, facts)
+    created = outcome == "created"
+    lookups = None
+    if facts is not None or created:
+        targets = {t for _, _, t in facts.relations[:MAX_FACTS] if t} if facts else set()
+        lookups = report_lookups(actor, entry, targets=targets, new=created)
+    report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
     report["sources"] = _sources(entry, sources)
-    if outcome == "created":
-        report["similar"] = similar_entries(actor, entry)
-        report["same_body"] = same_body_entries(actor, entry)
+    if created:
+        report["similar"] = _similar(entry, lookups.similar)
+        report["same_body"] = _same_body(lookups.same_body)
     return report
 
 

@@ -9,12 +9,11 @@ graph as it was at any time stays answerable. A superseded entry's facts are all
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector
 from django.db import connection
-from django.db.models import Value
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
@@ -24,7 +23,6 @@ from knowledge.graph.resolve import may_reference, resolve_targets, split_target
 from knowledge.models import (
     Entry,
     EntryStatus,
-    Observation,
     Project,
     Relation,
     content_hash,
@@ -50,14 +48,32 @@ UNION ALL
 SELECT 'r', id, relation_type, target_text, '', '{}'::varchar(60)[], target_id
   FROM knowledge_relation WHERE source_id = %(entry)s AND valid_to IS NULL
 """
-# One statement closes both kinds.
-_CLOSE_SQL = """
-WITH closed AS (
+
+# One statement closes and adds both kinds (the CTEs touch different rows). An observation's
+# vector is the one search reads: content A, category B, context C (as
+# django.contrib.postgres's SearchVector writes it).
+_WRITE_SQL = """
+WITH closed_observations AS (
   UPDATE knowledge_observation SET valid_to = %(when)s, valid_to_version = %(version)s
-   WHERE id = ANY(%(observations)s)
+   WHERE id = ANY(%(close_observations)s::bigint[])
+), closed_relations AS (
+  UPDATE knowledge_relation SET valid_to = %(when)s, valid_to_version = %(version)s
+   WHERE id = ANY(%(close_relations)s::bigint[])
+), observations AS (
+  INSERT INTO knowledge_observation (entry_id, category, content, tags, context, "position",
+         valid_from, valid_from_version, search_vector)
+  SELECT %(entry)s, category, content, tags, context, "position", %(when)s, %(version)s,
+         setweight(to_tsvector(%(config)s::regconfig, COALESCE(content, '')), 'A')
+         || setweight(to_tsvector(%(config)s::regconfig, COALESCE(category, '')), 'B')
+         || setweight(to_tsvector(%(config)s::regconfig, COALESCE(context, '')), 'C')
+    FROM jsonb_to_recordset(%(observations)s::jsonb) AS x(category text, content text,
+         tags text[], context text, "position" integer)
 )
-UPDATE knowledge_relation SET valid_to = %(when)s, valid_to_version = %(version)s
- WHERE id = ANY(%(relations)s)
+INSERT INTO knowledge_relation (source_id, relation_type, target_text, target_key, target_id,
+       "position", valid_from, valid_from_version)
+SELECT %(entry)s, type, text, key, target, "position", %(when)s, %(version)s
+  FROM jsonb_to_recordset(%(relations)s::jsonb) AS x(type text, text text, key text,
+       target bigint, "position" integer)
 """
 
 
@@ -84,7 +100,6 @@ def index_graph(
     are. `recheck` also tries again to resolve its waiting links (after a move). New links
     resolve only into projects the `writer` may read. `new_entry`: created by this save, so it
     has no facts yet to compare with. Returns the facts as they now stand."""
-    when, version = entry.updated_at, entry.version
     if parsed is None:
         parsed = Graph() if entry.status == EntryStatus.SUPERSEDED else parse(entry.body)
     want_obs: dict[tuple, object] = {}
@@ -113,34 +128,14 @@ def index_graph(
                     waiting.append((pk, b, key))
         else:
             closing.append(pk)
-    if close_obs and close_rel:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _CLOSE_SQL,
-                {"when": when, "version": version, "observations": close_obs,
-                 "relations": close_rel},
-            )  # fmt: skip
-    elif close_obs:
-        Observation.objects.filter(pk__in=close_obs).update(valid_to=when, valid_to_version=version)
-    elif close_rel:
-        Relation.objects.filter(pk__in=close_rel).update(valid_to=when, valid_to_version=version)
-    _add_observations(entry, [o for k, o in want_obs.items() if k not in kept_obs], when, version)
     new = [r for k, r in want_rel.items() if k not in kept_rel]
     resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t, _ in waiting], writer)
-    if new:
-        Relation.objects.bulk_create(
-            Relation(
-                source_id=entry.pk,
-                relation_type=r.type,
-                target_text=r.target,
-                target_key=target_key(r.target)[:120],
-                target_id=resolved.get(r.target),
-                position=r.position,
-                valid_from=when,
-                valid_from_version=version,
-            )
-            for r in new
-        )
+    _write_facts(
+        entry,
+        close=(close_obs, close_rel),
+        observations=[o for k, o in want_obs.items() if k not in kept_obs],
+        relations=[(r, resolved.get(r.target)) for r in new],
+    )
     for pk, text, key in waiting:
         if resolved.get(text):
             Relation.objects.filter(pk=pk).update(target_id=resolved[text])
@@ -158,27 +153,38 @@ def index_graph(
     )
 
 
-def _add_observations(entry: Entry, new: list, when, version: int) -> None:
-    if not new:
+def _write_facts(
+    entry: Entry, *, close: tuple[list[int], list[int]], observations: list, relations: list
+) -> None:
+    """In one statement: close the facts (observation and relation ids) the new text no longer
+    holds at this revision, add its new observations and relations ((parsed, target id)), each
+    observation's full-text vector computed by the INSERT itself."""
+    if not (close[0] or close[1] or observations or relations):
         return
-    config = settings.CAIRN_SEARCH_CONFIG
-    Observation.objects.bulk_create(
-        Observation(
-            entry_id=entry.pk,
-            category=o.category,
-            content=o.content,
-            tags=list(o.tags),
-            context=o.context,
-            position=o.position,
-            valid_from=when,
-            valid_from_version=version,
-            # computed by the INSERT itself: no second statement
-            search_vector=SearchVector(Value(o.content), weight="A", config=config)
-            + SearchVector(Value(o.category), weight="B", config=config)
-            + SearchVector(Value(o.context), weight="C", config=config),
+    rows_obs = [
+        {"category": o.category, "content": o.content, "tags": list(o.tags),
+         "context": o.context, "position": o.position}
+        for o in observations
+    ]  # fmt: skip
+    rows_rel = [
+        {"type": r.type, "text": r.target, "key": target_key(r.target)[:120], "target": target,
+         "position": r.position}
+        for r, target in relations
+    ]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _WRITE_SQL,
+            {
+                "entry": entry.pk,
+                "when": entry.updated_at,
+                "version": entry.version,
+                "close_observations": close[0],
+                "close_relations": close[1],
+                "config": settings.CAIRN_SEARCH_CONFIG,
+                "observations": json.dumps(rows_obs),
+                "relations": json.dumps(rows_rel),
+            },
         )
-        for o in new
-    )
 
 
 def resolve_waiting(entry: Entry) -> int:
