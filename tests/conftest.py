@@ -95,9 +95,19 @@ def pytest_sessionfinish(session, exitstatus):
     timing.discard()
 
 
-# Long tests go out first, so no xdist worker starts one while the others are finishing.
-FIRST = ("tests/test_team_mode.py",)
+# Long tests go out first, so no xdist worker starts one while the others are finishing. Only
+# tests that use no test database (pytest-django runs those after the others, which put these
+# right before the browser tests at the end): each starts its own processes and servers.
+FIRST = (
+    "tests/test_team_mode.py",
+    "tests/test_isolation.py::test_a_test_run_leaves_a_live_installations_queue",
+    "tests/test_serve.py::test_serve_on_a_never_migrated_database",
+    "tests/test_embedded_start.py::",
+)
 
 
 def pytest_collection_modifyitems(session, config, items):
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
+    def rank(item) -> int:
+        return next((i for i, p in enumerate(FIRST) if item.nodeid.startswith(p)), len(FIRST))
+
+    items.sort(key=rank)

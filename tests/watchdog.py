@@ -122,6 +122,9 @@ def _measure(
     call = getattr(importlib.import_module(module), name)(*args)
     call()  # first calls import lexers and fill caches: not what the call costs again
     gc.collect()
+    # What survived (Django, every module loaded so far) is the child's for good: frozen, the
+    # next case's collect walks only what was made since (60 ms less per collect, two a case).
+    gc.freeze()
     with open("/proc/self/clear_refs", "w") as refs:
         refs.write("5")
     before = _status_kb("VmRSS")

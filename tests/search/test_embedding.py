@@ -153,7 +153,7 @@ def test_a_write_is_embedded_by_the_worker_after_it_commits(worker, project):
         if entry.embedding_model and EntryChunk.objects.filter(entry=entry).exists():
             break
         assert worker.poll() is None, worker.log_path.read_text(errors="replace")[-3000:]
-        time.sleep(0.5)
+        time.sleep(0.1)
     else:
         worker.terminate()
         log = worker.log_path.read_text(errors="replace")

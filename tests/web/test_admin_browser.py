@@ -2,8 +2,8 @@
 test_browser.py): a staff member signs in, searches the entry list with a paraphrase, filters it
 by the subtopic tree, moves two entries with a reason, edits with the live preview showing a
 resolved and a missing link, hits a conflict and keeps the text, and reverts to a version.
-Every page keeps to the Content-Security-Policy. Screenshots go to docs/screenshots/ with
-CAIRN_UPDATE_SCREENSHOTS=1 (else var/screenshots/)."""
+Every page keeps to the Content-Security-Policy. Screenshots are taken (into docs/screenshots/)
+with CAIRN_UPDATE_SCREENSHOTS=1."""
 
 from __future__ import annotations
 
