@@ -11,11 +11,9 @@ printed per split: tune (conv-26, conv-30, conv-41), report (conv-42, conv-43) a
 from __future__ import annotations
 
 import argparse
-import math
 import pickle
 import statistics
 import sys
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -39,11 +37,11 @@ def means(rows):
 class Bench:
     def __init__(self, dump: Path, level: str):
         import numpy as np
+        from django.contrib.auth import get_user_model
 
         from knowledge.actors import Actor
         from knowledge.models import EntryChunk
         from knowledge.search.providers import get_provider
-        from django.contrib.auth import get_user_model
 
         payload = pickle.loads((dump / f"locomo-{level}.pkl").read_bytes())
         self.level = level
@@ -51,7 +49,9 @@ class Bench:
         self.entries = payload["entries"]
         self.projects = payload["projects"]
         self.units = {pk: e["unit"] for pk, e in self.entries.items()}
-        self.actor = Actor.for_user(get_user_model().objects.get(username="bench"), agent="agent:bench")
+        self.actor = Actor.for_user(
+            get_user_model().objects.get(username="bench"), agent="agent:bench"
+        )
         rows = EntryChunk.objects.filter(
             model=get_provider().name, entry_id__in=list(self.entries)
         ).values_list("entry_id", "embedding")
@@ -88,9 +88,9 @@ class Bench:
 
 
 def run(bench: Bench, text_fn, fusion=None, post=None) -> dict:
-    from knowledge.search.engine import default_fusion
     from django.conf import settings
 
+    from knowledge.search.engine import default_fusion
     from knowledge.search.fusion import above_floor, fuse_lists
 
     fusion = fusion or default_fusion()
@@ -121,17 +121,14 @@ def run(bench: Bench, text_fn, fusion=None, post=None) -> dict:
 
 def scope_and_terms(bench: Bench, item, question: str | None = None):
     from django.conf import settings
+    from django.db.models import BooleanField
+    from django.db.models.expressions import RawSQL
 
     from knowledge.search.engine import search_scope
     from knowledge.search.filters import SearchFilters
     from knowledge.search.fulltext import word_stats
-    from knowledge.search.query import parse
+    from knowledge.search.query import filter_sql, parse
     from knowledge.selectors import visible_projects
-
-    from django.db.models import BooleanField
-    from django.db.models.expressions import RawSQL
-
-    from knowledge.search.query import filter_sql
 
     question = " ".join((question or item["question"]).split())
     if item.get("_relaxed"):
@@ -174,6 +171,7 @@ def sql_text(
     norm=1,
     boosts=None,
     cover=0.0,
+    lenpow=None,
     n=N,
 ):
     """text_ranking with the knobs exposed: ts_rank weights {D,C,B,A}, normalization, a per
@@ -197,10 +195,18 @@ def sql_text(
         params += [t.idf * boosts.get(t.tsquery, 1.0), weights, t.tsquery]
     if cover:
         parts.append(f"%s * ts_rank_cd(%s::float4[], search_vector, %s::tsquery, {norm})")
-        params += [cover, weights, " | ".join(t.tsquery for t in terms if boosts.get(t.tsquery, 1) >= 1)]
+        params += [
+            cover,
+            weights,
+            " | ".join(t.tsquery for t in terms if boosts.get(t.tsquery, 1) >= 1),
+        ]
+    rank_sql = " + ".join(parts)
+    if lenpow is not None:  # norm must be 0: the length factor is applied once here
+        rank_sql = f"({rank_sql}) / power(1 + ln(greatest(length(search_vector), 1)), %s)"
+        params.append(lenpow)
     candidates = scope.filter(RawSQL("search_vector @@ %s::tsquery", [match], BooleanField()))
     scored = list(
-        candidates.annotate(rank=RawSQL(" + ".join(parts), params, FloatField()))
+        candidates.annotate(rank=RawSQL(rank_sql, params, FloatField()))
         .order_by("-rank", "-updated_at", "-pk")
         .values_list("pk", "rank")[:n]
     )
