@@ -39,7 +39,7 @@ def rank_weights() -> str:
     if len(weights) != 3 or not all(0 <= w <= 1 for w in weights):
         raise ImproperlyConfigured(
             f"CAIRN_SEARCH_FIELD_WEIGHTS is {weights!r}; give three numbers between 0 and 1 for "
-            "title, tags/path and body, e.g. 1.0,0.6,0.4."
+            "title, tags/path and body, e.g. 1.0,1.0,0.4."
         )
     title, place, body = weights
     return f"{{0.1, {body}, {place}, {title}}}"
