@@ -130,3 +130,58 @@ NEW = variant_text(norm=33, weights="{0.1, 0.4, 0.6, 1.0}")
 VARIANTS["new"] = {"text_fn": NEW}
 for w in (0.5, 0.6, 0.9, 1.0):
     VARIANTS[f"new_sw{w}"] = {"text_fn": NEW, "fusion": Fusion("score", 1.0, w)}
+
+
+def zscore_fusion(sem_weight=0.75):
+    """Each list's scores as z-scores over its candidates (missing: the list's minimum)."""
+    import statistics as st
+
+    from bench.locomo_tune import engine_text
+
+    def z(ids, raw):
+        vals = [raw[i] for i in ids]
+        if len(vals) < 2:
+            return dict.fromkeys(ids, 1.0), 0.0
+        m, sd = st.fmean(vals), st.pstdev(vals) or 1.0
+        return {i: (raw[i] - m) / sd for i in ids}, (min(vals) - m) / sd
+
+    def post(bench, item, fused):
+        text, ts = engine_text(bench, item)
+        sem, ss = item["_sem"]
+        zt, lt = z(text, ts) if text else ({}, 0.0)
+        zs, ls = z(sem, ss) if sem else ({}, 0.0)
+        ids = set(text) | set(sem)
+        score = {i: zt.get(i, lt) + sem_weight * zs.get(i, ls) for i in ids}
+        keep = {i for i, _ in fused}
+        return sorted(((i, s) for i, s in score.items() if i in keep), key=lambda kv: -kv[1])
+
+    return post
+
+
+def neighbours(lam=0.3):
+    """Turn level only: a turn's fused score plus lam x the better of its neighbours' (same
+    session, previous or next turn); what a passage's surrounding context would give."""
+
+    def post(bench, item, fused):
+        if bench.level != "turn":
+            return fused
+        score = dict(fused)
+        by_unit = {bench.units[i]: i for i in score}
+        out = {}
+        for i, s in score.items():
+            sess, turn = bench.units[i][1:].split(":")
+            near = [by_unit.get(f"D{sess}:{int(turn) + d}") for d in (-1, 1)]
+            out[i] = s + lam * max([score[n] for n in near if n is not None] or [0.0])
+        return sorted(out.items(), key=lambda kv: -kv[1])
+
+    return post
+
+
+for w in (0.5, 0.75, 1.0):
+    VARIANTS[f"zscore{w}"] = {"text_fn": engine_text, "post": zscore_fusion(w)}
+for lam in (0.1, 0.2, 0.4):
+    VARIANTS[f"neigh{lam}"] = {"text_fn": engine_text, "post": neighbours(lam)}
+for w in ("0.1, 0.4, 1.0, 1.0", "0.1, 0.3, 1.0, 1.0", "0.1, 0.2, 1.0, 1.0", "0.1, 0.2, 0.4, 1.0"):
+    name = w.replace(", ", "_")
+    VARIANTS[f"n33_{name}"] = {"text_fn": variant_text(norm=33, weights="{" + w + "}")}
+    VARIANTS[f"n1_{name}"] = {"text_fn": variant_text(norm=1, weights="{" + w + "}")}
