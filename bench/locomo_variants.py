@@ -185,3 +185,8 @@ for w in ("0.1, 0.4, 1.0, 1.0", "0.1, 0.3, 1.0, 1.0", "0.1, 0.2, 1.0, 1.0", "0.1
     name = w.replace(", ", "_")
     VARIANTS[f"n33_{name}"] = {"text_fn": variant_text(norm=33, weights="{" + w + "}")}
     VARIANTS[f"n1_{name}"] = {"text_fn": variant_text(norm=1, weights="{" + w + "}")}
+VARIANTS["new_qwords0.5"] = {
+    "text_fn": variant_text(
+        norm=33, weights="{0.1, 0.4, 1.0, 1.0}", boosts={f"'{w}'": 0.5 for w in QWORDS}
+    )
+}
