@@ -172,6 +172,7 @@ def sql_text(
     boosts=None,
     cover=0.0,
     lenpow=None,
+    bm25b=None,
     n=N,
 ):
     """text_ranking with the knobs exposed: ts_rank weights {D,C,B,A}, normalization, a per
@@ -204,6 +205,13 @@ def sql_text(
     if lenpow is not None:  # norm must be 0: the length factor is applied once here
         rank_sql = f"({rank_sql}) / power(1 + ln(greatest(length(search_vector), 1)), %s)"
         params.append(lenpow)
+    if bm25b is not None:  # BM25's length factor against the scope's mean length (in lexemes)
+        from django.db.models import Avg
+        from django.db.models.functions import Length  # noqa: F401
+
+        mean = scope.aggregate(m=Avg(RawSQL("length(search_vector)", [], FloatField())))["m"] or 1.0
+        rank_sql = f"({rank_sql}) / (1 - %s + %s * length(search_vector) / %s)"
+        params += [bm25b, bm25b, mean]
     candidates = scope.filter(RawSQL("search_vector @@ %s::tsquery", [match], BooleanField()))
     scored = list(
         candidates.annotate(rank=RawSQL(rank_sql, params, FloatField()))

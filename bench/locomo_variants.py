@@ -190,3 +190,8 @@ VARIANTS["new_qwords0.5"] = {
         norm=33, weights="{0.1, 0.4, 1.0, 1.0}", boosts={f"'{w}'": 0.5 for w in QWORDS}
     )
 }
+for b in (0.25, 0.5, 0.75):
+    for n in (0, 32):
+        VARIANTS[f"bm25b{b}_n{n}"] = {
+            "text_fn": variant_text(norm=n, weights="{0.1, 0.4, 1.0, 1.0}", bm25b=b)
+        }
