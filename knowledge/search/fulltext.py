@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from django.core.exceptions import EmptyResultSet
+from django.conf import settings
+from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
 from django.db import connection
 from django.db.models import BooleanField, FloatField, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
@@ -20,13 +21,28 @@ from django.db.models.expressions import RawSQL
 from knowledge.models import Entry, Project
 
 # ts_rank normalization 1: divide by 1 + log(length), so a long entry that mentions a word
-# in passing does not outrank a short one about it.
-RANK_NORMALIZATION = 1
+# in passing does not outrank a short one about it; | 32: then rank / (rank + 1), so each word's
+# share saturates and one word matched many times cannot outweigh the others (LoCoMo dev: turn
+# R@1 +0.008, session unchanged; bench/README.md, issue 35).
+RANK_NORMALIZATION = 1 | 32
 # Candidates are matched by the rarest lexemes until their counts add up to this.
 TEXT_POOL = 5000
 # A pool larger than this is first cut to this many by one ts_rank over all the query's words,
 # then scored per word: at 100k entries scoring 2,000 candidates per word took 50-100 ms.
 FIRST_CUT = 500
+
+
+def rank_weights() -> str:
+    """ts_rank's weights {D, C, B, A} from CAIRN_SEARCH_FIELD_WEIGHTS (title A, tags and path
+    B, body C; nothing is indexed as D)."""
+    weights = settings.CAIRN_SEARCH_FIELD_WEIGHTS
+    if len(weights) != 3 or not all(0 <= w <= 1 for w in weights):
+        raise ImproperlyConfigured(
+            f"CAIRN_SEARCH_FIELD_WEIGHTS is {weights!r}; give three numbers between 0 and 1 for "
+            "title, tags/path and body, e.g. 1.0,1.0,0.4."
+        )
+    title, place, body = weights
+    return f"{{0.1, {body}, {place}, {title}}}"
 
 
 @dataclass
@@ -79,7 +95,8 @@ def word_stats(
 
 def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tuple[int, float]]:
     """BM25-like: sum over the query's lexemes of idf times ts_rank (which saturates with
-    repetition and weighs title > tags/path > body), over entries containing any of them.
+    repetition and weighs title > tags/path > body, CAIRN_SEARCH_FIELD_WEIGHTS), over entries
+    containing any of them.
 
     Entries are matched by the rarest lexemes until their counts add up to TEXT_POOL; a word
     in half the corpus would otherwise make the whole corpus a candidate to score. A pool
@@ -94,20 +111,22 @@ def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tupl
         matching.append(term)
         pool += term.ndoc
     match = " | ".join(t.tsquery for t in matching)
+    weights = rank_weights()
     rank_sql = " + ".join(
-        f"%s * ts_rank(search_vector, %s::tsquery, {RANK_NORMALIZATION})" for _ in terms
+        f"%s * ts_rank(%s::float4[], search_vector, %s::tsquery, {RANK_NORMALIZATION})"
+        for _ in terms
     )
     rank_params: list = []
     for term in terms:
-        rank_params += [term.idf, term.tsquery]
+        rank_params += [term.idf, weights, term.tsquery]
     candidates = scope.filter(RawSQL("search_vector @@ %s::tsquery", [match], BooleanField()))
     if pool > FIRST_CUT:
         every_word = " | ".join(t.tsquery for t in terms)
         first = (
             candidates.annotate(
                 first=RawSQL(
-                    f"ts_rank(search_vector, %s::tsquery, {RANK_NORMALIZATION})",
-                    [every_word],
+                    f"ts_rank(%s::float4[], search_vector, %s::tsquery, {RANK_NORMALIZATION})",
+                    [weights, every_word],
                     FloatField(),
                 )
             )

@@ -63,6 +63,12 @@ CAIRN_EMBED_MAX_TOKENS = env.int("CAIRN_EMBED_MAX_TOKENS", default=20_000)
 CAIRN_SEARCH_RRF_K = env.int("CAIRN_SEARCH_RRF_K", default=60)
 CAIRN_SEARCH_TEXT_WEIGHT = env.float("CAIRN_SEARCH_TEXT_WEIGHT", default=1.0)
 CAIRN_SEARCH_SEMANTIC_WEIGHT = env.float("CAIRN_SEARCH_SEMANTIC_WEIGHT", default=0.75)
+# Full-text weight of a word in an entry's title, tags and path, and body (each 0..1; ts_rank
+# weights A, B, C). Body 0.4 (was 0.2) measured best on LoCoMo dev (bench/README.md); tags and
+# path, short labels like a title, weigh as one (the demo's runbook is found by its path).
+CAIRN_SEARCH_FIELD_WEIGHTS = env.list(
+    "CAIRN_SEARCH_FIELD_WEIGHTS", cast=float, default=[1.0, 1.0, 0.4]
+)
 # "rrf" (ranks) or "score" (each list's scores scaled 0..1); text lead: the full text's first hit
 # goes first when it scores at least this many times its second (0: off); knowledge/search/fusion.py
 CAIRN_SEARCH_FUSION = env("CAIRN_SEARCH_FUSION", default="score")
