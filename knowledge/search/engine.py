@@ -13,16 +13,11 @@ from concurrent.futures import Future
 from dataclasses import replace
 
 from django.conf import settings
+from django.core.exceptions import EmptyResultSet
 from django.db import connection, transaction
-from django.db.models import (
-    BooleanField,
-    ExpressionWrapper,
-    FloatField,
-    OuterRef,
-    QuerySet,
-    Subquery,
-)
+from django.db.models import BooleanField, OuterRef, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
+from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from knowledge.actors import Actor
@@ -41,12 +36,23 @@ from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
 from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchResults
-from knowledge.selectors import visible_projects
+from knowledge.selectors import visible_projects_sql
 
 log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "text", "semantic")
 MAX_LIMIT = 100
+
+
+# Every chunk of a small scope, compared exactly: "+ 0" keeps the planner off the HNSW index
+# (it would stop after ef_search rows). Written by hand: the ORM built it slower than it ran.
+_EXACT_SQL = """
+SELECT entry_id, (embedding <=> %s::vector) + 0.0 AS distance, id
+FROM knowledge_entrychunk
+WHERE model = %s AND entry_id IN ({scope})
+ORDER BY distance
+LIMIT %s
+"""
 
 
 def _semantic_ranking(
@@ -59,29 +65,34 @@ def _semantic_ranking(
     subquery: as a join, the planner would read the whole scope and every chunk first
     (0.3-0.4 s at 100k entries instead of 5-10 ms, bench/scale.py).
     """
-    chunks = EntryChunk.objects.filter(model=provider.name)
     if exact:
-        chunks = chunks.filter(entry__in=scope.order_by().values("pk"))
+        try:
+            scope_sql, scope_params = scope.order_by().values("pk").query.sql_with_params()
+        except EmptyResultSet:  # an actor who sees no project
+            return [], {}, {}
     else:
+        chunks = EntryChunk.objects.filter(model=provider.name)
         in_scope = scope.order_by().filter(pk=OuterRef("entry_id")).values("pk")[:1]
         chunks = chunks.annotate(in_scope=Subquery(in_scope)).filter(in_scope__isnull=False)
     with stages.stage("embed wait"):
         vector = vector.result()  # started before the full-text SQL; usually done by now
-    distance = CosineDistance("embedding", vector)
-    if exact:  # "+ 0" keeps the planner off the index: it would stop after ef_search rows
-        distance = ExpressionWrapper(distance + 0.0, output_field=FloatField())
     # Only ids and distances here: chunk texts are read for the few hits shown.
     # A chunk row per hit and a few more: entries have 1-2 chunks. Reading more costs nothing
     # when exact, and ~1 ms per 15 rows when walking the index with the scope check.
-    query = (
-        chunks.annotate(distance=distance)
-        .order_by("distance")
-        .values_list("entry_id", "distance", "pk")[: n * (3 if exact else 2)]
-    )
     with stages.stage("vector SQL"):
         if exact:
-            rows = list(query)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    _EXACT_SQL.format(scope=scope_sql),
+                    [Vector._to_db(vector), provider.name, *scope_params, n * 3],
+                )
+                rows = cursor.fetchall()
         else:
+            query = (
+                chunks.annotate(distance=CosineDistance("embedding", vector))
+                .order_by("distance")
+                .values_list("entry_id", "distance", "pk")[: n * 2]
+            )
             with transaction.atomic(), connection.cursor() as cursor:
                 # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8).
                 cursor.execute(
@@ -173,8 +184,8 @@ def rankings(
             stats = word_stats(
                 words,
                 config,
-                visible_projects(actor),
-                searched=searched.pk if searched is not None else None,
+                visible_projects_sql(actor),
+                searched=searched,
             )
         terms, known = stats.terms, stats.entries
     # Settled while the query is embedded: it picks how the vector SQL reads the chunks.

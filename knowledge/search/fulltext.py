@@ -43,15 +43,23 @@ class WordStats:
 
 
 def word_stats(
-    words: list[str], config: str, projects: QuerySet[Project], *, searched: int | None = None
+    words: list[str],
+    config: str,
+    projects: QuerySet[Project] | tuple[str, tuple],
+    *,
+    searched: int | None = None,
 ) -> WordStats:
     """The query's distinct lexemes with their BM25 idf, counted over the entries of
-    `projects` (which must be projects the reader may see), and how many entries the project
+    `projects` (which must be projects the reader may see; a queryset, or its ids compiled as
+    (sql, params) by selectors.visible_projects_sql), and how many entries the project
     `searched` (else all of `projects`) holds: one query answers both."""
-    try:
-        scope_sql, scope_params = projects.values("pk").query.sql_with_params()
-    except EmptyResultSet:  # no project at all (anonymous): nothing counted
-        scope_sql, scope_params = "SELECT NULL::bigint WHERE false", ()
+    if isinstance(projects, tuple):
+        scope_sql, scope_params = projects
+    else:
+        try:
+            scope_sql, scope_params = projects.values("pk").query.sql_with_params()
+        except EmptyResultSet:  # no project at all (anonymous): nothing counted
+            scope_sql, scope_params = "SELECT NULL::bigint WHERE false", ()
     with connection.cursor() as cursor:
         cursor.execute(
             f"""

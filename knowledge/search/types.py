@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict, dataclass, field
 
-from knowledge.models import Entry
 from knowledge.search.freshness import Pending
 
 
@@ -22,7 +21,7 @@ class Rankings:
     rank_tsquery: str | None = None
     # Entries of the text ranking's top, loaded (with their snippets) while the query was
     # still being embedded, so the hits need not wait for them afterwards.
-    loaded: dict[int, Entry] = field(default_factory=dict)
+    loaded: dict = field(default_factory=dict)  # entry id -> hits.HitRow
     highlights: dict[int, str] = field(default_factory=dict)
     # Entries of the searched set still waiting for vectors (knowledge/search/freshness.py).
     pending: Pending | None = None
