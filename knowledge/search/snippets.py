@@ -5,6 +5,7 @@ body inside the query (a few milliseconds per search); this reads the body the h
 
 from __future__ import annotations
 
+import functools
 import re
 from itertools import islice
 
@@ -24,6 +25,11 @@ def lexemes_of(tsquery: str | None) -> list[str]:
 
 
 def _pattern(lexemes: list[str]) -> re.Pattern:
+    return _compiled(tuple(lexemes))
+
+
+@functools.lru_cache(maxsize=256)  # a search highlights each hit with the same lexemes
+def _compiled(lexemes: tuple[str, ...]) -> re.Pattern:
     parts = []
     for lex in sorted(set(lexemes), key=len, reverse=True):
         if len(lex) < 3:
