@@ -25,7 +25,7 @@ from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import stages
 from knowledge.search.by_filters import filtered_entries
-from knowledge.search.explain import annotate
+from knowledge.search.explain import annotate, matches_statement
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_in
 from knowledge.search.fulltext import text_ranking, word_stats
@@ -278,13 +278,16 @@ def search_entries(
         floor = settings.CAIRN_SEARCH_MIN_SIMILARITY
         fused = above_floor(fused, found.text, found.semantic_scores, floor)[:limit]
     with stages.stage("hits + snippets"):
-        hits = SearchResults(load_hits(fused, found))
-    _carry_signals(hits, found, mode)
+        # What the signals show of the hits is read in the same round trip.
+        matches = matches_statement([pk for pk, _ in fused], found)
+        shown, matched = load_hits(fused, found, alongside=matches)
+        hits = SearchResults(shown)
+    _carry_signals(hits, found, mode, matched if matches is not None else [])
     hits.note = found.pending.note(mode) if found.pending else ""
     return hits
 
 
-def _carry_signals(hits: SearchResults, found: Rankings, mode: str) -> None:
+def _carry_signals(hits: SearchResults, found: Rankings, mode: str, matched: list) -> None:
     """Each hit's place and score per list, and whether any hit holds the query's words."""
     with stages.stage("signals"):
         searched = [
@@ -295,7 +298,7 @@ def _carry_signals(hits: SearchResults, found: Rankings, mode: str) -> None:
             )
             if ran
         ]
-        annotate(hits, found, contributions(found, mode), searched=searched)
+        annotate(hits, found, contributions(found, mode), searched=searched, matched=matched)
 
 
 def contributions(found: Rankings, mode: str) -> tuple[dict[int, float], dict[int, float]]:

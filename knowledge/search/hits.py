@@ -78,38 +78,66 @@ WHERE e.id = ANY(%s)
 
 
 def _rows(
-    ids: list[int], *, chunk_ids: list[int] = (), headline: str | None = None, headed=()
-) -> dict[int, HitRow]:
+    ids: list[int],
+    *,
+    chunk_ids: list[int] = (),
+    headline: str | None = None,
+    headed=(),
+    alongside: tuple[str, list] | None = None,
+) -> tuple[dict[int, HitRow], list[tuple]]:
     """Entries `ids` as HitRows; `chunk_ids` their matched passages' texts; `headline` a
-    tsquery for ts_headline snippets of the entries `headed`."""
-    if not ids:
-        return {}
+    tsquery for ts_headline snippets of the entries `headed`. `alongside`: another statement
+    sent in the same round trip, and its rows."""
+    statements = []
+    if ids:
+        params = [
+            headline,
+            list(headed),
+            settings.CAIRN_SEARCH_CONFIG,
+            headline,
+            HEADLINE_OPTIONS,
+            list(chunk_ids),
+            list(ids),
+        ]
+        statements.append((_ROWS_SQL, params))
+    if alongside is not None:
+        statements.append(alongside)
+    if not statements:
+        return {}, []
+    results = fetch_together(statements)
+    loaded = {row[0]: HitRow(*row) for row in results[0]} if ids else {}
+    return loaded, results[-1] if alongside is not None else []
+
+
+def fetch_together(statements: list[tuple[str, list]]) -> list[list[tuple]]:
+    """Each statement's rows, all sent in one round trip (parameters are bound on the client,
+    so several statements travel as one query string)."""
+    sql = ";\n".join(sql.strip().rstrip(";") for sql, _ in statements)
+    params = [param for _, statement_params in statements for param in statement_params]
+    results = []
     with connection.cursor() as cursor:
-        cursor.execute(
-            _ROWS_SQL,
-            [
-                headline,
-                list(headed),
-                settings.CAIRN_SEARCH_CONFIG,
-                headline,
-                HEADLINE_OPTIONS,
-                list(chunk_ids),
-                list(ids),
-            ],
-        )
-        return {row[0]: HitRow(*row) for row in cursor.fetchall()}
+        cursor.execute(sql, params)
+        while True:
+            results.append(cursor.fetchall())
+            if not cursor.nextset():
+                break
+    return results
 
 
 def preload(ids: list[int], rank_tsquery: str | None) -> tuple[dict[int, HitRow], dict[int, str]]:
     """Entries `ids` with their snippets, loaded ahead (while the query is still embedded)."""
     lexemes = lexemes_of(rank_tsquery)
-    loaded = _rows(ids)
+    loaded, _ = _rows(ids)
     return loaded, {pk: highlight(row.body, lexemes) for pk, row in loaded.items()}
 
 
-def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
+def load_hits(
+    fused: list[tuple[int, float]], found: Rankings, *, alongside: tuple[str, list] | None = None
+) -> tuple[list[SearchHit], list[tuple]]:
+    """The hits of the fused ids, best first, and the rows of `alongside` (another statement,
+    read in the same round trip)."""
     if not fused:
-        return []
+        return [], []
     ids = [entry_id for entry_id, _ in fused]
     missing = [entry_id for entry_id in ids if entry_id not in found.loaded]
     text_ids, semantic_ids = set(found.text), set(found.semantic)
@@ -119,14 +147,14 @@ def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit
     # ts_headline reads the whole body: only for hits the full text actually matched.
     chunk_ids = [found.chunks[i] for i in missing if i in found.chunks and i not in text_ids]
     by_id = dict(found.loaded)
-    by_id.update(
-        _rows(
-            missing,
-            chunk_ids=chunk_ids,
-            headline=found.rank_tsquery if headed else None,
-            headed=headed,
-        )
+    rows, alongside_rows = _rows(
+        missing,
+        chunk_ids=chunk_ids,
+        headline=found.rank_tsquery if headed else None,
+        headed=headed,
+        alongside=alongside,
     )
+    by_id.update(rows)
     hits = []
     for entry_id, score in fused:
         entry = by_id.get(entry_id)
@@ -149,7 +177,7 @@ def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit
                 matched=matched,
             )
         )
-    return hits
+    return hits, alongside_rows
 
 
 def plain_snippet(body: str) -> str:
