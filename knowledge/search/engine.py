@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import BooleanField, OuterRef, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from pgvector import Vector
@@ -30,7 +30,7 @@ from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_in
 from knowledge.search.fulltext import text_ranking, word_stats
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
-from knowledge.search.hits import load_hits, preload
+from knowledge.search.hits import fetch_together, load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
@@ -93,14 +93,18 @@ def _semantic_ranking(
                 .order_by("distance")
                 .values_list("entry_id", "distance", "pk")[: n * 2]
             )
-            with transaction.atomic(), connection.cursor() as cursor:
-                # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8).
-                cursor.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true), "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                    [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
-                )
-                rows = list(query)
+            # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8). The
+            # settings hold for one transaction: sent with the query in one round trip, both
+            # statements run as one (instead of BEGIN, set_config, query, COMMIT).
+            scan = (
+                "SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
+            )
+            try:
+                rows = fetch_together([scan, query.query.sql_with_params()])[1]
+            except EmptyResultSet:  # an actor who sees no project
+                rows = []
     rows.sort(key=lambda row: row[1])  # relaxed_order may return rows slightly out of order
     ranking: list[int] = []
     best: dict[int, int] = {}
