@@ -341,6 +341,14 @@ def server_breakdown(profile: Path, latencies: list[float]) -> dict[str, float]:
             lat * 1000 - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
             for lat, c in zip(latencies, calls, strict=True)
         )
+        if all("MCP request" in c for c in calls):  # servers that time the whole request
+            out["MCP framework (server)"] = statistics.median(
+                c["MCP request"] - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
+                for c in calls
+            )
+            out["HTTP + client"] = statistics.median(
+                lat * 1000 - c["MCP request"] for lat, c in zip(latencies, calls, strict=True)
+            )
     out["client round trip"] = statistics.median(x * 1000 for x in latencies)
     return out
 
