@@ -8,6 +8,7 @@ query is embedded in a worker thread while the full-text side runs (query_vector
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from concurrent.futures import Future
 from dataclasses import replace
@@ -27,8 +28,8 @@ from knowledge.search import stages
 from knowledge.search.by_filters import filtered_entries
 from knowledge.search.explain import annotate, matches_statement
 from knowledge.search.filters import NO_FILTERS, SearchFilters
-from knowledge.search.freshness import pending_in
-from knowledge.search.fulltext import text_ranking, word_stats
+from knowledge.search.freshness import pending_from, pending_statement
+from knowledge.search.fulltext import text_ranking, word_stats_from, word_stats_statement
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
 from knowledge.search.hits import fetch_together, load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
@@ -175,23 +176,26 @@ def rankings(
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     result = Rankings()
-    if vector is not None:  # a search by meaning misses the entries that have no vectors yet
-        with stages.stage("pending"):
-            result.pending = pending_in(searched_set)
-
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     terms, known = [], None
+    statements = {}
+    if vector is not None:  # a search by meaning misses the entries that have no vectors yet
+        with contextlib.suppress(EmptyResultSet):  # a scope that cannot hold anything
+            statements["pending"] = pending_statement(searched_set)
     if words or vector is not None:
-        with stages.stage("idf lookup"):
-            # Word statistics of every project the actor may see (also when one project is
-            # searched: the wider sample ranks better), never of one they cannot.
-            stats = word_stats(
-                words,
-                config,
-                visible_projects_sql(actor),
-                searched=searched,
-            )
-        terms, known = stats.terms, stats.entries
+        # Word statistics of every project the actor may see (also when one project is
+        # searched: the wider sample ranks better), never of one they cannot.
+        statements["idf"] = word_stats_statement(
+            words, config, visible_projects_sql(actor), searched=searched
+        )
+    if statements:
+        with stages.stage("idf lookup"):  # and the pending entries: one round trip
+            found = dict(zip(statements, fetch_together(list(statements.values())), strict=True))
+        if "pending" in found:
+            result.pending = pending_from(found["pending"])
+        if "idf" in found:
+            stats = word_stats_from(found["idf"])
+            terms, known = stats.terms, stats.entries
     # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
     narrowed = bool(constraint) or filters.narrowed
     small = scope_is_small(scope, known, narrowed) if vector is not None else True

@@ -53,6 +53,20 @@ def word_stats(
     `projects` (which must be projects the reader may see; a queryset, or its ids compiled as
     (sql, params) by selectors.visible_projects_sql), and how many entries the project
     `searched` (else all of `projects`) holds: one query answers both."""
+    with connection.cursor() as cursor:
+        cursor.execute(*word_stats_statement(words, config, projects, searched=searched))
+        return word_stats_from(cursor.fetchall())
+
+
+def word_stats_statement(
+    words: list[str],
+    config: str,
+    projects: QuerySet[Project] | tuple[str, tuple],
+    *,
+    searched: int | None = None,
+) -> tuple[str, list]:
+    """word_stats' statement, for a caller that sends it with others (word_stats_from reads
+    its rows)."""
     if isinstance(projects, tuple):
         scope_sql, scope_params = projects
     else:
@@ -60,24 +74,25 @@ def word_stats(
             scope_sql, scope_params = projects.values("pk").query.sql_with_params()
         except EmptyResultSet:  # no project at all (anonymous): nothing counted
             scope_sql, scope_params = "SELECT NULL::bigint WHERE false", ()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH scope AS MATERIALIZED ({scope_sql})
-            SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int, NULL::int
-            FROM unnest(to_tsvector(%s::regconfig, %s)) u
-            LEFT JOIN knowledge_lexemestat s
-              ON s.word = u.lexeme AND s.project_id IN (SELECT * FROM scope)
-            GROUP BY u.lexeme
-            UNION ALL
-            SELECT NULL, coalesce(sum(ndoc), 0)::int,
-                   (sum(ndoc) FILTER (WHERE %s::bigint IS NULL OR project_id = %s))::int
-            FROM knowledge_lexemestat
-            WHERE word = '' AND project_id IN (SELECT * FROM scope)
-            """,
-            [*scope_params, config, " ".join(words), searched, searched],
-        )
-        rows = cursor.fetchall()
+    return (
+        f"""
+        WITH scope AS MATERIALIZED ({scope_sql})
+        SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int, NULL::int
+        FROM unnest(to_tsvector(%s::regconfig, %s)) u
+        LEFT JOIN knowledge_lexemestat s
+          ON s.word = u.lexeme AND s.project_id IN (SELECT * FROM scope)
+        GROUP BY u.lexeme
+        UNION ALL
+        SELECT NULL, coalesce(sum(ndoc), 0)::int,
+               (sum(ndoc) FILTER (WHERE %s::bigint IS NULL OR project_id = %s))::int
+        FROM knowledge_lexemestat
+        WHERE word = '' AND project_id IN (SELECT * FROM scope)
+        """,
+        [*scope_params, config, " ".join(words), searched, searched],
+    )
+
+
+def word_stats_from(rows: list[tuple]) -> WordStats:
     total, entries = next(((n, e) for lexeme, n, e in rows if lexeme is None), (0, None))
     pairs = [(lexeme, n) for lexeme, n, _ in rows if lexeme is not None]
     total = max([total, 1, *(n for _, n in pairs)])
