@@ -15,7 +15,6 @@ from dataclasses import replace
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
-from django.db import connection
 from django.db.models import BooleanField, OuterRef, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from pgvector import Vector
@@ -29,7 +28,7 @@ from knowledge.search.by_filters import filtered_entries
 from knowledge.search.explain import annotate, matches_statement
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_from, pending_statement
-from knowledge.search.fulltext import text_ranking, word_stats_from, word_stats_statement
+from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_stats_statement
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
 from knowledge.search.hits import fetch_together, load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
@@ -57,56 +56,73 @@ LIMIT %s
 
 
 def _semantic_ranking(
-    scope: QuerySet[Entry], provider, vector: Future, n: int, *, exact: bool
-) -> tuple[list[int], dict[int, int], dict[int, float]]:
-    """The scope's entries by their best chunk's similarity to the query.
+    scope: QuerySet[Entry],
+    provider,
+    vector: Future,
+    n: int,
+    *,
+    exact: bool,
+    along: QuerySet | None = None,
+) -> tuple[tuple[list[int], dict[int, int], dict[int, float]], list[tuple]]:
+    """The scope's entries by their best chunk's similarity to the query, and the rows of
+    `along` (a query sent in the same round trip: the text ranking when the vector was ready
+    before it ran).
 
     exact: every chunk of the scope is compared (a few thousand at most). Otherwise the HNSW
     index is walked nearest first and each chunk is checked against the scope by a correlated
     subquery: as a join, the planner would read the whole scope and every chunk first
     (0.3-0.4 s at 100k entries instead of 5-10 ms, bench/scale.py).
     """
-    if exact:
-        try:
-            scope_sql, scope_params = scope.order_by().values("pk").query.sql_with_params()
-        except EmptyResultSet:  # an actor who sees no project
-            return [], {}, {}
-    else:
-        chunks = EntryChunk.objects.filter(model=provider.name)
-        in_scope = scope.order_by().filter(pk=OuterRef("entry_id")).values("pk")[:1]
-        chunks = chunks.annotate(in_scope=Subquery(in_scope)).filter(in_scope__isnull=False)
     with stages.stage("embed wait"):
         vector = vector.result()  # started before the full-text SQL; usually done by now
+    statements = []
+    if along is not None:
+        with contextlib.suppress(EmptyResultSet):  # a scope that cannot hold anything
+            statements.append(along.query.sql_with_params())
+    texts = len(statements)
+    with contextlib.suppress(EmptyResultSet):  # an actor who sees no project
+        statements += _vector_statements(scope, provider, vector, n, exact=exact)
+    with stages.stage("text + vector SQL" if texts else "vector SQL"):
+        results = fetch_together(statements) if statements else []
+    rows = results[-1] if len(results) > texts else []
+    return _by_similarity(rows, n), results[0] if texts else []
+
+
+def _vector_statements(scope: QuerySet[Entry], provider, vector, n: int, *, exact: bool) -> list:
+    """The statements whose last one reads (entry id, distance, chunk id), nearest first."""
     # Only ids and distances here: chunk texts are read for the few hits shown.
     # A chunk row per hit and a few more: entries have 1-2 chunks. Reading more costs nothing
     # when exact, and ~1 ms per 15 rows when walking the index with the scope check.
-    with stages.stage("vector SQL"):
-        if exact:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _EXACT_SQL.format(scope=scope_sql),
-                    [Vector._to_db(vector), provider.name, *scope_params, n * 3],
-                )
-                rows = cursor.fetchall()
-        else:
-            query = (
-                chunks.annotate(distance=CosineDistance("embedding", vector))
-                .order_by("distance")
-                .values_list("entry_id", "distance", "pk")[: n * 2]
+    if exact:
+        scope_sql, scope_params = scope.order_by().values("pk").query.sql_with_params()
+        return [
+            (
+                _EXACT_SQL.format(scope=scope_sql),
+                [Vector._to_db(vector), provider.name, *scope_params, n * 3],
             )
-            # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8). The
-            # settings hold for one transaction: sent with the query in one round trip, both
-            # statements run as one (instead of BEGIN, set_config, query, COMMIT).
-            scan = (
-                "SELECT set_config('hnsw.ef_search', %s, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
-            )
-            try:
-                rows = fetch_together([scan, query.query.sql_with_params()])[1]
-            except EmptyResultSet:  # an actor who sees no project
-                rows = []
-    rows.sort(key=lambda row: row[1])  # relaxed_order may return rows slightly out of order
+        ]
+    chunks = EntryChunk.objects.filter(model=provider.name)
+    in_scope = scope.order_by().filter(pk=OuterRef("entry_id")).values("pk")[:1]
+    query = (
+        chunks.annotate(in_scope=Subquery(in_scope))
+        .filter(in_scope__isnull=False)
+        .annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance")
+        .values_list("entry_id", "distance", "pk")[: n * 2]
+    )
+    # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8). The
+    # settings hold for one transaction: sent with the query in one round trip, both
+    # statements run as one (instead of BEGIN, set_config, query, COMMIT).
+    scan = (
+        "SELECT set_config('hnsw.ef_search', %s, true), "
+        "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+        [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
+    )
+    return [scan, query.query.sql_with_params()]
+
+
+def _by_similarity(rows: list, n: int) -> tuple[list[int], dict[int, int], dict[int, float]]:
+    rows = sorted(rows, key=lambda row: row[1])  # relaxed_order may return rows out of order
     ranking: list[int] = []
     best: dict[int, int] = {}
     similarity: dict[int, float] = {}
@@ -136,6 +152,17 @@ def _start_query_vector(query: str, mode: str):
         log.warning("Hybrid search fell back to full text: %s", exc.message)
         return None, None
     return provider, query_vector(provider, query)
+
+
+def _ready(vector) -> bool:
+    """Whether the query's vector is at hand (a Future done without failing)."""
+    done = getattr(vector, "done", None)  # a Future; embed-ahead switched off has none
+    return done is not None and done() and vector.exception() is None
+
+
+def _take_text(result: Rankings, scored: list[tuple[int, float]]) -> None:
+    result.text = [pk for pk, _ in scored]
+    result.text_scores = dict(scored)
 
 
 def _still_embedding(vector) -> bool:
@@ -199,13 +226,16 @@ def rankings(
     # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
     narrowed = bool(constraint) or filters.narrowed
     small = scope_is_small(scope, known, narrowed) if vector is not None else True
+    text_query = None
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
-            with stages.stage("text SQL"):
-                scored = text_ranking(scope, terms, n)
-                result.text = [pk for pk, _ in scored]
-                result.text_scores = dict(scored)
+            text_query = text_ranking_query(scope, terms, n)
+    # A vector already at hand (a repeated query) goes with the text ranking in one round trip.
+    together = text_query is not None and _ready(vector)
+    if text_query is not None and not together:
+        with stages.stage("text SQL"):
+            _take_text(result, list(text_query))
 
     if (
         prefetch
@@ -216,9 +246,12 @@ def rankings(
         _prefetch(result, prefetch)  # the request would only wait for the model meanwhile
     if vector is not None:
         try:
-            result.semantic, result.chunks, result.semantic_scores = _semantic_ranking(
-                scope, provider, vector, n, exact=small
+            semantic, text_rows = _semantic_ranking(
+                scope, provider, vector, n, exact=small, along=text_query if together else None
             )
+            result.semantic, result.chunks, result.semantic_scores = semantic
+            if together:
+                _take_text(result, text_rows)
         except EmbeddingUnavailable as exc:
             if mode == "semantic":
                 raise

@@ -101,13 +101,18 @@ def word_stats_from(rows: list[tuple]) -> WordStats:
 
 
 def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tuple[int, float]]:
+    """Entries by text_ranking_query, best first: (entry id, score) pairs."""
+    return list(text_ranking_query(scope, terms, n))
+
+
+def text_ranking_query(scope: QuerySet[Entry], terms: list[Term], n: int) -> QuerySet:
     """BM25-like: sum over the query's lexemes of idf times ts_rank (which saturates with
     repetition and weighs title > tags/path > body), over entries containing any of them.
 
     Entries are matched by the rarest lexemes until their counts add up to TEXT_POOL; a word
     in half the corpus would otherwise make the whole corpus a candidate to score. A pool
     above FIRST_CUT is cut to FIRST_CUT by one plain ts_rank first.
-    Returns (entry id, score) pairs, best first.
+    Its rows are (entry id, score) pairs, best first.
     """
     matching: list[Term] = []
     pool = 0
@@ -138,7 +143,7 @@ def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tupl
             .values("pk")[:FIRST_CUT]
         )
         candidates = Entry.objects.filter(pk__in=Subquery(first))
-    return list(
+    return (
         candidates.annotate(rank=RawSQL(rank_sql, rank_params, FloatField()))
         .order_by("-rank", "-updated_at", "-pk")
         .values_list("pk", "rank")[:n]
