@@ -3,6 +3,8 @@ search) and by the writes' locks, so access rules change here and nowhere else."
 
 from __future__ import annotations
 
+import threading
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import EmptyResultSet
@@ -77,6 +79,7 @@ def visible_projects(actor: Actor) -> QuerySet[Project]:
 # the query (the membership and guest subqueries) cost more CPU than running it.
 _VISIBLE_SQL_SIZE = 1024
 _visible_sql: dict[tuple, tuple[str, tuple]] = {}
+_visible_sql_lock = threading.Lock()
 
 
 def visible_projects_sql(actor: Actor) -> tuple[str, tuple]:
@@ -96,9 +99,10 @@ def visible_projects_sql(actor: Actor) -> tuple[str, tuple]:
             compiled = visible_projects(actor).values("pk").query.sql_with_params()
         except EmptyResultSet:  # no project at all (anonymous)
             compiled = ("SELECT NULL::bigint WHERE false", ())
-        if len(_visible_sql) >= _VISIBLE_SQL_SIZE:
-            _visible_sql.clear()
-        _visible_sql[key] = compiled
+        with _visible_sql_lock:  # web threads compile concurrently
+            while len(_visible_sql) >= _VISIBLE_SQL_SIZE:  # the oldest out
+                _visible_sql.pop(next(iter(_visible_sql)), None)
+            _visible_sql[key] = compiled
     return compiled
 
 

@@ -41,7 +41,7 @@ def projects(project):
 
 
 def test_the_searched_project_resolves_as_project_get_does(actor, projects):
-    acme, restricted, confidential, digits, named = projects
+    acme, restricted, _confidential, _digits, named = projects
     refs = [
         "acme",
         " ACME ",
