@@ -156,8 +156,8 @@ def _start_query_vector(query: str, mode: str):
 
 def _ready(vector) -> bool:
     """Whether the query's vector is at hand (a Future done without failing)."""
-    done = getattr(vector, "done", None)  # a Future; embed-ahead switched off has none
-    return done is not None and done() and vector.exception() is None
+    has_done = getattr(vector, "done", None) is not None  # embed-ahead switched off: none
+    return has_done and not _still_embedding(vector) and vector.exception() is None
 
 
 def _take_text(result: Rankings, scored: list[tuple[int, float]]) -> None:
