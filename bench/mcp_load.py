@@ -96,7 +96,10 @@ def _stop_what_we_started() -> None:
         embedded.stop_postgres()
 
 
-def start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen, str]:
+def start_server(
+    env: dict[str, str], workers: int, root: Path = ROOT
+) -> tuple[subprocess.Popen, str]:
+    """uvicorn serving the checkout at `root` (this one, or --baseline's)."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -114,7 +117,7 @@ def start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen, s
             str(workers),
         ],
         env=env,
-        cwd=ROOT,
+        cwd=root,
         start_new_session=True,
     )
     wait_for_port(proc, port, timeout=60, what="uvicorn (run it by hand to see why)")
@@ -245,14 +248,14 @@ def pick_questions(questions: list[dict], searches: int, part: int) -> list[dict
     return unique[part * step :: 3 * step][:searches] if step > 1 else unique[part::3][:searches]
 
 
-async def bench_writes(url: str, token: str, sessions) -> list[dict]:
+async def bench_writes(url: str, token: str, sessions, levels=(1, 8)) -> list[dict]:
     rows = []
     convs = sorted({s["conv"] for s in sessions})
     async with Client(url, token) as admin:
-        for level in (1, 8):
+        for level in levels:
             for conv in convs:
                 await admin.call("create_project", {"slug": f"c{level}-{conv}"})
-    for level in (1, 8):
+    for level in levels:
         jobs = [
             (
                 "upsert",
@@ -298,22 +301,25 @@ BEFORE = {  # the search path as it was: every speed-up of this branch switched 
 
 async def ab_searches(urls: dict, token: str, questions, searches: int, profiles: dict):
     """The same cold questions against two servers (before / after), alternating which one is
-    asked first, so both see the same machine load. Returns rows and breakdowns per server."""
+    asked first, so both see the same machine load; then the same questions again (repeated:
+    their query vectors are cached). Returns rows and breakdowns per server and pass."""
     picked = pick_questions(questions, searches, 2)
-    latencies: dict[str, list[float]] = {name: [] for name in urls}
-    for path in profiles.values():
-        path.write_text("")
+    rows, breakdowns = [], {}
     async with Client(urls["before"], token) as before, Client(urls["after"], token) as after:
         clients = {"before": before, "after": after}
-        for i, q in enumerate(tqdm(picked, desc="search before/after", leave=False)):
-            args = {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}
-            order = ("before", "after") if i % 2 == 0 else ("after", "before")
-            for name in order:
-                latencies[name].append(await clients[name].call("search", args))
-    rows, breakdowns = [], {}
-    for name in urls:
-        rows.append(summarize(f"search ({name})", 1, latencies[name], 1.0))
-        breakdowns[name] = server_breakdown(profiles[name], latencies[name])
+        for phase in ("cold", "repeated"):
+            latencies: dict[str, list[float]] = {name: [] for name in urls}
+            for path in profiles.values():
+                path.write_text("")
+            for i, q in enumerate(tqdm(picked, desc=f"search before/after {phase}", leave=False)):
+                args = {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}
+                order = ("before", "after") if i % 2 == 0 else ("after", "before")
+                for name in order:
+                    latencies[name].append(await clients[name].call("search", args))
+            for name in urls:
+                label = name if phase == "cold" else f"{name}, {phase}"
+                rows.append(summarize(f"search ({label})", 1, latencies[name], 1.0))
+                breakdowns[label] = server_breakdown(profiles[name], latencies[name])
     return rows, breakdowns
 
 
@@ -335,6 +341,14 @@ def server_breakdown(profile: Path, latencies: list[float]) -> dict[str, float]:
             lat * 1000 - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
             for lat, c in zip(latencies, calls, strict=True)
         )
+        if all("MCP request" in c for c in calls):  # servers that time the whole request
+            out["MCP framework (server)"] = statistics.median(
+                c["MCP request"] - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
+                for c in calls
+            )
+            out["HTTP + client"] = statistics.median(
+                lat * 1000 - c["MCP request"] for lat, c in zip(latencies, calls, strict=True)
+            )
     out["client round trip"] = statistics.median(x * 1000 for x in latencies)
     return out
 
@@ -438,6 +452,17 @@ def main() -> None:
         help="also run a second server with this branch's speed-ups off and alternate the same "
         "questions between both (before/after in one sitting)",
     )
+    parser.add_argument(
+        "--baseline",
+        default="",
+        help="with --ab: the 'before' server serves this checkout (e.g. an export of the commit "
+        "before a change) with the same settings, instead of this one with speed-ups off",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one client only: skip the 8-client phases and the in-process run",
+    )
     args = parser.parse_args()
     args.data = str(locomo_data(args.data))
     sessions, questions = load_sessions(Path(args.data))
@@ -460,20 +485,30 @@ def main() -> None:
     before_proc = before_url = None
     if args.ab:
         before_profile = ROOT / "var" / "mcp_load-profile-before.jsonl"
-        before_env = {**env, **BEFORE, "CAIRN_SEARCH_PROFILE": str(before_profile)}
-        before_proc, before_url = start_server(before_env, args.workers)
+        before_env = {**env, "CAIRN_SEARCH_PROFILE": str(before_profile)}
+        if args.baseline:
+            before_env["CAIRN_VAR_DIR"] = str(ROOT / "var")
+            before_root = Path(args.baseline).resolve()
+        else:
+            before_env.update(BEFORE)
+            before_root = ROOT
+        before_proc, before_url = start_server(before_env, args.workers, before_root)
     ab_rows, ab_breakdowns = [], {}
     global SERVER_PGID
     SERVER_PGID = proc.pid  # started with start_new_session: its own process group
     load_before = os.getloadavg()
     try:
         token = env["CAIRN_BENCH_TOKEN"]
-        rows = anyio.run(bench_writes, url, token, sessions)
+        rows = anyio.run(bench_writes, url, token, sessions, (1,) if args.quick else (1, 8))
         subprocess.run(
             [PY, __file__, "--embed", "c1-", "--data", args.data], env=env, cwd=ROOT, check=True
         )
-        found, breakdown = anyio.run(bench_searches, url, token, questions, args.searches, profile)
-        rows += found
+        breakdown = {}
+        if not args.quick:
+            found, breakdown = anyio.run(
+                bench_searches, url, token, questions, args.searches, profile
+            )
+            rows += found
         if args.ab:
             ab_rows, ab_breakdowns = anyio.run(
                 ab_searches,
@@ -488,15 +523,16 @@ def main() -> None:
             if p is not None:
                 os.killpg(p.pid, signal.SIGTERM)
                 p.wait(timeout=20)
-    child = subprocess.run(
-        [PY, __file__, "--direct", "--data", args.data, "--searches", str(args.searches)],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    rows += json.loads(child.stdout.strip().splitlines()[-1])
+    if not args.quick:
+        child = subprocess.run(
+            [PY, __file__, "--direct", "--data", args.data, "--searches", str(args.searches)],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        rows += json.loads(child.stdout.strip().splitlines()[-1])
     load_after = os.getloadavg()
     _stop_what_we_started()
     direct_stages = next((r.pop("stages_p50_ms") for r in rows if "stages_p50_ms" in r), {})
@@ -535,7 +571,11 @@ def main() -> None:
                 },
                 "results": rows,
                 "stages_p50_ms": {"mcp": breakdown, "in_process": direct_stages},
-                "before_after": {"rows": ab_rows, "stages_p50_ms": ab_breakdowns, "before": BEFORE},
+                "before_after": {
+                    "rows": ab_rows,
+                    "stages_p50_ms": ab_breakdowns,
+                    "before": args.baseline or BEFORE,
+                },
                 "settings": {
                     k: os.environ.get(k, "default")
                     for k in ("CAIRN_SEARCH_EMBED_AHEAD", "CAIRN_SEARCH_QUERY_CACHE")
@@ -554,12 +594,22 @@ def main() -> None:
         print("\nBefore/after in one sitting (same cold questions, alternating servers):")
         for r in ab_rows:
             print(f"{r['operation']:<27} p50 {r['p50_ms']:>7} ms   p95 {r['p95_ms']:>7} ms")
-        print(f"{'stage':<28}{'before':>10}{'after':>10}")
-        for name in ab_breakdowns["before"]:
-            b = ab_breakdowns["before"].get(name, 0.0)
-            a = ab_breakdowns["after"].get(name, 0.0)
-            print(f"{name:<28}{b:>10.2f}{a:>10.2f}")
-        print("before = " + ", ".join(f"{k}={v}" for k, v in BEFORE.items()))
+        print(f"{'stage':<28}{'before':>10}{'after':>10}{'before rep':>12}{'after rep':>11}")
+        names = list(ab_breakdowns["before"])
+        names += [n for n in ab_breakdowns["after"] if n not in names]
+        for name in names:
+            cells = [
+                ab_breakdowns[label].get(name, 0.0)
+                for label in ("before", "after", "before, repeated", "after, repeated")
+            ]
+            print(
+                f"{name:<28}"
+                + "".join(f"{c:>{w}.2f}" for c, w in zip(cells, (10, 10, 12, 11), strict=True))
+            )
+        if args.baseline:
+            print(f"before = the checkout at {args.baseline}, same settings")
+        else:
+            print("before = " + ", ".join(f"{k}={v}" for k, v in BEFORE.items()))
     print(
         "(stages overlap: the query embedding runs while the parse, idf and text SQL do; "
         "'embed wait' is what the request waited for it)"

@@ -65,7 +65,8 @@ class ClientHintMiddleware:
             hint = slugify(raw.decode("latin-1"))[:60]
         token = CLIENT_HINT.set(hint)
         try:
-            await self.app(scope, receive, send)
+            with stages.stage("MCP request"):  # the server's whole part of a call
+                await self.app(scope, receive, send)
         finally:
             CLIENT_HINT.reset(token)
 

@@ -8,21 +8,16 @@ query is embedded in a worker thread while the full-text side runs (query_vector
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from concurrent.futures import Future
 from dataclasses import replace
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import (
-    BooleanField,
-    ExpressionWrapper,
-    FloatField,
-    OuterRef,
-    QuerySet,
-    Subquery,
-)
+from django.core.exceptions import EmptyResultSet
+from django.db.models import BooleanField, OuterRef, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
+from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from knowledge.actors import Actor
@@ -30,18 +25,18 @@ from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import stages
 from knowledge.search.by_filters import filtered_entries
-from knowledge.search.explain import annotate
+from knowledge.search.explain import annotate, matches_statement
 from knowledge.search.filters import NO_FILTERS, SearchFilters
-from knowledge.search.freshness import pending_in
-from knowledge.search.fulltext import text_ranking, word_stats
+from knowledge.search.freshness import pending_from, pending_statement
+from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_stats_statement
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
-from knowledge.search.hits import load_hits, preload
+from knowledge.search.hits import fetch_together, load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
 from knowledge.search.query import filter_sql, parse
 from knowledge.search.query_vectors import query_vector
 from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchResults
-from knowledge.selectors import visible_projects
+from knowledge.selectors import visible_projects_sql
 
 log = logging.getLogger(__name__)
 
@@ -49,48 +44,85 @@ MODES = ("hybrid", "text", "semantic")
 MAX_LIMIT = 100
 
 
+# Every chunk of a small scope, compared exactly: "+ 0" keeps the planner off the HNSW index
+# (it would stop after ef_search rows). Written by hand: the ORM built it slower than it ran.
+_EXACT_SQL = """
+SELECT entry_id, (embedding <=> %s::vector) + 0.0 AS distance, id
+FROM knowledge_entrychunk
+WHERE model = %s AND entry_id IN ({scope})
+ORDER BY distance
+LIMIT %s
+"""
+
+
 def _semantic_ranking(
-    scope: QuerySet[Entry], provider, vector: Future, n: int, *, exact: bool
-) -> tuple[list[int], dict[int, int], dict[int, float]]:
-    """The scope's entries by their best chunk's similarity to the query.
+    scope: QuerySet[Entry],
+    provider,
+    vector: Future,
+    n: int,
+    *,
+    exact: bool,
+    along: QuerySet | None = None,
+) -> tuple[tuple[list[int], dict[int, int], dict[int, float]], list[tuple]]:
+    """The scope's entries by their best chunk's similarity to the query, and the rows of
+    `along` (a query sent in the same round trip: the text ranking when the vector was ready
+    before it ran).
 
     exact: every chunk of the scope is compared (a few thousand at most). Otherwise the HNSW
     index is walked nearest first and each chunk is checked against the scope by a correlated
     subquery: as a join, the planner would read the whole scope and every chunk first
     (0.3-0.4 s at 100k entries instead of 5-10 ms, bench/scale.py).
     """
-    chunks = EntryChunk.objects.filter(model=provider.name)
-    if exact:
-        chunks = chunks.filter(entry__in=scope.order_by().values("pk"))
-    else:
-        in_scope = scope.order_by().filter(pk=OuterRef("entry_id")).values("pk")[:1]
-        chunks = chunks.annotate(in_scope=Subquery(in_scope)).filter(in_scope__isnull=False)
     with stages.stage("embed wait"):
         vector = vector.result()  # started before the full-text SQL; usually done by now
-    distance = CosineDistance("embedding", vector)
-    if exact:  # "+ 0" keeps the planner off the index: it would stop after ef_search rows
-        distance = ExpressionWrapper(distance + 0.0, output_field=FloatField())
+    statements = []
+    if along is not None:
+        with contextlib.suppress(EmptyResultSet):  # a scope that cannot hold anything
+            statements.append(along.query.sql_with_params())
+    texts = len(statements)
+    with contextlib.suppress(EmptyResultSet):  # an actor who sees no project
+        statements += _vector_statements(scope, provider, vector, n, exact=exact)
+    with stages.stage("text + vector SQL" if texts else "vector SQL"):
+        results = fetch_together(statements) if statements else []
+    rows = results[-1] if len(results) > texts else []
+    return _by_similarity(rows, n), results[0] if texts else []
+
+
+def _vector_statements(scope: QuerySet[Entry], provider, vector, n: int, *, exact: bool) -> list:
+    """The statements whose last one reads (entry id, distance, chunk id), nearest first."""
     # Only ids and distances here: chunk texts are read for the few hits shown.
     # A chunk row per hit and a few more: entries have 1-2 chunks. Reading more costs nothing
     # when exact, and ~1 ms per 15 rows when walking the index with the scope check.
+    if exact:
+        scope_sql, scope_params = scope.order_by().values("pk").query.sql_with_params()
+        return [
+            (
+                _EXACT_SQL.format(scope=scope_sql),
+                [Vector._to_db(vector), provider.name, *scope_params, n * 3],
+            )
+        ]
+    chunks = EntryChunk.objects.filter(model=provider.name)
+    in_scope = scope.order_by().filter(pk=OuterRef("entry_id")).values("pk")[:1]
     query = (
-        chunks.annotate(distance=distance)
+        chunks.annotate(in_scope=Subquery(in_scope))
+        .filter(in_scope__isnull=False)
+        .annotate(distance=CosineDistance("embedding", vector))
         .order_by("distance")
-        .values_list("entry_id", "distance", "pk")[: n * (3 if exact else 2)]
+        .values_list("entry_id", "distance", "pk")[: n * 2]
     )
-    with stages.stage("vector SQL"):
-        if exact:
-            rows = list(query)
-        else:
-            with transaction.atomic(), connection.cursor() as cursor:
-                # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8).
-                cursor.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true), "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                    [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
-                )
-                rows = list(query)
-    rows.sort(key=lambda row: row[1])  # relaxed_order may return rows slightly out of order
+    # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8). The
+    # settings hold for one transaction: sent with the query in one round trip, both
+    # statements run as one (instead of BEGIN, set_config, query, COMMIT).
+    scan = (
+        "SELECT set_config('hnsw.ef_search', %s, true), "
+        "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+        [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
+    )
+    return [scan, query.query.sql_with_params()]
+
+
+def _by_similarity(rows: list, n: int) -> tuple[list[int], dict[int, int], dict[int, float]]:
+    rows = sorted(rows, key=lambda row: row[1])  # relaxed_order may return rows out of order
     ranking: list[int] = []
     best: dict[int, int] = {}
     similarity: dict[int, float] = {}
@@ -120,6 +152,17 @@ def _start_query_vector(query: str, mode: str):
         log.warning("Hybrid search fell back to full text: %s", exc.message)
         return None, None
     return provider, query_vector(provider, query)
+
+
+def _ready(vector) -> bool:
+    """Whether the query's vector is at hand (a Future done without failing)."""
+    has_done = getattr(vector, "done", None) is not None  # embed-ahead switched off: none
+    return has_done and not _still_embedding(vector) and vector.exception() is None
+
+
+def _take_text(result: Rankings, scored: list[tuple[int, float]]) -> None:
+    result.text = [pk for pk, _ in scored]
+    result.text_scores = dict(scored)
 
 
 def _still_embedding(vector) -> bool:
@@ -160,33 +203,39 @@ def rankings(
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     result = Rankings()
-    if vector is not None:  # a search by meaning misses the entries that have no vectors yet
-        with stages.stage("pending"):
-            result.pending = pending_in(searched_set)
-
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     terms, known = [], None
+    statements = {}
+    if vector is not None:  # a search by meaning misses the entries that have no vectors yet
+        with contextlib.suppress(EmptyResultSet):  # a scope that cannot hold anything
+            statements["pending"] = pending_statement(searched_set)
     if words or vector is not None:
-        with stages.stage("idf lookup"):
-            # Word statistics of every project the actor may see (also when one project is
-            # searched: the wider sample ranks better), never of one they cannot.
-            stats = word_stats(
-                words,
-                config,
-                visible_projects(actor),
-                searched=searched.pk if searched is not None else None,
-            )
-        terms, known = stats.terms, stats.entries
+        # Word statistics of every project the actor may see (also when one project is
+        # searched: the wider sample ranks better), never of one they cannot.
+        statements["idf"] = word_stats_statement(
+            words, config, visible_projects_sql(actor), searched=searched
+        )
+    if statements:
+        with stages.stage("idf lookup"):  # and the pending entries: one round trip
+            found = dict(zip(statements, fetch_together(list(statements.values())), strict=True))
+        if "pending" in found:
+            result.pending = pending_from(found["pending"])
+        if "idf" in found:
+            stats = word_stats_from(found["idf"])
+            terms, known = stats.terms, stats.entries
     # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
     narrowed = bool(constraint) or filters.narrowed
     small = scope_is_small(scope, known, narrowed) if vector is not None else True
+    text_query = None
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
-            with stages.stage("text SQL"):
-                scored = text_ranking(scope, terms, n)
-                result.text = [pk for pk, _ in scored]
-                result.text_scores = dict(scored)
+            text_query = text_ranking_query(scope, terms, n)
+    # A vector already at hand (a repeated query) goes with the text ranking in one round trip.
+    together = text_query is not None and _ready(vector)
+    if text_query is not None and not together:
+        with stages.stage("text SQL"):
+            _take_text(result, list(text_query))
 
     if (
         prefetch
@@ -197,9 +246,12 @@ def rankings(
         _prefetch(result, prefetch)  # the request would only wait for the model meanwhile
     if vector is not None:
         try:
-            result.semantic, result.chunks, result.semantic_scores = _semantic_ranking(
-                scope, provider, vector, n, exact=small
+            semantic, text_rows = _semantic_ranking(
+                scope, provider, vector, n, exact=small, along=text_query if together else None
             )
+            result.semantic, result.chunks, result.semantic_scores = semantic
+            if together:
+                _take_text(result, text_rows)
         except EmbeddingUnavailable as exc:
             if mode == "semantic":
                 raise
@@ -267,13 +319,16 @@ def search_entries(
         floor = settings.CAIRN_SEARCH_MIN_SIMILARITY
         fused = above_floor(fused, found.text, found.semantic_scores, floor)[:limit]
     with stages.stage("hits + snippets"):
-        hits = SearchResults(load_hits(fused, found))
-    _carry_signals(hits, found, mode)
+        # What the signals show of the hits is read in the same round trip.
+        matches = matches_statement([pk for pk, _ in fused], found)
+        shown, matched = load_hits(fused, found, alongside=matches)
+        hits = SearchResults(shown)
+    _carry_signals(hits, found, mode, matched if matches is not None else [])
     hits.note = found.pending.note(mode) if found.pending else ""
     return hits
 
 
-def _carry_signals(hits: SearchResults, found: Rankings, mode: str) -> None:
+def _carry_signals(hits: SearchResults, found: Rankings, mode: str, matched: list) -> None:
     """Each hit's place and score per list, and whether any hit holds the query's words."""
     with stages.stage("signals"):
         searched = [
@@ -284,7 +339,7 @@ def _carry_signals(hits: SearchResults, found: Rankings, mode: str) -> None:
             )
             if ran
         ]
-        annotate(hits, found, contributions(found, mode), searched=searched)
+        annotate(hits, found, contributions(found, mode), searched=searched, matched=matched)
 
 
 def contributions(found: Rankings, mode: str) -> tuple[dict[int, float], dict[int, float]]:

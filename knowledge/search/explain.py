@@ -27,18 +27,19 @@ def annotate(
     parts: tuple[dict[int, float], dict[int, float]],
     *,
     searched: list[str],
+    matched: list[tuple] | None = None,
 ) -> None:
     """Give each hit its Signals and `matched_in`; show the observation the words matched in
     the snippet when it holds as many query words as the body's window. One small read: the
-    hits' matching observations and the passages their vectors matched."""
+    hits' matching observations and the passages their vectors matched (`matched`: the rows of
+    matches_statement, when the caller read them with the hits)."""
     words_rank = {pk: rank for rank, pk in enumerate(found.text, start=1)}
     meaning_rank = {pk: rank for rank, pk in enumerate(found.semantic, start=1)}
     lexemes = lexemes_of(found.rank_tsquery)
-    observations, passages = _matches(
-        [h.id for h in hits if h.id in words_rank],
-        found.rank_tsquery,
-        [found.chunks[h.id] for h in hits if h.id in found.chunks],
-    )
+    if matched is None:
+        statement = matches_statement([h.id for h in hits], found)
+        matched = _read(statement) if statement else []
+    observations, passages = _matches(matched)
     words_part, meaning_part = parts
     for hit in hits:
         signals = Signals(
@@ -127,23 +128,36 @@ FROM knowledge_entrychunk b WHERE b.id = ANY(%s)
 """
 
 
+def matches_statement(ids: list[int], found: Rankings) -> tuple[str, list] | None:
+    """The statement reading what annotate shows of hits `ids`: their observations that hold
+    the words, and the places of the passages their vectors matched (None: nothing to read)."""
+    tsquery = found.rank_tsquery
+    in_text = set(found.text)
+    word_ids = [pk for pk in ids if pk in in_text] if tsquery else []
+    chunk_ids = [found.chunks[pk] for pk in ids if pk in found.chunks]
+    if not (word_ids or chunk_ids):
+        return None
+    return _MATCHES_SQL, [word_ids, tsquery or "", tsquery or "", chunk_ids]
+
+
+def _read(statement: tuple[str, list]) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(*statement)
+        return cursor.fetchall()
+
+
 def _matches(
-    word_ids: list[int], tsquery: str | None, chunk_ids: list[int]
+    rows: list[tuple],
 ) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[int, int]]]:
     """(entry id -> (category, content) of its observation best matching the words,
     entry id -> (place from 1, count) of the passage its vector matched)."""
     observations: dict[int, tuple[str, str]] = {}
     passages: dict[int, tuple[int, int]] = {}
-    word_ids = word_ids if tsquery else []
-    if not (word_ids or chunk_ids):
-        return observations, passages
-    with connection.cursor() as cursor:
-        cursor.execute(_MATCHES_SQL, [word_ids, tsquery or "", tsquery or "", chunk_ids])
-        for kind, entry_id, category, content, place, count in cursor.fetchall():
-            if kind == "o":
-                observations[entry_id] = (category, content)
-            else:
-                passages[entry_id] = (place, count)
+    for kind, entry_id, category, content, place, count in rows:
+        if kind == "o":
+            observations[entry_id] = (category, content)
+        else:
+            passages[entry_id] = (place, count)
     return observations, passages
 
 

@@ -52,9 +52,23 @@ def _since(moment: dt.datetime) -> str:
 def pending_in(scope: QuerySet[Entry]) -> Pending | None:
     """The scope's entries waiting for vectors (the oldest and how many, counted no further
     than COUNT_LIMIT + 1): one indexed read, since few entries wait at any time."""
-    stamps = list(
+    return pending_from(list(_waiting(scope)))
+
+
+def pending_statement(scope: QuerySet[Entry]) -> tuple[str, tuple]:
+    """pending_in's statement, for a caller that sends it with others (pending_from reads its
+    rows). Raises EmptyResultSet for a scope that cannot hold anything."""
+    return _waiting(scope).query.sql_with_params()
+
+
+def pending_from(rows: list) -> Pending | None:
+    stamps = [row[0] if isinstance(row, tuple) else row for row in rows]
+    return Pending(len(stamps), stamps[0]) if stamps else None
+
+
+def _waiting(scope: QuerySet[Entry]):
+    return (
         scope.filter(embed_pending_since__isnull=False)
         .order_by("embed_pending_since")
         .values_list("embed_pending_since", flat=True)[: COUNT_LIMIT + 1]
     )
-    return Pending(len(stamps), stamps[0]) if stamps else None

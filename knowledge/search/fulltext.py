@@ -59,33 +59,56 @@ class WordStats:
 
 
 def word_stats(
-    words: list[str], config: str, projects: QuerySet[Project], *, searched: int | None = None
+    words: list[str],
+    config: str,
+    projects: QuerySet[Project] | tuple[str, tuple],
+    *,
+    searched: int | None = None,
 ) -> WordStats:
     """The query's distinct lexemes with their BM25 idf, counted over the entries of
-    `projects` (which must be projects the reader may see), and how many entries the project
+    `projects` (which must be projects the reader may see; a queryset, or its ids compiled as
+    (sql, params) by selectors.visible_projects_sql), and how many entries the project
     `searched` (else all of `projects`) holds: one query answers both."""
-    try:
-        scope_sql, scope_params = projects.values("pk").query.sql_with_params()
-    except EmptyResultSet:  # no project at all (anonymous): nothing counted
-        scope_sql, scope_params = "SELECT NULL::bigint WHERE false", ()
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH scope AS MATERIALIZED ({scope_sql})
-            SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int, NULL::int
-            FROM unnest(to_tsvector(%s::regconfig, %s)) u
-            LEFT JOIN knowledge_lexemestat s
-              ON s.word = u.lexeme AND s.project_id IN (SELECT * FROM scope)
-            GROUP BY u.lexeme
-            UNION ALL
-            SELECT NULL, coalesce(sum(ndoc), 0)::int,
-                   (sum(ndoc) FILTER (WHERE %s::bigint IS NULL OR project_id = %s))::int
-            FROM knowledge_lexemestat
-            WHERE word = '' AND project_id IN (SELECT * FROM scope)
-            """,
-            [*scope_params, config, " ".join(words), searched, searched],
-        )
-        rows = cursor.fetchall()
+        cursor.execute(*word_stats_statement(words, config, projects, searched=searched))
+        return word_stats_from(cursor.fetchall())
+
+
+def word_stats_statement(
+    words: list[str],
+    config: str,
+    projects: QuerySet[Project] | tuple[str, tuple],
+    *,
+    searched: int | None = None,
+) -> tuple[str, list]:
+    """word_stats' statement, for a caller that sends it with others (word_stats_from reads
+    its rows)."""
+    if isinstance(projects, tuple):
+        scope_sql, scope_params = projects
+    else:
+        try:
+            scope_sql, scope_params = projects.values("pk").query.sql_with_params()
+        except EmptyResultSet:  # no project at all (anonymous): nothing counted
+            scope_sql, scope_params = "SELECT NULL::bigint WHERE false", ()
+    return (
+        f"""
+        WITH scope AS MATERIALIZED ({scope_sql})
+        SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int, NULL::int
+        FROM unnest(to_tsvector(%s::regconfig, %s)) u
+        LEFT JOIN knowledge_lexemestat s
+          ON s.word = u.lexeme AND s.project_id IN (SELECT * FROM scope)
+        GROUP BY u.lexeme
+        UNION ALL
+        SELECT NULL, coalesce(sum(ndoc), 0)::int,
+               (sum(ndoc) FILTER (WHERE %s::bigint IS NULL OR project_id = %s))::int
+        FROM knowledge_lexemestat
+        WHERE word = '' AND project_id IN (SELECT * FROM scope)
+        """,
+        [*scope_params, config, " ".join(words), searched, searched],
+    )
+
+
+def word_stats_from(rows: list[tuple]) -> WordStats:
     total, entries = next(((n, e) for lexeme, n, e in rows if lexeme is None), (0, None))
     pairs = [(lexeme, n) for lexeme, n, _ in rows if lexeme is not None]
     total = max([total, 1, *(n for _, n in pairs)])
@@ -94,6 +117,11 @@ def word_stats(
 
 
 def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tuple[int, float]]:
+    """Entries by text_ranking_query, best first: (entry id, score) pairs."""
+    return list(text_ranking_query(scope, terms, n))
+
+
+def text_ranking_query(scope: QuerySet[Entry], terms: list[Term], n: int) -> QuerySet:
     """BM25-like: sum over the query's lexemes of idf times ts_rank (which saturates with
     repetition and weighs title > tags/path > body, CAIRN_SEARCH_FIELD_WEIGHTS), over entries
     containing any of them.
@@ -101,7 +129,7 @@ def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tupl
     Entries are matched by the rarest lexemes until their counts add up to TEXT_POOL; a word
     in half the corpus would otherwise make the whole corpus a candidate to score. A pool
     above FIRST_CUT is cut to FIRST_CUT by one plain ts_rank first.
-    Returns (entry id, score) pairs, best first.
+    Its rows are (entry id, score) pairs, best first.
     """
     matching: list[Term] = []
     pool = 0
@@ -134,7 +162,7 @@ def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tupl
             .values("pk")[:FIRST_CUT]
         )
         candidates = Entry.objects.filter(pk__in=Subquery(first))
-    return list(
+    return (
         candidates.annotate(rank=RawSQL(rank_sql, rank_params, FloatField()))
         .order_by("-rank", "-updated_at", "-pk")
         .values_list("pk", "rank")[:n]

@@ -1,11 +1,17 @@
-"""From fused ids to the hits a caller reads: entry metadata and a snippet for each."""
+"""From fused ids to the hits a caller reads: entry metadata and a snippet for each.
+
+The hits' entries (and the passages matched by meaning alone) are read by one plain statement
+into HitRow: building Entry models with select_related cost more CPU than the search's SQL.
+"""
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.db.models.expressions import RawSQL
+import datetime as dt
+from dataclasses import dataclass
 
-from knowledge.models import Entry, EntryChunk
+from django.conf import settings
+from django.db import connection
+
 from knowledge.search.snippets import highlight, lexemes_of
 from knowledge.search.types import Rankings, SearchHit
 
@@ -15,48 +21,140 @@ HEADLINE_OPTIONS = (
 )
 
 
-def preload(ids: list[int], rank_tsquery: str | None) -> tuple[dict[int, Entry], dict[int, str]]:
+@dataclass(frozen=True)
+class HitRow:
+    """What a hit shows of an entry, read without building the model."""
+
+    pk: int
+    short_id: str
+    title: str
+    slug: str
+    body: str
+    kind: str
+    tags: list[str]
+    status: str
+    updated_at: dt.datetime
+    project_slug: str
+    subtopic_path: str | None
+    headline: str | None = None  # ts_headline, when CAIRN_SEARCH_SNIPPETS=headline
+    chunk_text: str = ""  # the passage its vector matched (hits found by meaning alone)
+
+    @property
+    def path(self) -> str:  # as Entry.path
+        project, subtopic = self.project_slug, self.subtopic_path
+        return f"{project}/{subtopic}" if subtopic else project
+
+    def hit(self, *, score: float, snippet: str, matched: list[str]) -> SearchHit:
+        return SearchHit(
+            id=self.pk,
+            short_id=self.short_id,
+            title=self.title,
+            project=self.project_slug,
+            path=self.path,
+            address=f"memory://{self.path}/{self.slug}",  # as Entry.permalink
+            kind=self.kind,
+            tags=list(self.tags),
+            status=self.status,
+            updated=self.updated_at,
+            score=score,
+            snippet=snippet,
+            matched=matched,
+        )
+
+
+# %s: the headline's tsquery (NULL: none), entry ids, chunk ids; e.id = ANY() reads by key.
+_ROWS_SQL = """
+SELECT e.id, e.short_id, e.title, e.slug, e.body, e.kind, e.tags, e.status, e.updated_at,
+       p.slug, s.path,
+       CASE WHEN %s::tsquery IS NOT NULL AND e.id = ANY(%s)
+            THEN ts_headline(%s::regconfig, e.body, %s::tsquery, %s) END,
+       coalesce(c.text, '')
+FROM knowledge_entry e
+JOIN knowledge_project p ON p.id = e.project_id
+LEFT JOIN knowledge_subtopic s ON s.id = e.subtopic_id
+LEFT JOIN knowledge_entrychunk c ON c.entry_id = e.id AND c.id = ANY(%s)
+WHERE e.id = ANY(%s)
+"""
+
+
+def _rows(
+    ids: list[int],
+    *,
+    chunk_ids: list[int] = (),
+    headline: str | None = None,
+    headed=(),
+    alongside: tuple[str, list] | None = None,
+) -> tuple[dict[int, HitRow], list[tuple]]:
+    """Entries `ids` as HitRows; `chunk_ids` their matched passages' texts; `headline` a
+    tsquery for ts_headline snippets of the entries `headed`. `alongside`: another statement
+    sent in the same round trip, and its rows."""
+    statements = []
+    if ids:
+        params = [
+            headline,
+            list(headed),
+            settings.CAIRN_SEARCH_CONFIG,
+            headline,
+            HEADLINE_OPTIONS,
+            list(chunk_ids),
+            list(ids),
+        ]
+        statements.append((_ROWS_SQL, params))
+    if alongside is not None:
+        statements.append(alongside)
+    if not statements:
+        return {}, []
+    results = fetch_together(statements)
+    loaded = {row[0]: HitRow(*row) for row in results[0]} if ids else {}
+    return loaded, results[-1] if alongside is not None else []
+
+
+def fetch_together(statements: list[tuple[str, list]]) -> list[list[tuple]]:
+    """Each statement's rows, all sent in one round trip (parameters are bound on the client,
+    so several statements travel as one query string)."""
+    sql = ";\n".join(sql.strip().rstrip(";") for sql, _ in statements)
+    params = [param for _, statement_params in statements for param in statement_params]
+    results = []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        while True:
+            results.append(cursor.fetchall())
+            if not cursor.nextset():
+                break
+    return results
+
+
+def preload(ids: list[int], rank_tsquery: str | None) -> tuple[dict[int, HitRow], dict[int, str]]:
     """Entries `ids` with their snippets, loaded ahead (while the query is still embedded)."""
     lexemes = lexemes_of(rank_tsquery)
-    loaded, highlights = {}, {}
-    for entry in Entry.objects.filter(pk__in=ids).select_related("project", "subtopic"):
-        loaded[entry.pk] = entry
-        highlights[entry.pk] = highlight(entry.body, lexemes)
-    return loaded, highlights
+    loaded, _ = _rows(ids)
+    return loaded, {pk: highlight(row.body, lexemes) for pk, row in loaded.items()}
 
 
-def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit]:
+def load_hits(
+    fused: list[tuple[int, float]], found: Rankings, *, alongside: tuple[str, list] | None = None
+) -> tuple[list[SearchHit], list[tuple]]:
+    """The hits of the fused ids, best first, and the rows of `alongside` (another statement,
+    read in the same round trip)."""
     if not fused:
-        return []
+        return [], []
     ids = [entry_id for entry_id, _ in fused]
     missing = [entry_id for entry_id in ids if entry_id not in found.loaded]
-    entries = Entry.objects.filter(pk__in=missing).select_related("project", "subtopic")
     text_ids, semantic_ids = set(found.text), set(found.semantic)
     headline_sql = settings.CAIRN_SEARCH_SNIPPETS == "headline"
-    if headline_sql and found.rank_tsquery and text_ids & set(ids):
-        # ts_headline reads the whole body: only for hits the full text actually matched.
-        entries = entries.annotate(
-            headline=RawSQL(
-                "CASE WHEN knowledge_entry.id = ANY(%s) THEN "
-                "ts_headline(%s::regconfig, knowledge_entry.body, %s::tsquery, %s) END",
-                [
-                    list(text_ids & set(ids)),
-                    settings.CAIRN_SEARCH_CONFIG,
-                    found.rank_tsquery,
-                    HEADLINE_OPTIONS,
-                ],
-            )
-        )
+    headed = text_ids & set(ids) if headline_sql and found.rank_tsquery else set()
     lexemes = [] if headline_sql else lexemes_of(found.rank_tsquery)
-    chunk_ids = [found.chunks[i] for i in ids if i in found.chunks and i not in text_ids]
-    chunk_texts = (
-        dict(EntryChunk.objects.filter(pk__in=chunk_ids).values_list("entry_id", "text"))
-        if chunk_ids
-        else {}
-    )
+    # ts_headline reads the whole body: only for hits the full text actually matched.
+    chunk_ids = [found.chunks[i] for i in missing if i in found.chunks and i not in text_ids]
     by_id = dict(found.loaded)
-    if missing:
-        by_id.update((entry.pk, entry) for entry in entries)
+    rows, alongside_rows = _rows(
+        missing,
+        chunk_ids=chunk_ids,
+        headline=found.rank_tsquery if headed else None,
+        headed=headed,
+        alongside=alongside,
+    )
+    by_id.update(rows)
     hits = []
     for entry_id, score in fused:
         entry = by_id.get(entry_id)
@@ -66,12 +164,10 @@ def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit
             m for m, ids_ in (("text", text_ids), ("semantic", semantic_ids)) if entry_id in ids_
         ]
         hits.append(
-            SearchHit.of(
-                entry,
+            entry.hit(
                 score=round(score, 6),
                 snippet=_snippet(
                     entry,
-                    chunk_texts.get(entry_id, ""),
                     found.highlights.get(entry_id)
                     if entry_id in found.highlights
                     else highlight(entry.body, lexemes)
@@ -81,7 +177,7 @@ def load_hits(fused: list[tuple[int, float]], found: Rankings) -> list[SearchHit
                 matched=matched,
             )
         )
-    return hits
+    return hits, alongside_rows
 
 
 def plain_snippet(body: str) -> str:
@@ -97,8 +193,8 @@ def _shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut + "…"
 
 
-def _snippet(entry: Entry, chunk_text: str, highlighted: str = "") -> str:
-    headline = highlighted or getattr(entry, "headline", None) or ""
+def _snippet(entry: HitRow, highlighted: str = "") -> str:
+    headline = highlighted or entry.headline or ""
     if "**" in headline:
         return _shorten(headline)
-    return _shorten(chunk_text or headline or entry.body)
+    return _shorten(entry.chunk_text or headline or entry.body)

@@ -5,6 +5,7 @@ body inside the query (a few milliseconds per search); this reads the body the h
 
 from __future__ import annotations
 
+import functools
 import re
 from itertools import islice
 
@@ -24,6 +25,11 @@ def lexemes_of(tsquery: str | None) -> list[str]:
 
 
 def _pattern(lexemes: list[str]) -> re.Pattern:
+    return _compiled(tuple(lexemes))
+
+
+@functools.lru_cache(maxsize=256)  # a search highlights each hit with the same lexemes
+def _compiled(lexemes: tuple[str, ...]) -> re.Pattern:
     parts = []
     for lex in sorted(set(lexemes), key=len, reverse=True):
         if len(lex) < 3:
@@ -47,14 +53,22 @@ def highlight(body: str, lexemes: list[str], chars: int = WINDOW_CHARS) -> str:
     hits = [(m.start(), m.group().lower()) for m in islice(found, MAX_MATCHES)]
     if not hits:
         return ""
-    best_start, best_score, right = hits[0][0], -1, 0
-    for left, (start, _) in enumerate(hits):  # windows that start at a matching word
-        right = max(right, left)
+    best_start, best_score = hits[0][0], -1
+    # Windows that start at a matching word, slid along: the words of hits[left..right] counted.
+    counts: dict[str, int] = {}
+    right = -1
+    for left, (start, word) in enumerate(hits):
+        if right < left:
+            right = left
+            counts[word] = counts.get(word, 0) + 1
         while right + 1 < len(hits) and hits[right + 1][0] < start + chars:
             right += 1
-        distinct = len({word for _, word in hits[left : right + 1]})
-        if distinct > best_score:
-            best_start, best_score = start, distinct
+            counts[hits[right][1]] = counts.get(hits[right][1], 0) + 1
+        if len(counts) > best_score:
+            best_start, best_score = start, len(counts)
+        counts[word] -= 1  # hits[left] leaves the window
+        if not counts[word]:
+            del counts[word]
     # Start a few words before the first match, so it reads in context; cut at spaces (or
     # mid-word, when there is none nearby: a window never grows with the body).
     begin = 0

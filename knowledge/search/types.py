@@ -4,9 +4,8 @@ hits a caller reads (their own module, so engine and hits need not import each o
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
-from knowledge.models import Entry
 from knowledge.search.freshness import Pending
 
 
@@ -22,7 +21,7 @@ class Rankings:
     rank_tsquery: str | None = None
     # Entries of the text ranking's top, loaded (with their snippets) while the query was
     # still being embedded, so the hits need not wait for them afterwards.
-    loaded: dict[int, Entry] = field(default_factory=dict)
+    loaded: dict = field(default_factory=dict)  # entry id -> hits.HitRow
     highlights: dict[int, str] = field(default_factory=dict)
     # Entries of the searched set still waiting for vectors (knowledge/search/freshness.py).
     pending: Pending | None = None
@@ -85,8 +84,15 @@ class SearchHit:
         )
 
     def as_dict(self) -> dict:
-        """The hit as REST and MCP answer it: plain values, `updated` in ISO form."""
-        return asdict(self) | {"updated": self.updated.isoformat()}
+        """The hit as REST and MCP answer it: plain values, `updated` in ISO form. (As
+        dataclasses.asdict gives, field by field: its recursive deep copy cost more CPU than
+        the rest of a hit's rendering.)"""
+        out = {name: getattr(self, name) for name in _HIT_FIELDS}
+        out["tags"], out["matched"] = list(self.tags), list(self.matched)
+        out["updated"] = self.updated.isoformat()
+        if self.signals is not None:
+            out["signals"] = _signals_dict(self.signals)
+        return out
 
 
 class SearchResults(list[SearchHit]):
@@ -97,3 +103,15 @@ class SearchResults(list[SearchHit]):
     # False when no hit holds a word of the query (all found by meaning); None when the words
     # were not searched (mode semantic, no query words).
     words_matched: bool | None = None
+
+
+_HIT_FIELDS = tuple(f.name for f in fields(SearchHit))
+_SIGNAL_FIELDS = tuple(f.name for f in fields(Signals))
+_SIGNAL_LISTS = tuple(f.name for f in fields(Signals) if f.type.startswith("list"))
+
+
+def _signals_dict(signals: Signals) -> dict:
+    out = {name: getattr(signals, name) for name in _SIGNAL_FIELDS}
+    for name in _SIGNAL_LISTS:
+        out[name] = list(out[name])
+    return out

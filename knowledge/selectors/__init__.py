@@ -14,6 +14,7 @@ from knowledge.selectors.access import (
     signed_in,
     visible_entries,
     visible_projects,
+    visible_projects_sql,
     writable_projects,
 )
 from knowledge.selectors.entries import (
@@ -27,6 +28,7 @@ from knowledge.selectors.entries import (
 )
 from knowledge.selectors.projects import (
     project_get,
+    project_id_get,
     project_overview,
     project_ref_filter,
     project_refusal,
@@ -48,6 +50,7 @@ __all__ = [
     "entry_revisions",
     "maintained_projects",
     "project_get",
+    "project_id_get",
     "project_maintainers",
     "project_overview",
     "project_ref_filter",
@@ -61,5 +64,6 @@ __all__ = [
     "subtopic_tree",
     "visible_entries",
     "visible_projects",
+    "visible_projects_sql",
     "writable_projects",
 ]

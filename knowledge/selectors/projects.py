@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 
+from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from knowledge import limits
@@ -15,6 +16,7 @@ from knowledge.selectors.access import (
     project_maintainers,
     signed_in,
     visible_projects,
+    visible_projects_sql,
     writable_projects,
 )
 
@@ -50,6 +52,30 @@ def resolve_project(projects, ref: str | int) -> Project | None:
             candidates=sorted(p.slug for p in matches),
         )
     return (by_slug or matches)[0]
+
+
+# Up to two of the visible projects a reference could name (as project_ref_filter).
+_REF_SQL = (
+    "SELECT id FROM knowledge_project WHERE id IN ({visible}) AND "
+    "(upper(slug) = upper(%s) OR upper(name) = upper(%s) OR id = %s) LIMIT 2"
+)
+
+
+def project_id_get(actor: Actor, ref: str | int) -> int:
+    """project_get(actor, ref).pk for reading, by one plain statement when `ref` names exactly
+    one project the actor can read (a search's every call resolves its project; building
+    project_get's query cost more than running it). Anything else goes to project_get, which
+    decides and explains (no match, several, a reference too long)."""
+    text = str(ref).strip()
+    if text and len(text) <= limits.PROJECT:
+        visible, params = visible_projects_sql(actor)
+        pk = int(text) if text.isdigit() and int(text) <= 2**63 - 1 else None
+        with connection.cursor() as cursor:
+            cursor.execute(_REF_SQL.format(visible=visible), [*params, text, text, pk])
+            rows = cursor.fetchall()
+        if len(rows) == 1:
+            return rows[0][0]
+    return project_get(actor, ref).pk
 
 
 def project_get(
