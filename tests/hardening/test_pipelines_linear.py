@@ -4,7 +4,7 @@ Each pipeline (tests/hardening/pipelines.py) meets the shapes that hurt one befo
 long lines, deep nesting of lists, quotes, brackets and emphasis, many links and observations,
 unclosed fences, YAML aliases and deep YAML, and the runs that make a backtracking pattern
 blow up. Each runs at n and at 4n in the watchdog's child (tests/watchdog.py), so a regression
-fails with its name instead of hanging the suite, and two things are asserted:
+fails with its name instead of hanging the suite, and three things are asserted:
 
 - time(4n) / time(n) ≤ SLACK times the same ratio of a plain linear pass over the same input
   (split into lines, each copied: tests/watchdog.linear_pass), and never less than SLACK * 4.
