@@ -137,6 +137,8 @@ def _measure(
     return {
         "seconds": seconds,
         "kb": kb,
+        # What the last call gave, when the call can tell ("answered", a refusal, a cut).
+        "outcome": call.outcome() if hasattr(call, "outcome") else None,
         "reference": passes,
         "loops": (call_loops, reference_loops),
     }
@@ -177,10 +179,11 @@ class Watchdog:
     ) -> dict:
         """Time the zero-argument call `dotted(*args)` returns (built and run in the child),
         which names its input as `.text`: {"seconds", "kb" (peak memory above the resident size
-        before), "reference" (linear_pass over the text, when asked for), "loops" (calls per
-        round: pass them back to time a larger input with as many calls)}. seconds is inf when
-        the watchdog killed the child. The call must not raise: a refusal is an answer, so the
-        preparing function catches what it expects."""
+        before), "outcome" (the call's `.outcome()`, when it has one), "reference" (linear_pass
+        over the text, when asked for), "loops" (calls per round: pass them back to time a
+        larger input with as many calls)}. seconds is inf when the watchdog killed the child.
+        The call must not raise: a refusal is an answer, so the preparing function catches
+        what it expects."""
         try:
             return self._pool.apply_async(
                 _measure, (dotted, args, target_seconds, loops, reference)
@@ -188,7 +191,13 @@ class Watchdog:
         except multiprocessing.TimeoutError:
             self._pool.terminate()
             self._pool = self._start()
-            return {"seconds": float("inf"), "kb": 0, "reference": 0.0, "loops": loops}
+            return {
+                "seconds": float("inf"),
+                "kb": 0,
+                "reference": 0.0,
+                "loops": loops,
+                "outcome": None,
+            }
 
     def close(self) -> None:
         self._pool.terminate()

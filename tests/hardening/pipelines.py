@@ -8,7 +8,6 @@ error is an answer); anything else it raises fails the measurement.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 # --- shapes: text of about n units ---------------------------------------------------------
@@ -72,6 +71,9 @@ YAML_SHAPES = {
     "deep_block": lambda n: "k:\n" + "".join("  " * i + "- \n" for i in range(n // 10)),
     "many_keys": lambda n: "".join(f"key{i}: value {i}\n" for i in range(n)),
     "long_scalar": lambda n: "k: '" + "x" * (20 * n) + "'\n",
+    # deep_flow and deep_block pass the depth bound at any useful n (safe_yaml stops reading
+    # there): this nests as deep as it may, again and again, so the larger input is all read.
+    "deep_flows": lambda n: "k: [" + ", ".join(["[" * 28 + "]" * 28] * (n // 60)) + "]\n",
 }
 
 
@@ -100,18 +102,30 @@ def _as_text(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _tolerant(fn, *args, text: str | None = None, **kwargs):
+def _tolerant(fn, *args, text: str | None = None, judge=None, **kwargs):
     """The call of fn(*args, **kwargs), a refusal taken as an answer; its `text` is its input
-    (the str and bytes arguments), for the linear reference pass."""
+    (the str and bytes arguments), for the linear reference pass; its `outcome()` says what the
+    last call gave ("answered", judge(result) when given, or the refusal), so a test can tell
+    an input that was processed from one a bound cut short."""
     refused = _refusals()
+    last: dict = {}
 
     def call():
-        with contextlib.suppress(refused):
-            fn(*args, **kwargs)
+        try:
+            last["result"] = fn(*args, **kwargs)
+        except refused as error:
+            last["result"] = error.with_traceback(None)  # not the frames and what they hold
+
+    def outcome() -> str:
+        result = last.get("result")
+        if isinstance(result, Exception):
+            return f"refused: {type(result).__name__}: {str(result)[:80]}"
+        return judge(result) if judge else "answered"
 
     call.text = (
         text if text is not None else "\n".join(_as_text(a) for a in (*args, *kwargs.values()))
     )
+    call.outcome = outcome
     return call
 
 
@@ -122,9 +136,17 @@ def graph_parse(shape, n):
 
 
 def render(shape, n):
-    from knowledge.rendering import render_page_markdown
+    from knowledge.rendering import TOO_LARGE_NOTE, render_page_markdown, too_large
 
-    return _tolerant(render_page_markdown, shape_text(shape, n))
+    text = shape_text(shape, n)
+
+    def judge(html: str) -> str:
+        if TOO_LARGE_NOTE not in html[:200]:
+            cut = '<div class="highlight">' in html and "<pre><code>" in html
+            return "rendered, highlighting cut" if cut else "rendered"
+        return "plain text: too large" if too_large(text) else "plain text: too deep"
+
+    return _tolerant(render_page_markdown, text, judge=judge)
 
 
 def _rewritten(shape, n) -> tuple[str, str]:
@@ -280,6 +302,28 @@ def inputs(shape, n):
         when(text)
 
     return _tolerant(call, text=text * 2)
+
+
+# --- the test's own checks: a pipeline that must fail it ------------------------------------
+
+
+def capped(shape, n):
+    """A linear pass over at most the first 20,000 characters: a bound that cuts the larger
+    input short, which the test must notice (its time does not grow)."""
+    from tests.watchdog import linear_pass
+
+    text = shape_text(shape, n)
+    return _tolerant(lambda: linear_pass(text[:20_000]), text=text)
+
+
+def quadratic(shape, n):
+    """Each line compared with every line before it: n² work, which the test must fail."""
+    lines = shape_text(shape, n).split("\n")
+
+    def call():
+        return sum(lines[:i].count(line) for i, line in enumerate(lines))
+
+    return _tolerant(call, text="\n".join(lines))
 
 
 def prepare(pipeline: str, shape: str, n: int):
