@@ -101,6 +101,7 @@ def run_level(pools, level, modes, actor, cached) -> dict:
     embed_s = time.perf_counter() - start
     bm25 = bm25_indexes(projects)
     rows: dict[str, dict[str, list[dict]]] = {}
+    by_type: dict[str, dict[str, list[dict]]] = {}  # both splits: LongMemEval's question types
     latency: dict[str, list[float]] = {m: [] for m in [*modes, "bm25-stem"]}
     asked = [(pool, q) for pool in pools for q in pool["questions"] if gold_of(q, level)]
     for pool, q in tqdm(asked, desc=f"search {level}", unit="q"):
@@ -118,12 +119,14 @@ def run_level(pools, level, modes, actor, cached) -> dict:
             )
             latency[mode].append((time.perf_counter() - t0) * 1000)
             split[mode].append(score([units.get(h.id, "?") for h in hits], gold))
+            by_type.setdefault(q["type"], {}).setdefault(mode, []).append(split[mode][-1])
         t0 = time.perf_counter()
         index, pks = bm25[pool["id"]]
         scores = index.get_scores(bm25_tokens(q["question"]))
         order = sorted(range(len(pks)), key=lambda i: -scores[i])[:20]
         latency["bm25-stem"].append((time.perf_counter() - t0) * 1000)
         split["bm25-stem"].append(score([units[pks[i]] for i in order], gold))
+        by_type.setdefault(q["type"], {}).setdefault("bm25-stem", []).append(split["bm25-stem"][-1])
     return {
         "entries": len(units),
         "embed_seconds": round(embed_s, 1),
@@ -134,6 +137,17 @@ def run_level(pools, level, modes, actor, cached) -> dict:
                 for mode, r in by_mode.items()
             }
             for split, by_mode in rows.items()
+        },
+        "types": {
+            kind: {
+                mode: {
+                    "questions": len(r),
+                    "recall@5": round(mean_scores(r)["recall@5"], 4),
+                    "mrr": round(mean_scores(r)["mrr"], 4),
+                }
+                for mode, r in modes_.items()
+            }
+            for kind, modes_ in sorted(by_type.items())
         },
         "p50_ms": {m: round(percentile(v, 50), 1) for m, v in latency.items()},
     }
@@ -204,6 +218,15 @@ def main() -> None:
     headers = ["level", "split", "mode", "q", *[f"R@{k}" for k in KS], "hit@5", "MRR", "p50 ms"]
     print()
     print(table(headers, out))
+    kinds = [*modes, "bm25-stem"]
+    by_kind = [
+        [level, kind, by_mode[kinds[0]]["questions"],
+         *[f"{by_mode[m]['recall@5']:.3f} / {by_mode[m]['mrr']:.3f}" for m in kinds]]
+        for level, r in report["levels"].items()
+        for kind, by_mode in r["types"].items()
+    ]  # fmt: skip
+    print("\nBy question type, both splits (R@5 / MRR):")
+    print(table(["level", "type", "q", *kinds], by_kind))
     for level, r in report["levels"].items():
         print(
             f"{level}: {r['entries']} entries, embed {r['embed_seconds']} s "

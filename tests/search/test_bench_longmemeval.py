@@ -107,3 +107,8 @@ def test_each_question_finds_its_own_evidence_first_in_its_pool(agent, level, ex
     assert dev["text"]["recall@1"] == 1.0
     assert dev["bm25-stem"]["recall@1"] == 1.0
     assert result["entries"] == (3 if level == "session" else 5)
+    assert result["types"]["single-session-user"]["text"] == {
+        "questions": 3,
+        "recall@5": 1.0,
+        "mrr": 1.0,
+    }
