@@ -91,9 +91,9 @@ def run(bench: Bench, text_fn, fusion=None, post=None) -> dict:
     from django.conf import settings
 
     from knowledge.search.engine import default_fusion
-    from knowledge.search.fusion import above_floor, fuse_lists
+    from knowledge.search.fusion import Fusion, above_floor, fuse_lists
 
-    fusion = fusion or default_fusion()
+    fusion = Fusion(*fusion) if isinstance(fusion, tuple) else fusion or default_fusion()
     rows = {"tune": [], "report": [], "all": []}
     for item in bench.items:
         if "_terms" not in item:

@@ -33,16 +33,18 @@ def prf_text(k=3, m=10, beta=0.3, norm=1, base_norm=1, fusion_first=True):
     """Words-side pseudo-relevance feedback: the first pass's top k (fused, or text only)
     give their most telling lexemes (tf x idf, tf from the tsvector's positions), added to the
     query with weight beta x (their score / the best one's) x idf."""
-    import math
-
-    from django.db import connection
-
-    from bench.locomo_tune import sql_text
-    from knowledge.search.engine import default_fusion
-    from knowledge.search.fulltext import Term
-    from knowledge.search.fusion import fuse_lists
 
     def fn(bench, item):
+        # Imported here, not when the variants are listed: Django is set up after that.
+        import math
+
+        from django.db import connection
+
+        from bench.locomo_tune import sql_text
+        from knowledge.search.engine import default_fusion
+        from knowledge.search.fulltext import Term
+        from knowledge.search.fusion import fuse_lists
+
         scope, terms = item["_terms"]
         text, text_scores = sql_text(scope, terms, norm=base_norm)
         if fusion_first:
@@ -124,12 +126,11 @@ for w in (
 ):
     name = w.replace(", ", "_")
     VARIANTS[f"n33_{name}"] = {"text_fn": variant_text(norm=33, weights="{" + w + "}")}
-from knowledge.search.fusion import Fusion  # noqa: E402
-
 NEW = variant_text(norm=33, weights="{0.1, 0.4, 0.6, 1.0}")
 VARIANTS["new"] = {"text_fn": NEW}
 for w in (0.5, 0.6, 0.9, 1.0):
-    VARIANTS[f"new_sw{w}"] = {"text_fn": NEW, "fusion": Fusion("score", 1.0, w)}
+    # (mode, text weight, semantic weight): made a Fusion by run(), after Django is set up
+    VARIANTS[f"new_sw{w}"] = {"text_fn": NEW, "fusion": ("score", 1.0, w)}
 
 
 def zscore_fusion(sem_weight=0.75):
