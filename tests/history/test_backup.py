@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -119,16 +120,31 @@ def _scratch_databases() -> list[str]:
         return [row[0] for row in cur.fetchall()]
 
 
+@pytest.fixture(scope="module")
+def _one_backup(tmp_path_factory) -> dict:
+    return {"path": tmp_path_factory.mktemp("one-backup") / "snap", "made": False}
+
+
+@pytest.fixture
+def a_backup(written, _one_backup, tmp_path) -> Path:
+    """A copy of one backup of the drill's writes, made once per module by the first test that
+    asks: a test that damages its copy needs a valid snapshot, not one of its own database (the
+    restore refuses it before anything of it is used)."""
+    if not _one_backup["made"]:
+        call_command("backup", str(_one_backup["path"]))
+        _one_backup["made"] = True
+    return Path(shutil.copytree(_one_backup["path"], tmp_path / "snap"))
+
+
 @pytest.mark.parametrize(
     "damage", ["cut to 2,000 bytes", "data section cut short", "data section overwritten"]
 )
 def test_a_damaged_dump_is_refused_and_the_database_keeps_its_data(
-    written, tmp_path, capsys, damage
+    written, a_backup, capsys, damage
 ):
     root = get_user_model().objects.get(username="root")
     secret = token_create(actor=Actor.for_user(root), user=root, name="drill").secret
-    target = tmp_path / "snap"
-    call_command("backup", str(target))
+    target = a_backup
     dump = target / DUMP
     data = dump.read_bytes()
     pg_restore, _ = client_tool("pg_restore", 0)
