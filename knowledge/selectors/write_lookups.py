@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.core.exceptions import EmptyResultSet
 from django.db import connection
 
 from knowledge.actors import Actor
 from knowledge.models import EntryStatus
-from knowledge.selectors import visible_projects
+from knowledge.selectors.access import project_ids_sql
 
 MAX_SIMILAR = 3
 SIMILAR_CANDIDATES = MAX_SIMILAR + 3  # titles alike by trigrams, kept when alike enough
@@ -104,29 +103,16 @@ def report_lookups(
     found = Lookups({}, [], [])
     if not parts:
         return found
-    try:
-        visible, visible_params = (
-            visible_projects(actor)
-            .order_by()
-            .values("pk")
-            .query.get_compiler(connection=connection)
-            .as_sql()
-        )
-    except EmptyResultSet:  # an actor that sees no project
-        visible, visible_params = "SELECT NULL::bigint WHERE false", ()
-    sql = "\nUNION ALL\n".join(parts)
+    visible, visible_params = project_ids_sql(actor, "read")
+    sql = "\nUNION ALL\n".join(parts).replace("{visible}", visible)
     params = {
         "targets": list(targets),
         "title": entry.title,
         "project": entry.project_id,
         "id": entry.pk,
         "body": entry.body,
+        **visible_params,
     }
-    # The access subquery's own placeholders are positional: named ones for it instead.
-    names = [f"v{i}" for i in range(len(visible_params))]
-    params |= dict(zip(names, visible_params, strict=True))
-    visible_sql = visible.replace("%%", "\0") % tuple(f"%({n})s" for n in names)
-    sql = sql.replace("{visible}", visible_sql.replace("\0", "%%"))
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()

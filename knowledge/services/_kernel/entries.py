@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -36,6 +36,7 @@ from knowledge.selectors import (
     writable_projects,
 )
 from knowledge.selectors.conflicts import entry_conflict
+from knowledge.selectors.rows import columns
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -111,15 +112,24 @@ def identity_taken(
 
 
 def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) -> Entry | None:
-    """The entry with this identity, locked; the caller checked that the project is writable."""
-    return (
-        Entry.objects.annotate(ltitle=Lower("title"))
-        .filter(project=project, subtopic=subtopic, ltitle=title.strip().lower())
-        .select_for_update(of=("self",))
-        .select_related("project", "subtopic")
-        .defer("search_vector")  # a save computes it anew; never read from the row here
-        .first()
-    )
+    """The entry with this identity, locked; the caller checked that the project is writable.
+
+    Plain SQL through the identity's unique index (every upsert runs it; building it as an
+    ORM query cost more than running it). The search vector is left out: a save computes it
+    anew."""
+    cols = columns(Entry, "e", frozenset({"search_vector"}))
+    place = "e.subtopic_id = %(subtopic)s" if subtopic else "e.subtopic_id IS NULL"
+    sql = f"""SELECT {cols.sql} FROM knowledge_entry e
+ WHERE e.project_id = %(project)s AND {place} AND LOWER(e.title) = %(title)s FOR UPDATE"""
+    params = {"project": project.pk, "subtopic": subtopic and subtopic.pk}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params | {"title": title.strip().lower()})
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    entry = cols.instance(row)
+    entry.project, entry.subtopic = project, subtopic
+    return entry
 
 
 def ensure_path(*, actor: Actor, project: Project, path: str | None) -> Subtopic | None:
