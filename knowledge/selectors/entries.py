@@ -46,6 +46,34 @@ def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
     return where & Q(subtopic__isnull=True), None
 
 
+def entry_ref_sql(ref: str | int) -> tuple[str, str, dict]:
+    """entry_ref_filter's condition and ordering as plain SQL over `knowledge_entry e`, its
+    project `p` and its subtopic `s` (left joined), with named parameters `ref_*`: the same
+    rule, for the writes' lock (tests/knowledge/test_write_locks.py holds the two to agree)."""
+    text = strip_memory_scheme(str(ref).strip())
+    limits.check_length(text, field="entry reference", limit=limits.REF)
+    newest = "e.updated_at DESC"  # Entry's own ordering, as .first() applies it
+    if text.isdigit():
+        number = int(text)
+        if number > 2**63 - 1:
+            return "e.short_id = %(ref_text)s", newest, {"ref_text": text}
+        where = "(e.id = %(ref_id)s OR e.short_id = %(ref_text)s)"
+        return where, "CASE WHEN e.id = %(ref_id)s THEN 0 ELSE 1 END", {
+            "ref_id": number, "ref_text": text,
+        }  # fmt: skip
+    if "/" not in text:
+        return "e.short_id = %(ref_text)s", newest, {"ref_text": text.lower()}
+    project_slug, _, rest = text.strip("/").partition("/")
+    sub_path, _, name = rest.rpartition("/")
+    where = """UPPER(p.slug::text) = UPPER(%(ref_project)s)
+       AND (UPPER(e.title::text) = UPPER(%(ref_name)s) OR e.slug = %(ref_slug)s)"""
+    params = {"ref_project": project_slug, "ref_name": name, "ref_slug": name.lower()}
+    if sub_path:
+        where += " AND s.path = %(ref_path)s"
+        return where, newest, params | {"ref_path": normalize_path(sub_path)}
+    return where + " AND e.subtopic_id IS NULL", newest, params
+
+
 def entry_lookup(entries: QuerySet[Entry], ref: str | int) -> Entry | None:
     """The entry `ref` names among `entries`, in one query (the caller may lock it)."""
     if not str(ref).strip():

@@ -7,14 +7,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db import IntegrityError, transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
-from knowledge.errors import AlreadyExists, Forbidden, NotFound, ValidationFailed
+from knowledge.errors import AlreadyExists, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -28,15 +27,9 @@ from knowledge.models import (
 )
 from knowledge.paths import entry_slug, split_path
 from knowledge.selectors import (
-    entry_lookup,
-    entry_not_found,
     project_get,
-    project_maintainers,
-    visible_entries,
-    writable_projects,
 )
 from knowledge.selectors.conflicts import entry_conflict
-from knowledge.selectors.rows import columns
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -49,6 +42,7 @@ from knowledge.services._kernel.checks import (
     require_write,
 )
 from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
+from knowledge.services._kernel.locks import lock_by_identity
 from knowledge.services._kernel.note_types import check_schema
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
@@ -63,33 +57,6 @@ _TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_b
 
 
 # --- finding and locking ---------------------------------------------------------------------
-
-
-def lock_entry(actor: Actor, ref: str | int) -> Entry:
-    """The entry `ref` names, locked for this transaction (an agent and a person may edit it at
-    once): one query that finds, scopes, locks and says whether the actor may change it.
-    What a signed-in actor cannot see is not found, whatever its token's scope."""
-    if not getattr(actor.user, "is_authenticated", False):
-        require_write(actor)  # says to sign in
-    entries = (
-        visible_entries(actor)
-        .select_related("project", "subtopic")
-        .select_for_update(of=("self",))
-        .annotate(may_write=Exists(writable_projects(actor).filter(pk=OuterRef("project_id"))))
-        .defer("search_vector")  # a save computes it anew; never read from the row here
-    )
-    entry = entry_lookup(entries, ref)
-    if entry is None:
-        raise entry_not_found(actor, ref)
-    require_write(actor)
-    if not entry.may_write:
-        raise Forbidden(
-            f"You may read entry {entry.short_id} but not change it: that needs the editor "
-            f"role in {entry.project.slug}. Ask one of its maintainers: "
-            f"{project_maintainers(entry.project)}.",
-            entry=entry.short_id,
-        )
-    return entry
 
 
 def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
@@ -109,27 +76,6 @@ def identity_taken(
     if exclude:
         qs = qs.exclude(pk=exclude)
     return qs.exists()
-
-
-def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) -> Entry | None:
-    """The entry with this identity, locked; the caller checked that the project is writable.
-
-    Plain SQL through the identity's unique index (every upsert runs it; building it as an
-    ORM query cost more than running it). The search vector is left out: a save computes it
-    anew."""
-    cols = columns(Entry, "e", frozenset({"search_vector"}))
-    place = "e.subtopic_id = %(subtopic)s" if subtopic else "e.subtopic_id IS NULL"
-    sql = f"""SELECT {cols.sql} FROM knowledge_entry e
- WHERE e.project_id = %(project)s AND {place} AND LOWER(e.title) = %(title)s FOR UPDATE"""
-    params = {"project": project.pk, "subtopic": subtopic and subtopic.pk}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params | {"title": title.strip().lower()})
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    entry = cols.instance(row)
-    entry.project, entry.subtopic = project, subtopic
-    return entry
 
 
 def ensure_path(*, actor: Actor, project: Project, path: str | None) -> Subtopic | None:
