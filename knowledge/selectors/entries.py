@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 from django.db.models import Case, Q, QuerySet, When
 
@@ -47,10 +48,16 @@ def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
 
 
 def entry_ref_sql(ref: str | int) -> tuple[str, str, dict]:
-    """entry_ref_filter's condition and ordering as plain SQL over `knowledge_entry e`, its
-    project `p` and its subtopic `s` (left joined), with named parameters `ref_*`: the same
-    rule, for the writes' lock (tests/knowledge/test_write_locks.py holds the two to agree)."""
-    text = strip_memory_scheme(str(ref).strip())
+    """entry_ref_filter's condition and ordering as plain SQL over "knowledge_entry" (not
+    aliased, as the ORM writes it), its project `p` and its subtopic `s` (left joined), with
+    named parameters `ref_*`: the same rule, for the writes' lock (tests/knowledge/
+    test_write_locks.py holds the two to agree)."""
+    where, order, params = _ref_sql(strip_memory_scheme(str(ref).strip()))
+    table = '"knowledge_entry".'
+    return re.sub(r"\be\.", table, where), re.sub(r"\be\.", table, order), params
+
+
+def _ref_sql(text: str) -> tuple[str, str, dict]:
     limits.check_length(text, field="entry reference", limit=limits.REF)
     newest = "e.updated_at DESC"  # Entry's own ordering, as .first() applies it
     if text.isdigit():

@@ -16,6 +16,7 @@ from knowledge.services._kernel.checks import require_write
 
 # The search vector is left out: a save computes it anew, and it is never read from the row here.
 _NO_VECTOR = frozenset({"search_vector"})
+_ENTRY = '"knowledge_entry"'  # not aliased: as the ORM writes it (tests count its lookups)
 
 
 def lock_entry(actor: Actor, ref: str | int) -> Entry:
@@ -44,13 +45,14 @@ def _locked(actor: Actor, ref: str | int) -> Entry | None:
     where, order, params = entry_ref_sql(ref)
     visible, more = project_ids_sql(actor, "read")
     writable, most = project_ids_sql(actor, "write")
-    e, p, s = columns(Entry, "e", _NO_VECTOR), columns(Project, "p"), columns(Subtopic, "s")
-    sql = f"""SELECT {e.sql}, {p.sql}, {s.sql}, e.project_id IN ({writable})
-  FROM knowledge_entry e
-  JOIN knowledge_project p ON p.id = e.project_id
-  LEFT JOIN knowledge_subtopic s ON s.id = e.subtopic_id
- WHERE e.project_id IN ({visible}) AND {where}
- ORDER BY {order} LIMIT 1 FOR UPDATE OF e"""
+    e = columns(Entry, _ENTRY, _NO_VECTOR)
+    p, s = columns(Project, "p"), columns(Subtopic, "s")
+    sql = f"""SELECT {e.sql}, {p.sql}, {s.sql}, {_ENTRY}.project_id IN ({writable})
+  FROM {_ENTRY}
+  JOIN knowledge_project p ON p.id = {_ENTRY}.project_id
+  LEFT JOIN knowledge_subtopic s ON s.id = {_ENTRY}.subtopic_id
+ WHERE {_ENTRY}.project_id IN ({visible}) AND {where}
+ ORDER BY {order} LIMIT 1 FOR UPDATE OF {_ENTRY}"""
     with connection.cursor() as cursor:
         cursor.execute(sql, params | more | most)
         row = cursor.fetchone()
@@ -67,10 +69,10 @@ def _locked(actor: Actor, ref: str | int) -> Entry | None:
 def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) -> Entry | None:
     """The entry with this identity, locked, through the identity's unique index; the caller
     checked that the project is writable."""
-    e = columns(Entry, "e", _NO_VECTOR)
-    place = "e.subtopic_id = %(subtopic)s" if subtopic else "e.subtopic_id IS NULL"
-    sql = f"""SELECT {e.sql} FROM knowledge_entry e
- WHERE e.project_id = %(project)s AND {place} AND LOWER(e.title) = %(title)s FOR UPDATE"""
+    e = columns(Entry, _ENTRY, _NO_VECTOR)
+    place = "subtopic_id = %(subtopic)s" if subtopic else "subtopic_id IS NULL"
+    sql = f"""SELECT {e.sql} FROM {_ENTRY}
+ WHERE project_id = %(project)s AND {place} AND LOWER(title) = %(title)s FOR UPDATE"""
     params = {"project": project.pk, "subtopic": subtopic and subtopic.pk}
     with connection.cursor() as cursor:
         cursor.execute(sql, params | {"title": title.strip().lower()})
