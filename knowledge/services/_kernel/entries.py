@@ -44,6 +44,7 @@ from knowledge.services._kernel.checks import (
 from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
 from knowledge.services._kernel.locks import lock_by_identity
 from knowledge.services._kernel.note_types import check_schema
+from knowledge.services._kernel.revisions import save_revision
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
@@ -224,6 +225,8 @@ def save_entry(
     # No savepoint: a failed save fails the whole write (the error below leaves the service's
     # transaction, which rolls back), so nothing needs to go on inside it; an import item has a
     # savepoint of its own.
+    created = entry._state.adding  # not loaded from a row: an undelete inserts its old id
+    entry.skip_history_when_saving = True  # the revision row is written below, in plain SQL
     try:
         entry.save()
     except IntegrityError as exc:
@@ -236,6 +239,8 @@ def save_entry(
         # The statement computed it: deferred now (read from the row if anyone asks), so a
         # later plain save() leaves the stored vector as it is.
         entry.__dict__.pop("search_vector", None)
+        del entry.skip_history_when_saving  # other saves (a delete) go through simple-history
+    save_revision(entry, created)
     facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)
