@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.search import TrigramSimilarity
-from django.db.models import Q
+from django.db import connection
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry, EntryStatus, Project, Sensitivity
+from knowledge.models import Entry, EntryStatus, Sensitivity
 from knowledge.paths import entry_slug, normalize_path
-from knowledge.selectors import visible_projects
+from knowledge.selectors.access import project_ids_sql
 
 # A project may resolve links into projects at most as closed as itself: a public entry's link
 # never points into a restricted project (readers are filtered again when it is shown).
@@ -22,8 +22,6 @@ _RANK = {
     Sensitivity.CONFIDENTIAL: 2,
     Sensitivity.RESTRICTED: 3,
 }
-_CANDIDATE = ("pk", "slug", "project_id", "project__slug", "project__sensitivity",
-              "subtopic__path", "status")  # fmt: skip
 
 
 def may_reference(source_sensitivity: str, target_sensitivity: str) -> bool:
@@ -47,8 +45,28 @@ def split_target(text: str) -> tuple[str | None, str | None, str]:
         return None, None, target_key(text)
 
 
-def _readable(writer: Actor | None):
-    return visible_projects(writer) if writer is not None else Project.objects.none()
+# The entries whose slug a link names, in the source's project or in a project the link names
+# that the writer can read. Plain SQL: every save with links runs it, and building it as an ORM
+# query cost more than running it (bench/write_profile.py).
+_CANDIDATES = """SELECT e.id, e.slug, e.project_id, p.slug, p.sensitivity, s.path, e.status
+  FROM knowledge_entry e
+  JOIN knowledge_project p ON p.id = e.project_id
+  LEFT JOIN knowledge_subtopic s ON s.id = e.subtopic_id
+ WHERE e.slug = ANY(%(keys)s) AND e.id IS DISTINCT FROM %(id)s
+   AND (e.project_id = %(project)s{elsewhere})
+ ORDER BY e.id"""
+
+
+def _candidates(source: Entry, keys: set[str], firsts: set[str], writer: Actor | None):
+    params = {"keys": sorted(keys), "id": source.pk, "project": source.project_id}
+    elsewhere = ""
+    if firsts and writer is not None:
+        readable, more = project_ids_sql(writer, "read")
+        elsewhere = f" OR (p.slug = ANY(%(firsts)s) AND e.project_id IN ({readable}))"
+        params |= more | {"firsts": sorted(firsts)}
+    with connection.cursor() as cursor:
+        cursor.execute(_CANDIDATES.format(elsewhere=elsewhere), params)
+        return cursor.fetchall()
 
 
 def resolve_targets(source: Entry, texts: list[str], writer: Actor | None) -> dict[str, int | None]:
@@ -65,14 +83,7 @@ def resolve_targets(source: Entry, texts: list[str], writer: Actor | None) -> di
     project = source.project
     keys = {target_key(t) for t in texts}
     firsts = {p for p, _, _ in map(split_target, texts) if p}
-    readable = _readable(writer).filter(slug__in=firsts).values("pk")
-    rows = list(
-        Entry.objects.filter(slug__in=keys)
-        .filter(Q(project_id=project.pk) | Q(project__in=readable))
-        .exclude(pk=source.pk)
-        .values_list(*_CANDIDATE)
-        .order_by("pk")
-    )
+    rows = _candidates(source, keys, firsts, writer)
     answer: dict[str, int | None] = {}
     for text in texts:
         first, sub, key = split_target(text)

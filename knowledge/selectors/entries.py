@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 from django.db.models import Case, Q, QuerySet, When
 
@@ -44,6 +45,40 @@ def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
     if sub_path:
         return where & Q(subtopic__path=normalize_path(sub_path)), None
     return where & Q(subtopic__isnull=True), None
+
+
+def entry_ref_sql(ref: str | int) -> tuple[str, str, dict]:
+    """entry_ref_filter's condition and ordering as plain SQL over "knowledge_entry" (not
+    aliased, as the ORM writes it), its project `p` and its subtopic `s` (left joined), with
+    named parameters `ref_*`: the same rule, for the writes' lock (tests/knowledge/
+    test_write_locks.py holds the two to agree)."""
+    where, order, params = _ref_sql(strip_memory_scheme(str(ref).strip()))
+    table = '"knowledge_entry".'
+    return re.sub(r"\be\.", table, where), re.sub(r"\be\.", table, order), params
+
+
+def _ref_sql(text: str) -> tuple[str, str, dict]:
+    limits.check_length(text, field="entry reference", limit=limits.REF)
+    newest = "e.updated_at DESC"  # Entry's own ordering, as .first() applies it
+    if text.isdigit():
+        number = int(text)
+        if number > 2**63 - 1:
+            return "e.short_id = %(ref_text)s", newest, {"ref_text": text}
+        where = "(e.id = %(ref_id)s OR e.short_id = %(ref_text)s)"
+        return where, "CASE WHEN e.id = %(ref_id)s THEN 0 ELSE 1 END", {
+            "ref_id": number, "ref_text": text,
+        }  # fmt: skip
+    if "/" not in text:
+        return "e.short_id = %(ref_text)s", newest, {"ref_text": text.lower()}
+    project_slug, _, rest = text.strip("/").partition("/")
+    sub_path, _, name = rest.rpartition("/")
+    where = """UPPER(p.slug::text) = UPPER(%(ref_project)s)
+       AND (UPPER(e.title::text) = UPPER(%(ref_name)s) OR e.slug = %(ref_slug)s)"""
+    params = {"ref_project": project_slug, "ref_name": name, "ref_slug": name.lower()}
+    if sub_path:
+        where += " AND s.path = %(ref_path)s"
+        return where, newest, params | {"ref_path": normalize_path(sub_path)}
+    return where + " AND e.subtopic_id IS NULL", newest, params
 
 
 def entry_lookup(entries: QuerySet[Entry], ref: str | int) -> Entry | None:

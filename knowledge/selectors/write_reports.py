@@ -22,7 +22,14 @@ from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
 from knowledge.selectors import visible_projects
-from knowledge.selectors.write_lookups import MAX_SIMILAR, Lookups, Named, report_lookups
+from knowledge.selectors.write_lookups import (
+    MAX_SIMILAR,
+    Lookups,
+    Named,
+    Revision,
+    blame_revisions,
+    report_lookups,
+)
 
 MAX_REMOVED_LINES = 20
 MAX_LINE_CHARS = 300
@@ -47,7 +54,13 @@ def _previous(actor: Actor, entry: Entry, version: int):
 
 
 def _by(row) -> str:
-    user = row.history_user.get_username() if row.history_user_id else ""
+    """Who wrote a revision: a history row, or a write_lookups.Revision."""
+    if not row.history_user_id:
+        user = ""
+    elif isinstance(row, Revision):
+        user = row.username or ""
+    else:
+        user = row.history_user.get_username()
     agent = row.generated_by or ""
     if agent and user and agent != user and not agent.startswith("user:"):
         return f"{agent} ({user})"
@@ -64,17 +77,7 @@ def _origins(actor: Actor, entry: Entry, lines: list[str], before: int) -> dict[
     newest = before
     for step in BLAME_STEPS:
         oldest = max(before - MAX_BLAME_REVISIONS, newest - step)
-        rows = (
-            entry.history.filter(
-                version__lte=newest,
-                version__gt=oldest,
-                project_id__in=visible_projects(actor).values("pk"),
-            )
-            .exclude(history_type="-")
-            .select_related("history_user")
-            .order_by("-version", "-history_id")
-            .only("version", "body", "generated_by", "history_user", "history_id")
-        )
+        rows = blame_revisions(actor, entry.pk, newest=newest, oldest=oldest)
         for row in rows:
             if row.version in seen:
                 continue

@@ -32,7 +32,7 @@ def test_replace_section_names_the_line_it_drops_and_who_wrote_it(call, make_tok
     assert report["change"]["removed"] >= 2
     dropped = {r["text"]: r for r in report["change"]["removed_lines"]}
     assert dropped["Follow-up owner: Sam"]["version"] == 2
-    assert dropped["Follow-up owner: Sam"]["by"].startswith("agent:sam")
+    assert dropped["Follow-up owner: Sam"]["by"] == "agent:sam (owner)"  # the agent, its person
     assert dropped["- Roll back the cache"]["version"] == 1
     assert "'Follow-up owner: Sam' (written in v2 by agent:sam" in text(res)
     assert ": +1 -" in text(res).splitlines()[0]

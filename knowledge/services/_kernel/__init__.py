@@ -30,13 +30,12 @@ from knowledge.services._kernel.entries import (
     ensure_path,
     identity_taken,
     link_sources,
-    lock_by_identity,
-    lock_entry,
     new_entry,
     place_entry,
     save_entry,
     upsert_entry,
 )
+from knowledge.services._kernel.locks import lock_by_identity, lock_entry
 from knowledge.services._kernel.memberships import (
     MembershipChange,
     check_role,

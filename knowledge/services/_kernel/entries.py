@@ -8,13 +8,12 @@ from typing import Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
-from knowledge.errors import AlreadyExists, Forbidden, NotFound, ValidationFailed
+from knowledge.errors import AlreadyExists, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -28,12 +27,7 @@ from knowledge.models import (
 )
 from knowledge.paths import entry_slug, split_path
 from knowledge.selectors import (
-    entry_lookup,
-    entry_not_found,
     project_get,
-    project_maintainers,
-    visible_entries,
-    writable_projects,
 )
 from knowledge.selectors.conflicts import entry_conflict
 from knowledge.services._kernel.checks import (
@@ -48,7 +42,9 @@ from knowledge.services._kernel.checks import (
     require_write,
 )
 from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
+from knowledge.services._kernel.locks import lock_by_identity
 from knowledge.services._kernel.note_types import check_schema
+from knowledge.services._kernel.revisions import save_revision
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
@@ -62,33 +58,6 @@ _TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_b
 
 
 # --- finding and locking ---------------------------------------------------------------------
-
-
-def lock_entry(actor: Actor, ref: str | int) -> Entry:
-    """The entry `ref` names, locked for this transaction (an agent and a person may edit it at
-    once): one query that finds, scopes, locks and says whether the actor may change it.
-    What a signed-in actor cannot see is not found, whatever its token's scope."""
-    if not getattr(actor.user, "is_authenticated", False):
-        require_write(actor)  # says to sign in
-    entries = (
-        visible_entries(actor)
-        .select_related("project", "subtopic")
-        .select_for_update(of=("self",))
-        .annotate(may_write=Exists(writable_projects(actor).filter(pk=OuterRef("project_id"))))
-        .defer("search_vector")  # a save computes it anew; never read from the row here
-    )
-    entry = entry_lookup(entries, ref)
-    if entry is None:
-        raise entry_not_found(actor, ref)
-    require_write(actor)
-    if not entry.may_write:
-        raise Forbidden(
-            f"You may read entry {entry.short_id} but not change it: that needs the editor "
-            f"role in {entry.project.slug}. Ask one of its maintainers: "
-            f"{project_maintainers(entry.project)}.",
-            entry=entry.short_id,
-        )
-    return entry
 
 
 def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
@@ -108,18 +77,6 @@ def identity_taken(
     if exclude:
         qs = qs.exclude(pk=exclude)
     return qs.exists()
-
-
-def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) -> Entry | None:
-    """The entry with this identity, locked; the caller checked that the project is writable."""
-    return (
-        Entry.objects.annotate(ltitle=Lower("title"))
-        .filter(project=project, subtopic=subtopic, ltitle=title.strip().lower())
-        .select_for_update(of=("self",))
-        .select_related("project", "subtopic")
-        .defer("search_vector")  # a save computes it anew; never read from the row here
-        .first()
-    )
 
 
 def ensure_path(*, actor: Actor, project: Project, path: str | None) -> Subtopic | None:
@@ -268,6 +225,8 @@ def save_entry(
     # No savepoint: a failed save fails the whole write (the error below leaves the service's
     # transaction, which rolls back), so nothing needs to go on inside it; an import item has a
     # savepoint of its own.
+    created = entry._state.adding  # not loaded from a row: an undelete inserts its old id
+    entry.skip_history_when_saving = True  # the revision row is written below, in plain SQL
     try:
         entry.save()
     except IntegrityError as exc:
@@ -280,6 +239,8 @@ def save_entry(
         # The statement computed it: deferred now (read from the row if anyone asks), so a
         # later plain save() leaves the stored vector as it is.
         entry.__dict__.pop("search_vector", None)
+        del entry.skip_history_when_saving  # other saves (a delete) go through simple-history
+    save_revision(entry, created)
     facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)

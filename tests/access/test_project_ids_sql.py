@@ -1,0 +1,69 @@
+"""access.project_ids_sql, the access rule compiled once per shape of actor for the writes'
+plain SQL, answers as the ORM querysets it is compiled from, for every role of the matrix."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from knowledge.actors import Actor
+from knowledge.models import Project, Sensitivity
+from knowledge.selectors.access import (
+    maintained_projects,
+    project_ids_sql,
+    visible_projects,
+    writable_projects,
+)
+from tests.access.world import ROLES, SENSITIVITIES
+
+RULES = {"read": visible_projects, "write": writable_projects, "maintain": maintained_projects}
+
+
+def _ids(actor: Actor, need: str) -> set[int]:
+    sql, params = project_ids_sql(actor, need)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {pk for (pk,) in cursor.fetchall()}
+
+
+def _wrong(actor: Actor, who: str) -> list[str]:
+    wrong = []
+    for need, rule in RULES.items():
+        expected = set(rule(actor).values_list("pk", flat=True))
+        if (got := _ids(actor, need)) != expected:
+            wrong.append(f"{who} {need}: {sorted(got)} instead of {sorted(expected)}")
+    return wrong
+
+
+@pytest.mark.usefixtures("guest_groups")
+@pytest.mark.parametrize("sensitivity", SENSITIVITIES, indirect=True)
+def test_the_compiled_rule_answers_as_the_querysets(sensitivity, shared_world, db):
+    wrong = []
+    for role in ROLES:
+        world = shared_world.as_role(role)
+        wrong += _wrong(world.actor(), role)
+    # Tokens narrowed to several projects: each stand-in takes its own project's id.
+    w = shared_world
+    for who in ("maintainer", "other", "superuser"):
+        for narrowed in (
+            frozenset([w.commons.pk, w.target.pk, w.elsewhere.pk]),
+            frozenset([w.target.pk]),
+            frozenset(),
+        ):
+            actor = Actor(user=w.users[who], agent="agent:narrow", project_ids=narrowed)
+            wrong += _wrong(actor, f"{who} narrowed to {sorted(narrowed)}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_guest_groups_are_part_of_the_shape(settings, user, project):
+    """The compiled SQL is cached by the guest groups it was compiled with: changing the
+    setting compiles it again."""
+    internal = Project.objects.create(
+        slug="inside", name="Inside", sensitivity=Sensitivity.INTERNAL
+    )
+    user.groups.create(name="visitors")
+    actor = Actor.for_user(user)
+    settings.CAIRN_GUEST_GROUPS = []
+    assert internal.pk in _ids(actor, "read")
+    settings.CAIRN_GUEST_GROUPS = ["visitors"]
+    assert internal.pk not in _ids(actor, "read")

@@ -1,0 +1,43 @@
+"""A save's revision row is written by plain SQL (knowledge/services/_kernel/revisions.py): it
+must be the row django-simple-history writes for the same save."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.models import Entry, HistoricalEntry
+from knowledge.services import EntryFields, entry_update, entry_upsert
+from knowledge.services._kernel import record
+
+pytestmark = pytest.mark.django_db
+
+SKIP = {"history_id", "history_date", "updated_at"}  # when each was written
+
+
+def _row(revision: HistoricalEntry) -> dict:
+    return {
+        f.attname: getattr(revision, f.attname)
+        for f in HistoricalEntry._meta.concrete_fields
+        if f.attname not in SKIP
+    }
+
+
+def test_the_revision_row_is_the_one_simple_history_writes(actor, project):
+    fields = EntryFields(
+        title="Deploy", body="Roll back.\n", tags=["ops"], metadata={"ticket": 7}, kind="runbook"
+    )
+    entry = entry_upsert(actor=actor, project="acme", subtopic="infra", fields=fields).entry
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="Restart.\n"), reason="why")
+    ours = list(HistoricalEntry.objects.filter(id=entry.pk).order_by("history_id"))
+    assert [r.history_type for r in ours] == ["+", "~"]
+    assert ours[1].history_change_reason == "why" and ours[1].history_user_id == actor.user.pk
+    # The same save once more, through simple-history's own post_save.
+    again = Entry.objects.get(pk=entry.pk)
+    assert ours[1].updated_at == again.updated_at
+    record(again, actor, "why")
+    again.save()
+    theirs = HistoricalEntry.objects.filter(id=entry.pk).latest("history_id")
+    assert _row(theirs) == _row(ours[1])
+    assert (ours[1].metadata, ours[1].tags, ours[1].git_commit, ours[1].sources) == (
+        {"ticket": 7}, ["ops"], "", None,
+    )  # fmt: skip

@@ -1,0 +1,83 @@
+"""The writes' lock finds, in plain SQL, the entry entry_lookup finds through the ORM, for every
+form of reference (knowledge.selectors.entries: entry_ref_filter and entry_ref_sql are one rule
+written twice, held together here)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import transaction
+
+from knowledge.errors import NotFound
+from knowledge.models import Entry
+from knowledge.selectors import entry_lookup, visible_entries
+from knowledge.services import EntryFields, entry_upsert
+from knowledge.services._kernel import lock_by_identity, lock_entry
+
+pytestmark = pytest.mark.django_db
+
+
+def _write(actor, title: str, subtopic: str | None = None) -> Entry:
+    fields = EntryFields(title=title, body=f"{title}.\n", metadata={"about": title})
+    return entry_upsert(actor=actor, project="acme", subtopic=subtopic, fields=fields).entry
+
+
+@pytest.fixture
+def entries(actor, project):
+    made = {
+        "root": _write(actor, "Deploy notes"),
+        "deep": _write(actor, "Runbook", "infra/prod"),
+        "titled": _write(actor, "alpha-beta"),  # its title is the other's slug
+        "slugged": _write(actor, "Alpha Beta"),
+        "digits": _write(actor, "Digits"),
+    }
+    # A short id made of digits that is also another entry's id: the id wins.
+    Entry.objects.filter(pk=made["digits"].pk).update(short_id=str(made["root"].pk))
+    return made
+
+
+def _refs(made: dict) -> list[str]:
+    refs = [str(e.pk) for e in made.values()] + [e.short_id for e in made.values()]
+    return [
+        *refs,
+        made["deep"].short_id.upper(),
+        "acme/Deploy notes",
+        "acme/DEPLOY NOTES",
+        "acme/deploy-notes",
+        "memory://acme/infra/prod/runbook",
+        "Memory://ACME/infra/prod/Runbook/",
+        "acme/infra/prod/nothing",
+        "acme/runbook",  # not at the root
+        "acme/alpha-beta",
+        "acme/Alpha Beta",
+        "elsewhere/Deploy notes",
+        "99999999999999999999",
+        "nope",
+    ]
+
+
+def test_the_lock_finds_what_the_lookup_finds(actor, entries):
+    for ref in _refs(entries):
+        expected = entry_lookup(visible_entries(actor), ref)
+        with transaction.atomic():
+            try:
+                got = lock_entry(actor, ref)
+            except NotFound:
+                got = None
+        assert (got and got.pk) == (expected and expected.pk), ref
+        if got is not None:
+            assert (got.project.slug, got.path, got.metadata) == (
+                expected.project.slug, expected.path, expected.metadata,
+            ), ref  # fmt: skip
+            assert got.may_write is True
+
+
+def test_the_identity_lock_loads_the_entry_as_the_orm_does(actor, entries):
+    deep = entries["deep"]
+    with transaction.atomic():
+        got = lock_by_identity(deep.project, deep.subtopic, "  RUNBOOK ")
+        assert lock_by_identity(deep.project, None, "Runbook") is None
+    expected = Entry.objects.get(pk=deep.pk)
+    for field in Entry._meta.concrete_fields:
+        if field.attname != "search_vector":
+            assert getattr(got, field.attname) == getattr(expected, field.attname), field.name
+    assert "search_vector" in got.get_deferred_fields()
