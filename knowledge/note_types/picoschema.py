@@ -110,7 +110,10 @@ class _Budget:
 def parse_key(key: object) -> tuple[str, bool, str, str]:
     """`name?(array, description)` → (name, required, modifier, description)."""
     if not isinstance(key, str):
-        raise SchemaError(f"Field name {key!r} is not text; write it as name: type.")
+        raise SchemaError(
+            f"Field name {key!r} is not text; write it as name: type, in quotes when YAML would "
+            'read the name as something else (e.g. "yes": string, "null": string).'
+        )
     text, modifier, description = key.strip(), "", ""
     if text.endswith(")") and "(" in text:
         opener = text.find("(")
@@ -320,6 +323,8 @@ def field_key(f: Field) -> str:
 
 def _line(f: Field, indent: str) -> list[str]:
     key = field_key(f)
+    if not _reads_back_key(key):  # YAML reads a bare `yes`, `on` or `null` as true or None
+        key = json.dumps(key)
     if f.type == "object":
         head = [f"{indent}{key}:"]
         return head + [line for c in f.children for line in _line(c, indent + "  ")]
@@ -331,6 +336,13 @@ def _line(f: Field, indent: str) -> list[str]:
             values = json.dumps(f"{values}, {f.description}" if f.description else values)
         return [f"{indent}{key}: {values}"]
     return [f"{indent}{key}: {f.type}" + (f", {f.description}" if f.description else "")]
+
+
+def _reads_back_key(key: str) -> bool:
+    try:
+        return load_yaml(f"{key}: x") == {key: "x"}
+    except yaml.YAMLError:
+        return False
 
 
 def _reads_back(value: str) -> bool:

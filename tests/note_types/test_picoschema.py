@@ -337,3 +337,11 @@ def test_enum_words_yaml_would_read_as_other_types_are_written_back_as_words():
     words = ("no", "Yes", "on", "1.0", "null", "~", "2026-01-01", 'say "hi"')
     written = to_text([replace(fields[0], enum=words)])
     assert parse_fields(yaml.safe_load(written))[0].enum == words
+
+
+@pytest.mark.parametrize("name", ["yes", "on", "off", "null", "true"])
+def test_a_field_named_as_a_yaml_word_is_written_in_quotes_and_reads_back(name):
+    fields = [Field(name, "string", True, False, enum=(), description="")]
+    text = to_text(fields)
+    assert text == f'"{name}": string'
+    assert read_schema(title="t", metadata={}, body=f"```yaml\n{text}\n```").fields == tuple(fields)
