@@ -3,7 +3,7 @@ search) and by the writes' locks, so access rules change here and nowhere else."
 
 from __future__ import annotations
 
-import threading
+import re
 from typing import Literal
 
 from django.conf import settings
@@ -82,36 +82,12 @@ def visible_projects(actor: Actor) -> QuerySet[Project]:
     return _scoped(actor, None)
 
 
-# visible_projects compiled to SQL, per kind of actor: the statement reads memberships, groups
-# and sensitivities when it runs, so a compilation kept for reuse is never stale, and building
-# the query (the membership and guest subqueries) cost more CPU than running it.
-_VISIBLE_SQL_SIZE = 1024
-_visible_sql: dict[tuple, tuple[str, tuple]] = {}
-_visible_sql_lock = threading.Lock()
-
-
 def visible_projects_sql(actor: Actor) -> tuple[str, tuple]:
-    """visible_projects(actor)'s ids as (sql, params), for a statement built by hand; a
-    statement that selects nothing when the actor sees no project."""
-    user = actor.user
-    key = (
-        signed_in(actor),
-        getattr(user, "pk", None),
-        bool(getattr(user, "is_superuser", False)),
-        actor.project_ids,
-        tuple(settings.CAIRN_GUEST_GROUPS or ()),
-    )
-    compiled = _visible_sql.get(key)
-    if compiled is None:
-        try:
-            compiled = visible_projects(actor).values("pk").query.sql_with_params()
-        except EmptyResultSet:  # no project at all (anonymous)
-            compiled = ("SELECT NULL::bigint WHERE false", ())
-        with _visible_sql_lock:  # web threads compile concurrently
-            while len(_visible_sql) >= _VISIBLE_SQL_SIZE:  # the oldest out
-                _visible_sql.pop(next(iter(_visible_sql)), None)
-            _visible_sql[key] = compiled
-    return compiled
+    """visible_projects(actor)'s ids as (sql, positional params), for a statement built by hand
+    with %s placeholders (search); project_ids_sql(actor, "read") compiled the same rule."""
+    sql, values = project_ids_sql(actor, "read")
+    names = _NAMED.findall(sql)
+    return _NAMED.sub("%s", sql), tuple(values[name] for name in names)
 
 
 def writable_projects(actor: Actor) -> QuerySet[Project]:
@@ -135,6 +111,7 @@ _ROLES: dict[str, tuple[str, ...] | None] = {
     "maintain": MAINTAIN_ROLES,
 }
 _NONE_SQL = "SELECT NULL::bigint WHERE false"
+_NAMED = re.compile(r"%\((\w+)\)s")
 # Stand-ins compiled into the cached SQL where the actor's own values go (no real pk is < 0).
 _USER = -(2**62)
 _PROJECT = -(2**61)
