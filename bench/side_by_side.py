@@ -32,32 +32,30 @@ import http.client
 import json
 import os
 import re
-import shutil
 import signal
-import statistics
-import subprocess
 import sys
 import threading
 import time
 from contextlib import AsyncExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
-import httpx2
-import psutil
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench._common import free_port, locomo_data  # noqa: E402
+from bench._common import locomo_data  # noqa: E402
 from bench.locomo import parse_evidence, score, unit_of  # noqa: E402
 from bench.mcp_load import load_sessions  # noqa: E402
+from bench.side_by_side_results import Run, p50, stage_p50s  # noqa: E402
+from bench.side_by_side_systems import (  # noqa: E402
+    BM_VERSION,
+    WORK,
+    BasicMemory,
+    Cairn,
+    CairnClient,
+    bm_python,
+)
 
-BM_VERSION = "0.24.1"
-WORK = ROOT / "var" / "bench" / "side_by_side"
 SESSION = re.compile(r"Session (\d+)\b")
 # Once the sitting's work is done the clients get this long to close; then the close is
 # cancelled (Basic Memory's transport still stops its server, shielded, within ~7 s).
@@ -65,271 +63,6 @@ CLOSE_TIMEOUT = 30.0
 # If the event loop still has not returned this long after closing began, a watchdog thread
 # kills Basic Memory, prints and writes the results, stops serve and exits.
 WATCHDOG_GRACE = CLOSE_TIMEOUT + 45.0
-
-
-def bm_python(python: str) -> Path:
-    """Basic Memory's own virtual environment, created (once) by this bench."""
-    venv = ROOT / "var" / "bench" / f"basic-memory-{BM_VERSION}"
-    exe = venv / "bin" / "basic-memory"
-    if not exe.exists():
-        print(f"Installing basic-memory=={BM_VERSION} into {venv} …", file=sys.stderr)
-        subprocess.run([python, "-m", "venv", "--clear", str(venv)], check=True)
-        subprocess.run(
-            [venv / "bin" / "python", "-m", "pip", "install", "-q", f"basic-memory=={BM_VERSION}"],
-            check=True,
-        )
-    return exe
-
-
-class Cairn:
-    """`manage.py serve` of one checkout on its own var directory, with an admin's token."""
-
-    def __init__(self, label: str, root: Path, web_workers: int | None, worker: bool) -> None:
-        self.label, self.root = label, root
-        self.var = WORK / re.sub(r"\W+", "-", label.lower()).strip("-")
-        shutil.rmtree(self.var, ignore_errors=True)
-        self.var.mkdir(parents=True)
-        self.port = free_port()
-        self.env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")
-        }
-        self.env.update(CAIRN_VAR_DIR=str(self.var), LOG_LEVEL="WARNING")
-        self.profile = self.var / "search-profile.jsonl"
-        self.env["CAIRN_SEARCH_PROFILE"] = str(self.profile)
-        args = ["--web-workers", str(web_workers)] if web_workers else []
-        if not worker:  # the bench embeds with the passage cache instead (embed())
-            args.append("--no-worker")
-        self.log = open(self.var / "serve.log", "w")  # noqa: SIM115 (closed in stop())
-        self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--migrate", "--port", str(self.port), *args],
-            cwd=root,
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-
-    def wait_ready(self, timeout: float = 300) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.label}: serve exited; see {self.var / 'serve.log'}")
-            if "Cairn is running" in (self.var / "serve.log").read_text():
-                break
-            time.sleep(0.5)
-        else:
-            raise RuntimeError(f"{self.label}: serve did not start; see {self.var / 'serve.log'}")
-        self.token = subprocess.run(
-            [sys.executable, "manage.py", "create_token", "admin", "--name", "bench",
-             "--agent", "agent:bench"],
-            cwd=self.root, env=self.env, check=True, capture_output=True, text=True,
-        ).stdout.strip()  # fmt: skip
-        self.profile.write_text("")
-
-    def embed(self, data: str) -> float:
-        """Embed every entry as the worker would (its code), with bench/locomo.py's passage
-        cache: a re-run embeds nothing again. Returns seconds."""
-        command = [sys.executable, str(ROOT / "bench" / "mcp_load.py"), "--data", data]
-        out = subprocess.run(
-            [*command, "--embed", "conv-"],
-            cwd=ROOT, env=self.env, check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
-        return float(out.strip().splitlines()[-1])
-
-    def stop(self) -> None:
-        """SIGTERM to serve's process group (serve stops its children in order), SIGKILL to the
-        group after 60 s. Safe to call twice."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-        self.log.close()
-
-
-class CairnClient:
-    """One kept-alive streamable-HTTP MCP session with Cairn."""
-
-    def __init__(self, url: str, token: str) -> None:
-        self.url, self.token = url, token
-
-    async def open(self, stack: AsyncExitStack) -> CairnClient:
-        headers = {"Authorization": f"Bearer {self.token}"}
-        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=60))
-        read, write = await stack.enter_async_context(
-            streamable_http_client(self.url, http_client=http)
-        )
-        self._session = await stack.enter_async_context(ClientSession(read, write))
-        await self._session.initialize()
-        return self
-
-    async def tool(self, name: str, args: dict) -> tuple[float, dict]:
-        start = time.perf_counter()
-        result = await self._session.call_tool(name, args)
-        elapsed = time.perf_counter() - start
-        if result.is_error:
-            raise RuntimeError(f"Cairn {name} failed: {result.content[0].text}")
-        return elapsed, result.structured_content or {}
-
-    async def create_project(self, conv: str) -> None:
-        await self.tool("create_project", {"slug": conv})
-
-    async def write(self, conv: str, session: dict) -> float:
-        args = {"project": conv, "title": session["title"], "body": session["body"]}
-        return (await self.tool("upsert", {**args, "subtopic": "sessions", "kind": "session"}))[0]
-
-    async def search(self, conv: str, query: str) -> tuple[float, list[str]]:
-        elapsed, data = await self.tool("search", {"query": query, "project": conv, "limit": 10})
-        return elapsed, [hit["title"] for hit in data.get("results", [])]
-
-
-class BasicMemory:
-    """Basic Memory's MCP server over stdio, its config and notes under `home`."""
-
-    def __init__(self, exe: Path, home: Path) -> None:
-        shutil.rmtree(home, ignore_errors=True)
-        (home / "projects").mkdir(parents=True)
-        self.home = home
-        env = {
-            **os.environ,
-            "BASIC_MEMORY_CONFIG_DIR": str(home / "config"),
-            "BASIC_MEMORY_HOME": str(home / "main"),
-            "BASIC_MEMORY_LOG_LEVEL": "WARNING",
-        }
-        self.params = StdioServerParameters(
-            command=str(exe), args=["mcp", "--transport", "stdio"], env=env
-        )
-        self.search_type: str | None = None  # its default (hybrid where vectors can run)
-        self.proc: psutil.Process | None = None
-
-    async def open(self, stack: AsyncExitStack) -> BasicMemory:
-        before = {child.pid for child in psutil.Process().children()}
-        log = stack.enter_context(open(self.home / "server.log", "w"))  # noqa: SIM115
-        read, write = await stack.enter_async_context(stdio_client(self.params, errlog=log))
-        # The server process, so that kill() can end it whatever becomes of the transport.
-        self.proc = next(
-            (child for child in psutil.Process().children() if child.pid not in before), None
-        )
-        self._session = await stack.enter_async_context(ClientSession(read, write))
-        await self._session.initialize()
-        return self
-
-    def kill(self, timeout: float = 10) -> str:
-        """Terminate the server's process group (stdio_client starts it in a session of its
-        own), kill it after `timeout`; says what it took."""
-        proc = self.proc
-        if proc is None or not proc.is_running():  # is_running() also rules out a reused pid
-            return "exited"
-        for sig, outcome in ((signal.SIGTERM, "terminated"), (signal.SIGKILL, "killed")):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, sig)
-            try:
-                proc.wait(timeout)
-                return outcome
-            except psutil.TimeoutExpired:
-                continue
-        return f"still running (pid {proc.pid})"
-
-    async def tool(self, name: str, args: dict) -> tuple[float, str]:
-        start = time.perf_counter()
-        result = await self._session.call_tool(name, args)
-        elapsed = time.perf_counter() - start
-        text = result.content[0].text if result.content else ""
-        if result.is_error:
-            raise RuntimeError(f"Basic Memory {name} failed: {text[:500]}")
-        return elapsed, text
-
-    async def create_project(self, conv: str) -> None:
-        path = str(self.home / "projects" / conv)
-        await self.tool("create_memory_project", {"project_name": conv, "project_path": path})
-
-    async def write(self, conv: str, session: dict) -> float:
-        args = {"title": session["title"], "content": session["body"], "directory": "sessions"}
-        return (await self.tool("write_note", {**args, "project": conv}))[0]
-
-    async def search(self, conv: str, query: str) -> tuple[float, list[str]]:
-        args = {"query": query, "project": conv, "page_size": 10, "output_format": "json"}
-        if self.search_type:
-            args["search_type"] = self.search_type
-        elapsed, text = await self.tool("search_notes", args)
-        try:
-            results = json.loads(text)["results"]
-        except (ValueError, KeyError, TypeError):
-            raise RuntimeError(f"Basic Memory search_notes answered: {text[:500]}") from None
-        return elapsed, [r.get("title", "") for r in results]
-
-    async def pick_search_type(self, conv: str, query: str) -> str:
-        """Its default search when that works here, else full text: hybrid needs SQLite
-        extension loading, which not every Python build has (then it answers an error text)."""
-        try:
-            await self.search(conv, query)
-            return "default"
-        except RuntimeError:
-            self.search_type = "text"
-            await self.search(conv, query)
-            return "text (its default, hybrid, needs SQLite extension loading)"
-
-
-class Run:
-    """What the sitting has measured so far. The JSON file is rewritten as it grows (at most
-    every few seconds), so a run that is killed still leaves its data; finish() prints the
-    table and writes the file once, from whichever thread gets there first."""
-
-    def __init__(self, names: list[str], meta: dict) -> None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        self.target = ROOT / "bench" / "results" / f"side_by_side-{stamp}.json"
-        self.target.parent.mkdir(parents=True, exist_ok=True)
-        self.raw = {n: {"write": [], "search": [], "repeat": [], "scores": []} for n in names}
-        self.meta = {"benchmark": "side_by_side", "when": stamp, **meta}
-        self.phase = "starting"
-        self.closing, self.done = threading.Event(), threading.Event()
-        self._lock = threading.Lock()
-        self._finished = False
-        self._saved_at = 0.0
-        self._started = time.monotonic()
-        self.phases: dict[str, float] = {}  # seconds from the start to each phase's start
-        self.step("starting")
-
-    def step(self, phase: str) -> None:
-        if phase == "closing" and self.phase != "measured":
-            self.meta["stopped_during"] = self.phase
-        self.phase = phase
-        self.phases[phase] = round(time.monotonic() - self._started, 1)
-        self.save(force=True)
-
-    def payload(self, complete: bool) -> dict:
-        results = {name: summary(raw) for name, raw in self.raw.items()}
-        elapsed = round(time.monotonic() - self._started, 1)
-        return {**self.meta, "phase": self.phase, "complete": complete, "elapsed_s": elapsed,
-                "phases_started_s": self.phases, "results": results}  # fmt: skip
-
-    def save(self, *, force: bool = False, complete: bool = False) -> None:
-        if not force and time.monotonic() - self._saved_at < 5:
-            return
-        self._saved_at = time.monotonic()
-        partial = self.target.with_suffix(".tmp")
-        partial.write_text(json.dumps(self.payload(complete), indent=2))
-        partial.replace(self.target)  # a reader never sees half a file
-
-    def finish(self, complete: bool) -> None:
-        with self._lock:
-            if self._finished:
-                return
-            self._finished = True
-        self.meta["machine"]["loadavg_1m_before_after"].append(os.getloadavg()[0])
-        if complete:
-            self.phase = "done"
-        self.save(force=True, complete=complete)
-        payload = self.payload(complete)
-        report(payload["results"], self.meta.get("healthz", {}), payload)
-        print(f"Wrote {self.target.relative_to(ROOT)}", flush=True)
 
 
 def ranked_units(titles: list[str]) -> list[str]:
@@ -399,15 +132,6 @@ def healthz(port: int, n: int) -> dict[str, float]:
     return {"kept_alive_p50_ms": p50(kept), "new_connection_p50_ms": p50(new)}
 
 
-def p50(seconds: list[float]) -> float | None:
-    return round(statistics.median(seconds) * 1000, 1) if seconds else None
-
-
-def p95(seconds: list[float]) -> float | None:
-    ordered = sorted(seconds)
-    return round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 1) if ordered else None
-
-
 async def sitting(cairns: list[Cairn], bm: BasicMemory, sessions, questions, args, run: Run):
     """Open every client in one stack, measure, then close them all within CLOSE_TIMEOUT."""
     with anyio.CancelScope() as closing:
@@ -474,23 +198,6 @@ async def measure(cairns, clients, bm, sessions, questions, args, run: Run) -> N
 def rotate(names: list[str], i: int) -> list[str]:
     k = i % len(names)
     return names[k:] + names[:k]
-
-
-def summary(raw: dict) -> dict:
-    scores = list(raw["scores"])
-    mean = {
-        k: round(statistics.fmean(s[k] for s in scores), 3) if scores else None
-        for k in ("recall@1", "recall@5", "mrr")
-    }
-    return {
-        "search_p50_ms": p50(raw["search"]),
-        "search_p95_ms": p95(raw["search"]),
-        "repeated_search_p50_ms": p50(raw["repeat"]),
-        "write_p50_ms": p50(raw["write"]),
-        "searches": len(raw["search"]),
-        "writes": len(raw["write"]),
-        **{k.replace("recall", "R"): v for k, v in mean.items()},
-    }
 
 
 def watchdog(run: Run, bm: BasicMemory, cairns: list[Cairn]) -> None:
@@ -579,44 +286,6 @@ def main() -> None:
         run.finish(complete)
         for c in cairns:
             c.stop()
-
-
-def stage_p50s(profile: Path) -> dict[str, float]:
-    calls: list[dict[str, float]] = []
-    for line in profile.read_text().splitlines():
-        event = json.loads(line)
-        if event["stage"] == "token auth":
-            calls.append({})
-        elif calls:
-            calls[-1][event["stage"]] = calls[-1].get(event["stage"], 0.0) + event["ms"]
-    calls = [c for c in calls if "search service" in c]
-    names = sorted({n for c in calls for n in c})
-    return {n: round(statistics.median(c.get(n, 0.0) for c in calls), 2) for n in names}
-
-
-def report(results: dict, health: dict, payload: dict) -> None:
-    keys = ["search_p50_ms", "search_p95_ms", "repeated_search_p50_ms", "write_p50_ms",
-            "R@1", "R@5", "mrr", "searches", "writes"]  # fmt: skip
-    names = list(results)
-    if not payload["complete"]:
-        stopped = payload.get("stopped_during", payload["phase"])
-        print(f"INCOMPLETE (stopped while {stopped}): {payload.get('error', '')}")
-    print(f"{'':<24}" + "".join(f"{n:>18}" for n in names) + f"{'Cairn / BM':>12}")
-    for key in keys:
-        values = [results[n][key] for n in names]
-        ratio = f"{values[0] / values[-1]:.2f}" if values[0] is not None and values[-1] else "-"
-        cells = "".join(f"{'-' if v is None else v:>18}" for v in values)
-        print(f"{key:<24}{cells}{ratio:>12}")
-    for label, h in health.items():
-        print(f"{label}: GET /healthz p50 {h['kept_alive_p50_ms']} ms kept alive, "
-              f"{h['new_connection_p50_ms']} ms on a new connection")  # fmt: skip
-    load = payload["machine"]["loadavg_1m_before_after"]
-    print(f"Load average (1 min) before/after: {load[0]:.1f} / {load[-1]:.1f}, "
-          f"{os.cpu_count()} CPUs; {payload['elapsed_s']:.0f} s in all")  # fmt: skip
-    bm = payload["basic_memory"]
-    end, close = bm.get("server_at_end", "?"), payload.get("close", "the clients closed")
-    print(f"Basic Memory {bm['version']} searched with: {bm.get('search_type', '?')}; "
-          f"its server at the end: {end}; {close}")  # fmt: skip
 
 
 if __name__ == "__main__":
