@@ -53,7 +53,8 @@ from mcp.client.streamable_http import streamable_http_client
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench._common import free_port, locomo_data  # noqa: E402
-from bench.locomo import parse_evidence, score, unit_of  # noqa: E402
+from bench.locomo_data import parse_evidence, unit_of  # noqa: E402
+from bench.locomo_scoring import score  # noqa: E402
 from bench.mcp_load import load_sessions  # noqa: E402
 
 BM_VERSION = "0.24.1"
