@@ -45,7 +45,7 @@ CONFIGS = {
 
 def sessions(path: Path, limit: int) -> list[tuple[str, str, str]]:
     """(conversation, title, body) per session, as bench/locomo.py writes them."""
-    from locomo import sessions_of, turn_line
+    from locomo_data import sessions_of, turn_line
 
     out = []
     for sample in json.loads(path.read_text()):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import ROOT, percentile, setup_django, table, write_json
-from bench.locomo import KS, CachedProvider, bm25_tokens, mean_scores, score
+from bench.locomo_scoring import KS, CachedProvider, bm25_tokens, mean_scores, score
 from bench.longmemeval_data import describe, make_pools, read_source, session_body, turn_line
 
 DEFAULT_DATA = ROOT / "bench" / "data" / "longmemeval-s-pools.json"

@@ -377,7 +377,7 @@ def stage_p50(calls: list[dict[str, float]]) -> dict[str, float]:
 
 def embed_projects(prefix: str) -> float:
     """Embed the projects' entries (the worker's code) with bench/locomo.py's passage cache."""
-    from bench.locomo import CachedProvider
+    from bench.locomo_scoring import CachedProvider
     from knowledge.models import Entry
     from knowledge.search.providers import get_provider
     from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh

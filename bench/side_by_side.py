@@ -44,7 +44,8 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench._common import locomo_data  # noqa: E402
-from bench.locomo import parse_evidence, score, unit_of  # noqa: E402
+from bench.locomo_data import parse_evidence, unit_of  # noqa: E402
+from bench.locomo_scoring import score  # noqa: E402
 from bench.mcp_load import load_sessions  # noqa: E402
 from bench.side_by_side_results import Run, p50, stage_p50s  # noqa: E402
 from bench.side_by_side_systems import (  # noqa: E402
