@@ -226,6 +226,8 @@ def main() -> None:
                 ]
             )
         for w, rows in sweep_scores.items():
+            if not rows:  # no semantic mode asked for: nothing to sweep
+                continue
             means = mean_scores(rows)
             level_report["sweep"][str(w)] = {k: round(v, 4) for k, v in means.items()}
             sweep_rows.append(
