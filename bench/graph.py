@@ -143,7 +143,7 @@ def bench_mcp(secret: str, refs: list[str], depths: tuple[int, ...]) -> dict:
     from django.conf import settings
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    from mcp_load import start_server
+    from mcp_load_servers import start_server
 
     db = settings.DATABASES["default"]
     env = {

@@ -16,9 +16,7 @@ import argparse
 import json
 import os
 import platform
-import secrets
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -33,138 +31,23 @@ from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench._common import free_port, locomo_data, wait_for_port  # noqa: E402
-
-PY = sys.executable
-BENCH_DB = "cairn_bench"
-
-
-def prepare_database() -> dict[str, str]:
-    """A fresh, migrated cairn_bench database on the embedded server; returns the env to use."""
-    import psycopg
-
-    from memory_site import embedded
-
-    cfg = embedded.ensure_postgres()
-    if not os.environ.get("CELERY_BROKER_URL"):
-        embedded.start_broker()
-    admin = f"host={cfg['HOST']} port={cfg['PORT']} user={cfg['USER']} dbname=postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{cfg['USER']}@:{cfg['PORT']}/{BENCH_DB}?host={cfg['HOST']}",
-        "LOG_LEVEL": "WARNING",
-        # DATABASE_URL means team mode, which needs a real key: one per run.
-        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
-        "DJANGO_SUPERUSER_PASSWORD": "bench-password-not-secret",
-    }
-    manage = [PY, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
-    subprocess.run(
-        [*manage, "createsuperuser", "--noinput", "--username", "bench", "--email", "b@x.invalid"],
-        env=env,
-        check=True,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-    )
-    secret = subprocess.run(
-        [*manage, "create_token", "bench", "--name", "bench", "--agent", "agent:bench"],
-        env=env,
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    env["CAIRN_BENCH_TOKEN"] = secret
-    return env
-
-
-def _stop_what_we_started() -> None:
-    """Leave the machine as we found it: stop the embedded servers this run started."""
-    from memory_site import embedded
-
-    if "broker" in embedded.started_here:
-        # The server queued embedding and mirror tasks for cairn_bench that no worker ran; left
-        # in the broker's append-only file, the next worker (a test's) would churn through them.
-        from memory_site.celery import app
-
-        app.control.purge()
-        embedded.stop_broker()
-    if "postgres" in embedded.started_here:
-        embedded.stop_postgres()
-
-
-def start_server(
-    env: dict[str, str], workers: int, root: Path = ROOT
-) -> tuple[subprocess.Popen, str]:
-    """uvicorn serving the checkout at `root` (this one, or --baseline's)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            PY,
-            "-m",
-            "uvicorn",
-            "memory_site.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--workers",
-            str(workers),
-        ],
-        env=env,
-        cwd=root,
-        start_new_session=True,
-    )
-    wait_for_port(proc, port, timeout=60, what="uvicorn (run it by hand to see why)")
-    return proc, f"http://127.0.0.1:{port}/mcp"
-
-
-def load_sessions(path: Path) -> tuple[list[dict], list[dict]]:
-    data = json.loads(path.read_text())
-    sessions, questions = [], []
-    for sample in data:
-        conv = sample["conversation"]
-        n = 1
-        while f"session_{n}" in conv:
-            lines = []
-            for turn in conv[f"session_{n}"]:
-                text = turn["text"]
-                if turn.get("blip_caption"):
-                    # Same text as bench/locomo.py, so its passage-vector cache serves both.
-                    text += f" [shares an image: {turn['blip_caption']}]"
-                lines.append(f"{turn['speaker']}: {text}")
-            sessions.append(
-                {
-                    "conv": sample["sample_id"],
-                    "title": f"Session {n} ({conv.get(f'session_{n}_date_time', '')})",
-                    "body": "\n".join(lines),
-                }
-            )
-            n += 1
-        questions += [
-            {"conv": sample["sample_id"], "q": q["question"]}
-            for q in sample["qa"]
-            if q.get("category") != 5
-        ]
-    return sessions, questions
-
-
-def group_cpu_seconds(pgid: int) -> float:
-    """User + system CPU of every process in the server's process group (Linux /proc)."""
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:  # field 5 of stat: the process group
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
+from bench._common import locomo_data  # noqa: E402
+from bench.mcp_load_direct import direct, embed_projects  # noqa: E402
+from bench.mcp_load_servers import (  # noqa: E402
+    BEFORE,
+    BENCH_DB,
+    PY,
+    group_cpu_seconds,
+    prepare_database,
+    start_server,
+    stop_what_we_started,
+)
+from bench.mcp_load_stages import (  # noqa: E402
+    load_sessions,
+    pick_questions,
+    server_breakdown,
+    summarize,
+)
 
 
 class Client:
@@ -223,31 +106,6 @@ async def run_phase(url, token, clients: int, jobs: list[tuple[str, dict]], labe
     return latencies, wall, server_cpu_ms
 
 
-def summarize(name: str, clients: int, latencies: list[float], wall: float, cpu=None) -> dict:
-    ms = sorted(x * 1000 for x in latencies)
-    return {
-        "server_cpu_ms_per_call": None if cpu is None else round(cpu, 1),
-        "operation": name,
-        "clients": clients,
-        "calls": len(ms),
-        "p50_ms": round(statistics.median(ms), 1),
-        "p95_ms": round(ms[max(0, int(len(ms) * 0.95) - 1)], 1),
-        "per_second": round(len(ms) / wall, 1),
-    }
-
-
-def pick_questions(questions: list[dict], searches: int, part: int) -> list[dict]:
-    """`searches` distinct questions; parts 0, 1 and 2 share none, so no phase reuses another's
-    query vectors (the cache must not help: the target is for cold queries)."""
-    seen, unique = set(), []
-    for q in questions:
-        if q["q"] not in seen:
-            seen.add(q["q"])
-            unique.append(q)
-    step = max(1, len(unique) // (3 * searches))
-    return unique[part * step :: 3 * step][:searches] if step > 1 else unique[part::3][:searches]
-
-
 async def bench_writes(url: str, token: str, sessions, levels=(1, 8)) -> list[dict]:
     rows = []
     convs = sorted({s["conv"] for s in sessions})
@@ -289,16 +147,6 @@ async def bench_searches(url: str, token: str, questions, searches: int, profile
     return rows, breakdown
 
 
-BEFORE = {  # the search path as it was: every speed-up of this branch switched off
-    "CAIRN_SEARCH_EMBED_AHEAD": "false",
-    "CAIRN_SEARCH_QUERY_CACHE": "0",
-    "CAIRN_TOKEN_CACHE_SECONDS": "0",
-    "CAIRN_SEARCH_SNIPPETS": "headline",
-    "CAIRN_SEARCH_FUSION": "rrf",
-    "CAIRN_SEARCH_SEMANTIC_WEIGHT": "0.3",
-}
-
-
 async def ab_searches(urls: dict, token: str, questions, searches: int, profiles: dict):
     """The same cold questions against two servers (before / after), alternating which one is
     asked first, so both see the same machine load; then the same questions again (repeated:
@@ -321,120 +169,6 @@ async def ab_searches(urls: dict, token: str, questions, searches: int, profiles
                 rows.append(summarize(f"search ({label})", 1, latencies[name], 1.0))
                 breakdowns[label] = server_breakdown(profiles[name], latencies[name])
     return rows, breakdowns
-
-
-def server_breakdown(profile: Path, latencies: list[float]) -> dict[str, float]:
-    """p50 per stage from the server's profile lines (one client: calls run one at a time, each
-    HTTP request starts with its token check), and MCP transport = client time - server stages."""
-    calls: list[dict[str, float]] = []
-    current: dict[str, float] = {}
-    for line in profile.read_text().splitlines():
-        event = json.loads(line)
-        if event["stage"] == "token auth":
-            current = {}
-            calls.append(current)
-        current[event["stage"]] = current.get(event["stage"], 0.0) + event["ms"]
-    calls = [c for c in calls if "search service" in c]
-    out = stage_p50(calls)
-    if len(calls) == len(latencies):
-        out["MCP transport + framework"] = statistics.median(
-            lat * 1000 - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
-            for lat, c in zip(latencies, calls, strict=True)
-        )
-        if all("MCP request" in c for c in calls):  # servers that time the whole request
-            out["MCP framework (server)"] = statistics.median(
-                c["MCP request"] - c.get("token auth", 0) - c["search service"] - c.get("render", 0)
-                for c in calls
-            )
-            out["HTTP + client"] = statistics.median(
-                lat * 1000 - c["MCP request"] for lat, c in zip(latencies, calls, strict=True)
-            )
-    out["client round trip"] = statistics.median(x * 1000 for x in latencies)
-    return out
-
-
-STAGE_ORDER = [
-    "token auth",
-    "parse + scope",
-    "idf lookup",
-    "text SQL",
-    "embed",
-    "embed wait",
-    "vector SQL",
-    "fusion",
-    "hits + snippets",
-    "search service",
-    "render",
-]
-
-
-def stage_p50(calls: list[dict[str, float]]) -> dict[str, float]:
-    names = [n for n in STAGE_ORDER if any(n in c for c in calls)]
-    names += sorted({n for c in calls for n in c} - set(names))
-    # A stage a call skipped (cached embedding) counts as 0 ms for that call.
-    return {n: statistics.median(c.get(n, 0.0) for c in calls) for n in names}
-
-
-def embed_projects(prefix: str) -> float:
-    """Embed the projects' entries (the worker's code) with bench/locomo.py's passage cache."""
-    from bench.locomo_scoring import CachedProvider
-    from knowledge.models import Entry
-    from knowledge.search.providers import get_provider
-    from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
-
-    start = time.perf_counter()
-    provider = CachedProvider(get_provider(), ROOT / "var" / "bench-cache" / "embeddings.sqlite3")
-    ids = list(Entry.objects.filter(project__slug__startswith=prefix).values_list("pk", flat=True))
-    for i in tqdm(range(0, len(ids), 16), desc=f"embed {prefix}*", file=sys.stderr):
-        entries_embed(entry_ids=ids[i : i + 16], provider=provider)
-    lexeme_stats_refresh()
-    return time.perf_counter() - start
-
-
-def direct(sessions, questions, searches: int) -> list[dict]:
-    """The same writes and searches through the services in-process (no HTTP, no MCP): the floor
-    the MCP numbers are compared with. Runs in a child process on the bench database."""
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
-    os.environ.pop("CAIRN_SEARCH_PROFILE", None)
-    django.setup()
-    from django.contrib.auth import get_user_model
-
-    from knowledge.actors import Actor
-    from knowledge.search import SearchFilters, search_entries, stages
-    from knowledge.services import EntryFields, entry_upsert, project_create
-
-    actor = Actor.for_user(get_user_model().objects.get(username="bench"), agent="agent:bench")
-    for conv in sorted({s["conv"] for s in sessions}):
-        project_create(actor=actor, slug=f"d-{conv}")
-    lat = []
-    start = time.perf_counter()
-    for s in sessions:
-        t = time.perf_counter()
-        entry_upsert(
-            actor=actor,
-            project=f"d-{s['conv']}",
-            fields=EntryFields(title=s["title"], body=s["body"], kind="session"),
-            subtopic="sessions",
-        )
-        lat.append(time.perf_counter() - t)
-    rows = [summarize("upsert (services, no MCP)", 1, lat, time.perf_counter() - start)]
-    embed_projects("d-")
-    picked = pick_questions(questions, searches, 0)
-    lat, calls = [], []
-    start = time.perf_counter()
-    for q in picked:
-        t = time.perf_counter()
-        with stages.collect() as spent:
-            filters = SearchFilters.parse(project=f"d-{q['conv']}")
-            for hit in search_entries(actor, q["q"], filters=filters, limit=10):
-                hit.as_dict()  # the adapter's work MCP does too
-        lat.append(time.perf_counter() - t)
-        calls.append(spent)
-    rows.append(summarize("search (services, no MCP)", 1, lat, time.perf_counter() - start))
-    rows[-1]["stages_p50_ms"] = stage_p50(calls)
-    return rows
 
 
 def main() -> None:
@@ -534,7 +268,7 @@ def main() -> None:
         )
         rows += json.loads(child.stdout.strip().splitlines()[-1])
     load_after = os.getloadavg()
-    _stop_what_we_started()
+    stop_what_we_started()
     direct_stages = next((r.pop("stages_p50_ms") for r in rows if "stages_p50_ms" in r), {})
     header = (
         f"{'operation':<27}{'clients':>8}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}{'per s':>8}"

@@ -48,7 +48,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.mcp_load import PY, prepare_database, start_server  # noqa: E402
+from bench.mcp_load_servers import PY, prepare_database, start_server  # noqa: E402
 
 HOSTILE_LIMIT_S = 2.0
 

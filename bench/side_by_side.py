@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from bench._common import locomo_data  # noqa: E402
 from bench.locomo_data import parse_evidence, unit_of  # noqa: E402
 from bench.locomo_scoring import score  # noqa: E402
-from bench.mcp_load import load_sessions  # noqa: E402
+from bench.mcp_load_stages import load_sessions  # noqa: E402
 from bench.side_by_side_results import Run, p50, stage_p50s  # noqa: E402
 from bench.side_by_side_systems import (  # noqa: E402
     BM_VERSION,

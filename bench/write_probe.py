@@ -45,7 +45,7 @@ from bench.agents_mix import (  # noqa: E402
     start_profile,
     start_serve,
 )
-from bench.mcp_load import prepare_database  # noqa: E402
+from bench.mcp_load_servers import prepare_database  # noqa: E402
 from bench.reliability import Agent  # noqa: E402
 
 BODY = (

@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.mcp_load import prepare_database  # noqa: E402
+from bench.mcp_load_servers import prepare_database  # noqa: E402
 from bench.write_probe import PHASES, calls  # noqa: E402
 
 
