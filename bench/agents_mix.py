@@ -42,7 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench._common import free_port, percentile, print_table, wait_for_port, write_json  # noqa: E402
 from bench.mcp_load_servers import PY, prepare_database  # noqa: E402
-from bench.reliability import agents_phase, wait_complete  # noqa: E402
+from bench.reliability_agents import agents_phase  # noqa: E402
+from bench.reliability_faults import wait_complete  # noqa: E402
 
 
 def tree_cpu(root: psutil.Process) -> float:

@@ -46,7 +46,7 @@ from bench.agents_mix import (  # noqa: E402
     start_serve,
 )
 from bench.mcp_load_servers import prepare_database  # noqa: E402
-from bench.reliability import Agent  # noqa: E402
+from bench.reliability_client import Agent  # noqa: E402
 
 BODY = (
     "# {title}\n\nWhat we learned in call {i}.\n\n"
