@@ -3,6 +3,7 @@ search) and by the writes' locks, so access rules change here and nowhere else."
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal
 
@@ -86,8 +87,13 @@ def visible_projects_sql(actor: Actor) -> tuple[str, tuple]:
     """visible_projects(actor)'s ids as (sql, positional params), for a statement built by hand
     with %s placeholders (search); project_ids_sql(actor, "read") compiled the same rule."""
     sql, values = project_ids_sql(actor, "read")
-    names = _NAMED.findall(sql)
-    return _NAMED.sub("%s", sql), tuple(values[name] for name in names)
+    positional, names = _positional(sql)
+    return positional, tuple(values[name] for name in names)
+
+
+@functools.lru_cache(maxsize=64)  # one per compiled shape: not redone on every search
+def _positional(sql: str) -> tuple[str, tuple[str, ...]]:
+    return _NAMED.sub("%s", sql), tuple(_NAMED.findall(sql))
 
 
 def writable_projects(actor: Actor) -> QuerySet[Project]:
