@@ -86,6 +86,15 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _no_kept_search_answers():
+    # A committing test's database is emptied by TRUNCATE, which no write service sees: answers
+    # kept by an earlier test must not answer this one's searches.
+    from knowledge.search import result_cache
+
+    result_cache.clear()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
     """Timings a test left buffered must not be flushed at exit: by then pytest-django has torn

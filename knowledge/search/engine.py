@@ -23,7 +23,7 @@ from pgvector.django import CosineDistance
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
-from knowledge.search import stages
+from knowledge.search import result_cache, stages
 from knowledge.search.by_filters import filtered_entries
 from knowledge.search.explain import annotate, matches_statement
 from knowledge.search.filters import NO_FILTERS, SearchFilters
@@ -195,6 +195,7 @@ def rankings(
     n = candidates or settings.CAIRN_SEARCH_CANDIDATES
     config = settings.CAIRN_SEARCH_CONFIG
     provider, vector = _start_query_vector(query, mode)
+    result = Rankings(degraded=mode == "hybrid" and vector is None)
     with stages.stage("parse + scope"):
         parsed = parse(query)
         scope, searched = search_scope(actor, filters)
@@ -202,7 +203,6 @@ def rankings(
         constraint, constraint_params = filter_sql(parsed, config)
         if constraint:
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
-    result = Rankings()
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     terms, known = [], None
     statements = {}
@@ -256,6 +256,7 @@ def rankings(
             if mode == "semantic":
                 raise
             log.warning("Hybrid search fell back to full text: %s", exc.message)
+            result.degraded = True
     return result
 
 
@@ -305,6 +306,15 @@ def search_entries(
     check_query(query)
     if parse(query).is_empty and not parse(query).excluded:
         return SearchResults(filtered_entries(actor, filters, limit=limit))  # nothing to embed
+    key = ("search", " ".join(query.split()), mode, limit, filters)
+    return result_cache.cached(
+        actor, key, lambda: _ranked(actor, query, filters=filters, limit=limit, mode=mode)
+    )
+
+
+def _ranked(
+    actor: Actor, query: str, *, filters: SearchFilters, limit: int, mode: str
+) -> SearchResults:
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(
         actor, query, mode=mode, candidates=candidates, prefetch=limit, filters=filters
@@ -325,6 +335,7 @@ def search_entries(
         hits = SearchResults(shown)
     _carry_signals(hits, found, mode, matched if matches is not None else [])
     hits.note = found.pending.note(mode) if found.pending else ""
+    hits.cacheable = not found.degraded  # kept only when both lists ran as asked
     return hits
 
 

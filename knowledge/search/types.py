@@ -25,6 +25,8 @@ class Rankings:
     highlights: dict[int, str] = field(default_factory=dict)
     # Entries of the searched set still waiting for vectors (knowledge/search/freshness.py).
     pending: Pending | None = None
+    # Hybrid search ran on words alone (the model failed or is switched off): not kept.
+    degraded: bool = False
 
 
 @dataclass
@@ -103,6 +105,8 @@ class SearchResults(list[SearchHit]):
     # False when no hit holds a word of the query (all found by meaning); None when the words
     # were not searched (mode semantic, no query words).
     words_matched: bool | None = None
+    # False for an answer a repeated search must not reuse (knowledge/search/result_cache.py).
+    cacheable: bool = True
 
 
 _HIT_FIELDS = tuple(f.name for f in fields(SearchHit))

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from knowledge.models import Entry, EntryChunk, embedding_key
+from knowledge.search import result_cache
 from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.services._kernel import index_text
@@ -195,6 +196,7 @@ def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
         for i, digest in enumerate(plan.hashes)
         if i not in kept
     )
+    result_cache.changed()
     # update() rather than save(): derived data, not a new revision of the entry.
     Entry.objects.filter(pk=entry.pk).update(
         embedded_hash=embedding_key(entry), embedding_model=model_name, embed_pending_since=None
@@ -206,6 +208,7 @@ def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
 def _store_unchanged(entry: Entry) -> None:
     if _lock_current(entry):
         Entry.objects.filter(pk=entry.pk).update(embed_pending_since=None)
+        result_cache.changed()  # the answers' note on entries still waiting for vectors
 
 
 def entry_embed(*, entry_id: int, force: bool = False) -> EmbedOutcome:
@@ -219,6 +222,7 @@ def entries_reindex_text(*, entry_ids: list[int]) -> int:
     for entry in Entry.objects.filter(pk__in=entry_ids).select_related("subtopic"):
         with transaction.atomic():
             index_text(entry)
+            result_cache.changed()
         count += 1
     return count
 
@@ -246,6 +250,7 @@ def lexeme_stats_refresh(*, max_age: float = 0.0) -> bool:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [STATS_LOCK_KEY])
         if not cursor.fetchone()[0]:
             return False
+        result_cache.changed()
         # Readers keep seeing the old counts until this commits.
         cursor.execute("DELETE FROM knowledge_lexemestat")
         cursor.execute(

@@ -8,11 +8,13 @@ from django.db import transaction
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
+from knowledge.search.result_cache import changes_answers
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
 
 
 @transaction.atomic(durable=True)
+@changes_answers
 def entry_retag(
     *,
     actor: Actor,

@@ -15,6 +15,7 @@ from django.db import transaction
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, Forbidden, ValidationFailed
 from knowledge.models import Entry, Subtopic
+from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import (
     entry_lookup,
     entry_not_found,
@@ -30,6 +31,7 @@ from knowledge.services.fields import EntryFields
 
 
 @transaction.atomic(durable=True)
+@changes_answers
 def entry_undelete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
     """Bring the deleted entry `ref` names back with its id, short id, place, text, kind, tags,
     status and sources, as one new revision (one version up). Refused when it is not deleted,

@@ -17,6 +17,7 @@ from django.utils.text import slugify
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, KnowledgeError, NotFound
 from knowledge.models import Entry
+from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields, ProjectFields
@@ -50,6 +51,7 @@ _PROJECT_LOCK_SPACE = 0x43494D50  # "CIMP"
 
 
 @transaction.atomic(durable=True)
+@changes_answers
 def entries_import(
     *,
     actor: Actor,

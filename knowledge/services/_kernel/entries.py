@@ -26,6 +26,7 @@ from knowledge.models import (
     embedding_key,
 )
 from knowledge.paths import entry_slug, split_path
+from knowledge.search import result_cache
 from knowledge.selectors import (
     project_get,
 )
@@ -245,6 +246,7 @@ def save_entry(
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)
     entry_written(entry.pk)
+    result_cache.changed()
     return facts
 
 
@@ -260,6 +262,7 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
             sources=linked
         )
     entry_written(entry_id)
+    result_cache.changed()
 
 
 def new_entry(

@@ -1,0 +1,116 @@
+"""Answers of repeated searches, kept per web process until anything they read changes.
+
+Agents repeat their searches (the same question again, the same lookup from several tools).
+A repeated search already skips the query model (query_vectors.py); this skips the rest: the
+word statistics, both rankings and the hits.
+
+A kept answer is valid for one *generation* of the stored data. The generation is a Postgres
+sequence that every write which can change an answer (an entry, its chunks and vectors, a
+project, a subtopic, the word statistics) advances *after it commits* (`changed()`): a search
+that reads the generation afterwards misses and computes again, and an answer computed from
+data older than its generation is never kept under a newer one, because it read the
+generation first. The sequence is read with the actor's visible projects in one statement,
+and the visible project ids are part of the key: access is decided on every call, and a
+membership change needs no invalidation. A process that died between its commit and the
+advance leaves answers stale for at most CAIRN_SEARCH_RESULT_CACHE_SECONDS.
+
+Inside a transaction the cache is neither read nor filled: that transaction may hold writes
+of its own, not yet committed, that no other reader may see.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from knowledge.actors import Actor
+from knowledge.search import stages
+from knowledge.search.types import SearchResults
+from knowledge.selectors import visible_projects_sql
+
+SEQUENCE = "knowledge_search_generation"
+
+_lock = threading.Lock()
+_answers: OrderedDict[Hashable, tuple[float, SearchResults]] = OrderedDict()
+
+
+def _seconds() -> float:
+    return float(settings.CAIRN_SEARCH_RESULT_CACHE_SECONDS)
+
+
+def _advance() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT nextval('{SEQUENCE}')")
+
+
+def changed() -> None:
+    """Call inside a write that can change a search's answer: the generation advances once
+    its transaction commits (right away outside one), however often this is called in it."""
+    if not connection.in_atomic_block:
+        _advance()
+        return
+    if not any(hook is _advance for _, hook, *_ in connection.run_on_commit):
+        transaction.on_commit(_advance)
+
+
+def _generation_and_scope(actor: Actor) -> tuple[int, tuple[int, ...]]:
+    visible, params = visible_projects_sql(actor)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT last_value FROM {SEQUENCE}), "
+            f"ARRAY(SELECT v.id FROM ({visible}) v(id) ORDER BY 1)",
+            params,
+        )
+        generation, ids = cursor.fetchone()
+    return generation, tuple(ids)
+
+
+def cached(actor: Actor, key: Hashable, compute: Callable[[], SearchResults]) -> SearchResults:
+    """compute()'s answer for `key`, kept for this generation and this actor's projects.
+    Answers marked `cacheable = False` (a degraded search) are returned but not kept."""
+    if _seconds() <= 0 or connection.in_atomic_block:
+        return compute()
+    with stages.stage("result cache"):
+        full_key = (*_generation_and_scope(actor), key)
+        with _lock:
+            kept = _answers.get(full_key)
+            if kept is not None and kept[0] > time.monotonic():
+                _answers.move_to_end(full_key)
+                return _copy(kept[1])
+    answer = compute()
+    if getattr(answer, "cacheable", True):
+        with _lock:
+            _answers[full_key] = (time.monotonic() + _seconds(), _copy(answer))
+            _answers.move_to_end(full_key)
+            while len(_answers) > max(1, settings.CAIRN_SEARCH_RESULT_CACHE_ENTRIES):
+                _answers.popitem(last=False)
+    return answer
+
+
+def _copy(answer: SearchResults) -> SearchResults:
+    # Callers may change what they were given (hits are plain dataclasses); a kept answer never.
+    return copy.deepcopy(answer)
+
+
+def clear() -> None:
+    with _lock:
+        _answers.clear()
+
+
+def changes_answers(service: Callable) -> Callable:
+    """Marks a service whose writes can change a search's answer (place it below
+    `transaction.atomic`): the generation advances when the service's transaction commits."""
+
+    @functools.wraps(service)
+    def wrapper(*args, **kwargs):
+        changed()
+        return service(*args, **kwargs)
+
+    return wrapper

@@ -1,0 +1,184 @@
+"""A repeated search is answered from the process's kept answers until a write changes what it
+read (knowledge/search/result_cache.py). Committing tests: the generation advances only when a
+write commits, and inside a transaction the cache is not used at all."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from knowledge.actors import Actor
+from knowledge.models import Entry, EntryChunk, Membership, Project, Role, Sensitivity
+from knowledge.search import SearchFilters, result_cache, search_entries
+from knowledge.services import (
+    EntryFields,
+    ProjectFields,
+    entries_embed,
+    entry_delete,
+    entry_retag,
+    entry_undelete,
+    entry_update,
+    entry_upsert,
+    lexeme_stats_refresh,
+    project_update,
+    subtopic_move,
+)
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def notes(actor, project):
+    made = [
+        entry_upsert(
+            actor=actor,
+            project="acme",
+            subtopic="ops",
+            fields=EntryFields(title=title, body=body, tags=["ops"]),
+        ).entry
+        for title, body in [
+            ("Deployment checklist", "Run migrations, then restart the workers."),
+            ("Database restore", "Restore the nightly dump; it takes about 20 minutes."),
+        ]
+    ]
+    entries_embed(entry_ids=[e.pk for e in made])
+    lexeme_stats_refresh()
+    return made
+
+
+def statements(call) -> tuple[object, int]:
+    with CaptureQueriesContext(connection) as captured:
+        result = call()
+    return result, len(captured)
+
+
+def answer(actor, query="restore the workers", **filters):
+    hits = search_entries(actor, query, filters=SearchFilters.parse(**filters))
+    return [(h.title, h.address, h.tags, h.snippet) for h in hits], hits
+
+
+def test_a_repeated_search_is_one_statement_and_the_same_answer(actor, notes):
+    (first, hits), cold = statements(lambda: answer(actor))
+    (again, kept), warm = statements(lambda: answer(actor))
+    assert again == first and first
+    assert [h.as_dict() for h in kept] == [h.as_dict() for h in hits]
+    assert cold > 3 and warm == 1  # the generation with the actor's projects, nothing else
+
+
+def test_what_a_caller_changes_in_an_answer_is_not_kept(actor, notes):
+    _, hits = answer(actor)
+    hits[0].title = "scribbled"
+    hits.note = "scribbled"
+    _, again = answer(actor)
+    assert again[0].title != "scribbled" and again.note != "scribbled"
+
+
+def _upsert_new(actor, entries):
+    entry_upsert(
+        actor=actor,
+        project="acme",
+        fields=EntryFields(title="Restore drill", body="Restore the workers' queue weekly."),
+    )
+
+
+def _update_body(actor, entries):
+    entry_update(
+        actor=actor, ref=entries[1].pk, fields=EntryFields(body="Restore the workers first.")
+    )
+
+
+def _delete(actor, entries):
+    entry_delete(actor=actor, ref=entries[1].pk, reason="obsolete")
+
+
+def _undelete(actor, entries):
+    entry_delete(actor=actor, ref=entries[1].pk, reason="obsolete")
+    answer(actor)  # kept without it
+    entry_undelete(actor=actor, ref=entries[1].pk, reason="still true")
+
+
+def _retag(actor, entries):
+    entry_retag(actor=actor, ref=entries[1].pk, add=["restore"])
+
+
+def _move(actor, entries):
+    subtopic_move(actor=actor, project="acme", path="ops", to="runbooks", reason="tidy")
+
+
+def _rename(actor, entries):
+    project_update(actor=actor, project="acme", fields=ProjectFields(name="Acme Ops"))
+
+
+def _embed(actor, entries):
+    EntryChunk.objects.all().delete()  # as if the vectors had not arrived yet
+    result_cache.changed()
+    answer(actor)  # kept without them
+    entries_embed(entry_ids=[e.pk for e in entries], force=True)
+
+
+def _recount(actor, entries):
+    lexeme_stats_refresh()
+
+
+@pytest.mark.parametrize(
+    "write",
+    [_upsert_new, _update_body, _delete, _undelete, _retag, _move, _rename, _embed, _recount],
+)
+def test_every_write_that_can_change_an_answer_retires_the_kept_one(actor, notes, write, user):
+    Membership.objects.filter(project__slug="acme", user=user).update(role=Role.MAINTAINER)
+    answer(actor)  # kept
+    write(actor, notes)
+    _, warm = statements(lambda: answer(actor))
+    assert warm > 1, "answered from the kept answer after a write"
+
+
+def test_the_next_search_after_a_write_shows_it(actor, notes):
+    before, _ = answer(actor, "nightly dump")
+    entry_update(actor=actor, ref=notes[1].pk, fields=EntryFields(body="Restore the weekly dump."))
+    after, _ = answer(actor, "nightly dump")
+    assert "nightly" in before[0][3] and "nightly" not in after[0][3]
+
+
+def test_access_is_decided_on_every_call(actor, notes, user):
+    assert answer(actor)[0]  # kept
+    # Neither change goes through a service, so nothing advances the generation.
+    Project.objects.filter(slug="acme").update(sensitivity=Sensitivity.RESTRICTED)
+    stranger = Actor.for_user(UserFactory(username="mallory"))
+    assert answer(stranger)[0] == []
+    Membership.objects.filter(user=user).delete()
+    assert answer(actor)[0] == []
+
+
+def test_inside_a_transaction_the_cache_is_neither_read_nor_filled(actor, notes):
+    assert "Database restore" in [title for title, *_ in answer(actor)[0]]  # kept
+    with transaction.atomic():
+        Entry.objects.filter(pk=notes[1].pk).delete()  # not committed: no one else sees it
+        inside, _ = answer(actor)
+        assert "Database restore" not in [title for title, *_ in inside]
+        transaction.set_rollback(True)
+    after, _ = answer(actor)
+    assert "Database restore" in [title for title, *_ in after]
+
+
+def test_a_search_that_fell_back_to_words_is_not_kept(actor, notes, settings):
+    settings.CAIRN_EMBEDDING_PROVIDER = "none"
+    answer(actor)
+    _, again = statements(lambda: answer(actor))
+    assert again > 1
+
+
+def test_switched_off_it_keeps_nothing(actor, notes, settings):
+    settings.CAIRN_SEARCH_RESULT_CACHE_SECONDS = 0
+    answer(actor)
+    _, again = statements(lambda: answer(actor))
+    assert again > 1
+
+
+def test_the_oldest_answers_go_first_past_the_limit(actor, notes, settings):
+    settings.CAIRN_SEARCH_RESULT_CACHE_ENTRIES = 2
+    for query in ("restore", "workers", "migrations"):
+        answer(actor, query)
+    assert statements(lambda: answer(actor, "migrations"))[1] == 1
+    assert statements(lambda: answer(actor, "restore"))[1] > 1
