@@ -32,7 +32,7 @@ from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
 from knowledge.search.hits import fetch_together, load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable, get_provider
-from knowledge.search.query import filter_sql, parse
+from knowledge.search.query import check_query, filter_sql, parse
 from knowledge.search.query_vectors import query_vector
 from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchResults
@@ -183,8 +183,10 @@ def rankings(
     candidates: int | None = None,
     prefetch: int = 0,
     filters: SearchFilters = NO_FILTERS,
+    started: tuple | None = None,
 ) -> Rankings:
-    """The full-text and semantic candidate lists for a query, both already filtered."""
+    """The full-text and semantic candidate lists for a query, both already filtered.
+    `started`: the (provider, vector) of `_start_query_vector` for this query, if begun."""
     if mode not in MODES:
         raise ValidationFailed(
             f"Unknown search mode {mode!r}; use hybrid, text or semantic.", field="mode"
@@ -194,7 +196,7 @@ def rankings(
         raise ValidationFailed("Search needs a query, e.g. 'deployment checklist'.", field="query")
     n = candidates or settings.CAIRN_SEARCH_CANDIDATES
     config = settings.CAIRN_SEARCH_CONFIG
-    provider, vector = _start_query_vector(query, mode)
+    provider, vector = started or _start_query_vector(query, mode)
     result = Rankings(degraded=mode == "hybrid" and vector is None)
     with stages.stage("parse + scope"):
         parsed = parse(query)
@@ -260,27 +262,6 @@ def rankings(
     return result
 
 
-def check_query(query: str) -> None:
-    """Bounded work per search: the query's length and its number of terms are capped."""
-    text = query or ""
-    max_chars, max_terms = settings.CAIRN_SEARCH_MAX_QUERY_CHARS, settings.CAIRN_SEARCH_MAX_TERMS
-    if len(text) > max_chars:
-        raise ValidationFailed(
-            f"The query is {len(text):,} characters long; the limit is {max_chars:,}. Search for "
-            "the few words that matter most.",
-            field="query",
-            limit=max_chars,
-        )
-    terms = len(text.split())
-    if terms > max_terms:
-        raise ValidationFailed(
-            f"The query has {terms} terms (words, phrases and exclusions); the limit is "
-            f"{max_terms}. Keep the words that matter most.",
-            field="query",
-            limit=max_terms,
-        )
-
-
 def search_entries(
     actor: Actor,
     query: str,
@@ -306,18 +287,29 @@ def search_entries(
     check_query(query)
     if parse(query).is_empty and not parse(query).excluded:
         return SearchResults(filtered_entries(actor, filters, limit=limit))  # nothing to embed
-    key = ("search", " ".join(query.split()), mode, limit, filters)
+    query = " ".join(query.split())
+    # The model starts now: a new question's kept-answer lookup then costs it no time, and a
+    # repeated one finds its vector remembered (nothing to compute).
+    started = _start_query_vector(query, mode)
     return result_cache.cached(
-        actor, key, lambda: _ranked(actor, query, filters=filters, limit=limit, mode=mode)
+        actor,
+        ("search", query, mode, limit, filters),
+        lambda: _ranked(actor, query, filters=filters, limit=limit, mode=mode, started=started),
     )
 
 
 def _ranked(
-    actor: Actor, query: str, *, filters: SearchFilters, limit: int, mode: str
+    actor: Actor, query: str, *, filters: SearchFilters, limit: int, mode: str, started: tuple
 ) -> SearchResults:
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(
-        actor, query, mode=mode, candidates=candidates, prefetch=limit, filters=filters
+        actor,
+        query,
+        mode=mode,
+        candidates=candidates,
+        prefetch=limit,
+        filters=filters,
+        started=started,
     )
     if not (found.text or found.semantic) and parse(query).required:
         # A quoted title that no entry spells exactly (questions quote books, songs…): rather

@@ -10,6 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
+from knowledge.errors import ValidationFailed
+
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 MAX_TERMS = 32
 
@@ -96,3 +100,24 @@ def filter_sql(parsed: ParsedQuery, config: str) -> tuple[str | None, list]:
     if not parts:
         return None, []
     return " AND ".join(f"({p})" for p in parts), params
+
+
+def check_query(query: str) -> None:
+    """Bounded work per search: the query's length and its number of terms are capped."""
+    text = query or ""
+    max_chars, max_terms = settings.CAIRN_SEARCH_MAX_QUERY_CHARS, settings.CAIRN_SEARCH_MAX_TERMS
+    if len(text) > max_chars:
+        raise ValidationFailed(
+            f"The query is {len(text):,} characters long; the limit is {max_chars:,}. Search for "
+            "the few words that matter most.",
+            field="query",
+            limit=max_chars,
+        )
+    terms = len(text.split())
+    if terms > max_terms:
+        raise ValidationFailed(
+            f"The query has {terms} terms (words, phrases and exclusions); the limit is "
+            f"{max_terms}. Keep the words that matter most.",
+            field="query",
+            limit=max_terms,
+        )
