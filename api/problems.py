@@ -10,6 +10,8 @@ from knowledge import limits
 from knowledge.errors import EntryConflict, KnowledgeError, NotFound
 
 PROBLEM = "application/problem+json"
+# An error's data keys that REST names otherwise: a refused update's fields are the PATCH body.
+REST_WORDS = {"update": "patch", "update_left_out": "patch_left_out"}
 
 
 def problem(status: int, code: str, title: str, detail: str, **extra) -> JsonResponse:
@@ -66,6 +68,13 @@ def next_moves(exc: KnowledgeError) -> str:
         )
     if isinstance(exc, EntryConflict):
         ref, now = exc.data["entry"], exc.data["current_version"]
+        if exc.data.get("applies") and "update" in exc.data:
+            left_out = ", ".join(exc.data.get("update_left_out") or [])
+            also = f" (with your {left_out} as you sent it)" if left_out else ""
+            return (
+                f"PATCH /api/v1/entries/{ref} with patch as the body{also} and "
+                f"expected_version={now}: it changes only what yours changes and keeps theirs."
+            )
         if exc.data.get("applies"):
             what = "POST the same edit" if exc.data.get("edit") else "Send the same request"
             return (
@@ -91,7 +100,9 @@ def register_error_handlers(api) -> None:
         # problem() names its own title and detail: an error's `title` (AlreadyExists of a
         # concurrent create) passed on as well raised TypeError, a 500 instead of the 409.
         data = {
-            k: v for k, v in exc.data.items() if k not in ("code", "message", "title", "detail")
+            REST_WORDS.get(k, k): v
+            for k, v in exc.data.items()
+            if k not in ("code", "message", "title", "detail")
         }
         detail = " ".join(filter(None, [exc.message, next_moves(exc)]))
         return problem(exc.http_status, exc.code, _title(exc.code), detail, **data)

@@ -41,7 +41,8 @@ class EntryConflict(KnowledgeError):
     lines between the two versions, `fields` the other fields changed ({name: {was, now}}).
     `applies` says that the same write on the current version changes only what it meant to (a
     partial edit whose text, or fields, the other change left alone; `edit` holds the edit's
-    arguments). Otherwise, for a whole body or an edit, `merged_body` applies the caller's own
+    arguments, `update` the fields an update was given, and `update_left_out` those too long
+    to send back). Otherwise, for a whole body or an edit, `merged_body` applies the caller's own
     change to the text as it is now (and `edits`, the same as find/replace steps), or
     `conflicts` names the lines both changed (base line numbers, base, theirs, mine)."""
 

@@ -89,6 +89,8 @@ def _conflict_moves(data: dict) -> list[str]:
     ref, now = data["entry"], data["current_version"]
     if data.get("applies") and data.get("edit"):
         return [f"Apply only your change: {_same_edit(ref, data['edit'], now)}."]
+    if data.get("applies") and "update" in data:
+        return [f"Apply only your change: {_same_update(ref, data, now)}."]
     if data.get("applies"):
         return [
             f"Their change leaves the fields you set alone: the same update with "
@@ -141,6 +143,14 @@ def _same_edit(ref: str, edit: dict, now: int) -> str:
 
 
 MAX_ECHO = 600
+
+
+def _same_update(ref: str, data: dict, now: int) -> str:
+    """The writer's own update as a call on the current version; a value too long to have come
+    back (`update_left_out`) is named, for the writer to send as it did."""
+    args = [f'"{ref}"'] + [f"{key}={json.dumps(value)}" for key, value in data["update"].items()]
+    args += [f"{key}=<your {key}, unchanged>" for key in data.get("update_left_out", [])]
+    return f"update({', '.join(args)}, expected_version={now})"
 
 
 def _entry_moves(ref: str, *, version: bool) -> list[str]:

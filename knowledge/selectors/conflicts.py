@@ -5,6 +5,7 @@ changed the same text)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from knowledge import diffs, merges
@@ -15,6 +16,7 @@ from knowledge.selectors.access import visible_projects
 
 MAX_DIFF_LINES = 200
 MAX_EDITS = 3
+MAX_UPDATE_ECHO = 300  # characters of an update's values (as JSON) sent back with its refusal
 # The fields a conflict compares besides the body; "place" is the project and subtopic.
 FIELDS = ("title", "kind", "tags", "status", "place")
 
@@ -28,13 +30,15 @@ def entry_conflict(
     redo: Callable[[str], str] | None = None,
     edit: dict | None = None,
     writes: frozenset[str] | None = None,
+    update: dict | None = None,
 ) -> EntryConflict:
     """The refusal of a write that read `expected_version` of `entry` (locked, now further on).
 
     What the writer changes, if it says: `body`, the whole body it sent; `redo`, its partial
     edit of a body (`edit`, the edit's own arguments, goes back in the answer to be sent again);
-    `writes`, the fields (FIELDS) it sets without the body. Revisions come from the projects the
-    actor can see, so the answer shows nothing the actor could not read."""
+    `writes`, the fields (FIELDS) it sets without the body, and for an update `update`, what its
+    caller passed (goes back in the answer, bounded, to be sent again). Revisions come from the
+    projects the actor can see, so the answer shows nothing the actor could not read."""
     rows = entry.history.exclude(history_type="-").select_related("history_user")
     rows = rows.filter(project_id__in=visible_projects(actor).values("pk"))
     rows = list(rows.filter(version__gte=expected_version).order_by("history_id"))
@@ -49,6 +53,8 @@ def entry_conflict(
             details |= _edit_on_top(base.body, entry.body, redo, edit or {})
         elif writes is not None and not writes & set(details.get("fields", {})):
             details["applies"] = True  # their change leaves the fields this one sets alone
+            if update:
+                details |= _echoed(update)
     return EntryConflict(
         entry_ref=entry.short_id,
         expected_version=expected_version,
@@ -110,6 +116,21 @@ def _merged(base: str, theirs: str, mine: str) -> dict:
     edits = [merges.find_replace(base_lines, c, theirs) for c in result.mine]
     if edits and len(edits) <= MAX_EDITS and all(edits):
         out["edits"] = [{"find": f, "replace": r} for f, r in edits]
+    return out
+
+
+def _echoed(update: dict) -> dict:
+    """An update's values to send again, the shortest first while they fit MAX_UPDATE_ECHO in
+    all; the rest are named (`update_left_out`): the caller still holds them, unchanged."""
+    sizes = {name: len(json.dumps(value)) for name, value in update.items()}
+    kept, room = [], MAX_UPDATE_ECHO
+    for name in sorted(update, key=sizes.__getitem__):
+        if sizes[name] <= room:
+            kept.append(name)
+            room -= sizes[name]
+    out: dict = {"update": {name: value for name, value in update.items() if name in kept}}
+    if left_out := [name for name in update if name not in kept]:
+        out["update_left_out"] = left_out
     return out
 
 

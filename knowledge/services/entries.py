@@ -87,12 +87,14 @@ def entry_update(
         writes.add("place")
     # Searchable and metadata are not compared: a write of them never counts as untouched.
     opaque = fields.searchable is not None or fields.metadata is not None
+    untouched = not opaque and fields.body is None
     k.check_version(
         entry,
         expected_version,
         actor=actor,
         body=fields.body,
-        writes=None if opaque or fields.body is not None else frozenset(writes),
+        writes=frozenset(writes) if untouched else None,
+        update=_update_args(fields, project, subtopic) if untouched else None,
     )
     before = EntryBeforeWrite.of(entry)
     changed = k.apply_changes(entry, fields)
@@ -108,6 +110,12 @@ def entry_update(
         return k.UpsertResult(entry, "unchanged")
     facts = k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
     return k.UpsertResult(entry, "updated", before, facts)
+
+
+def _update_args(fields: EntryFields, project, subtopic) -> dict:
+    """What an update's caller passed, by entry_update's names: sent back with its refusal."""
+    place = {"subtopic": subtopic, "project": project}
+    return fields.given() | {name: value for name, value in place.items() if value is not None}
 
 
 @transaction.atomic(durable=True)

@@ -75,3 +75,23 @@ def test_a_stale_rest_edit_gets_their_change_and_the_same_edit_to_send(api):
     done = api.post(edit_url, {**problem["edit"], "expected_version": 2}, content_type=JSON)
     assert done.status_code == 200, done.content
     assert Entry.objects.get(short_id=ref).body == "seats 45\ncontact Lee"
+
+
+def test_a_stale_patch_of_fields_they_left_alone_gets_the_patch_to_send(api):
+    ref = _put(api, title="Deploy", body="Fridays.").json()["entry"]["short_id"]
+    url = f"{V1}/entries/{ref}"
+    assert api.patch(url, {"kind": "howto"}, content_type=JSON).status_code == 200
+    mine = {"tags": ["ops", "db"], "status": "resolved"}
+    stale = api.patch(url, {**mine, "expected_version": 1}, content_type=JSON)
+    assert stale.status_code == 409
+    problem = stale.json()
+    assert problem["applies"] is True and problem["patch"] == mine
+    assert "update" not in problem  # the core's word; REST's is the request's
+    assert (
+        f"PATCH /api/v1/entries/{ref} with patch as the body and expected_version=2"
+        in (problem["detail"])
+    )
+    done = api.patch(url, {**problem["patch"], "expected_version": 2}, content_type=JSON)
+    assert done.status_code == 200, done.content
+    entry = Entry.objects.get(short_id=ref)
+    assert (entry.kind, entry.tags, entry.status) == ("howto", ["ops", "db"], "resolved")

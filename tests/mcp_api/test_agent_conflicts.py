@@ -5,9 +5,14 @@ over another agent's change; a diff of a correction said "the same"; a deleted e
 come back as a new entry. Each case is done here the way an agent would, following the answers.
 """
 
+import ast
+import re
+
 import pytest
 
+from knowledge.actors import Actor
 from knowledge.models import Entry
+from mcp_api import tools
 from tests.mcp_api.conftest import text
 
 pytestmark = pytest.mark.usefixtures("acme")
@@ -198,3 +203,63 @@ def test_a_stale_update_of_fields_they_left_alone_says_so(call, sam):
     clash = call("update", id=ref, tags=["prospect"], expected_version=1)
     assert "applies" not in clash.structured_content["error"]
     assert "Their tags" in text(clash)
+
+
+def _printed_call(answer: str, tool: str) -> tuple[str, dict]:
+    """The `tool(...)` call an answer prints, as the tool's name and its arguments (the first,
+    positional, is the entry's id), read the way an agent would send it."""
+    found = re.search(rf"\b{tool}\(.*\)(?=\.$)", answer, re.MULTILINE)
+    assert found, answer
+    call = ast.parse(found.group(0), mode="eval").body
+    args = {"id": ast.literal_eval(call.args[0])}
+    return call.func.id, args | {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+
+
+def test_a_stale_update_prints_the_update_that_applies_only_its_fields(owner):
+    """In the tool's own thread: a stale update of tags and status, beside another agent's
+    change of title and kind, is answered with the one call to send; sent as printed, it keeps
+    both changes."""
+    me, sam = Actor(user=owner, agent="agent:me"), Actor(user=owner, agent="agent:sam")
+    made = tools.answer("upsert", me, {"project": "acme", "title": "Deploy", "body": "Fridays."})
+    ref = made.structured_content["entry"]["short_id"]
+    theirs = tools.answer("update", sam, {"id": ref, "title": "Deploy steps", "kind": "howto"})
+    assert not theirs.is_error, text(theirs)
+
+    res = tools.answer(
+        "update",
+        me,
+        {"id": ref, "tags": ["ops", "db"], "status": "resolved", "expected_version": 1},
+    )
+    assert res.is_error
+    answer = text(res)
+    exact = f'update("{ref}", tags=["ops", "db"], status="resolved", expected_version=2)'
+    assert f"Apply only your change: {exact}." in answer
+    assert res.structured_content["error"]["update"] == {
+        "tags": ["ops", "db"],
+        "status": "resolved",
+    }
+
+    tool, args = _printed_call(answer, "update")
+    done = tools.answer(tool, me, args)
+    assert not done.is_error, text(done)
+    entry = Entry.objects.get(short_id=ref)
+    assert (entry.title, entry.kind) == ("Deploy steps", "howto")  # theirs
+    assert (entry.tags, entry.status) == (["ops", "db"], "resolved")  # mine
+
+
+def test_a_stale_update_with_a_long_value_names_it_instead_of_echoing_it(owner):
+    me, sam = Actor(user=owner, agent="agent:me"), Actor(user=owner, agent="agent:sam")
+    made = tools.answer("upsert", me, {"project": "acme", "title": "Deploy", "body": "Fridays."})
+    ref = made.structured_content["entry"]["short_id"]
+    tools.answer("update", sam, {"id": ref, "kind": "howto"})
+    tags = [f"release-train-{n:02}" for n in range(40)]  # 800 characters as JSON
+    res = tools.answer(
+        "update", me, {"id": ref, "tags": tags, "status": "resolved", "expected_version": 1}
+    )
+    answer, error = text(res), res.structured_content["error"]
+    assert (
+        f'update("{ref}", status="resolved", tags=<your tags, unchanged>, expected_version=2)'
+        in answer
+    )
+    assert "release-train-39" not in answer
+    assert error["update"] == {"status": "resolved"} and error["update_left_out"] == ["tags"]
