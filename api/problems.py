@@ -75,6 +75,13 @@ def next_moves(exc: KnowledgeError) -> str:
                 f"PATCH /api/v1/entries/{ref} with patch as the body{also} and "
                 f"expected_version={now}: it changes only what yours changes and keeps theirs."
             )
+        if exc.data.get("both_changed") and "update" in exc.data:
+            names = ", ".join(exc.data["both_changed"])
+            return (
+                f"Both changed {names} (fields shows theirs, patch yours): decide what they "
+                f"should be, then PATCH /api/v1/entries/{ref} with those fields and "
+                f"expected_version={now}."
+            )
         if exc.data.get("applies"):
             what = "POST the same edit" if exc.data.get("edit") else "Send the same request"
             return (

@@ -67,6 +67,13 @@ class EntryConflict(KnowledgeError):
                 f"their change does not touch the {what}, so the same write with "
                 f"expected_version={current_version} changes only that and keeps theirs."
             )
+        elif details.get("both_changed"):
+            names = ", ".join(details["both_changed"])  # type: ignore[arg-type]
+            message += (
+                f"you and they changed the same field(s) ({names}). Decide what they should say, "
+                f"then send only your fields with expected_version={current_version}; sending "
+                "your old values as they are would undo theirs."
+            )
         elif "merged_body" in details:
             message += (
                 "your change and theirs touch different lines, so merged_body keeps both; send "

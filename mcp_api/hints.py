@@ -89,6 +89,12 @@ def _conflict_moves(data: dict) -> list[str]:
     ref, now = data["entry"], data["current_version"]
     if data.get("applies") and data.get("edit"):
         return [f"Apply only your change: {_same_edit(ref, data['edit'], now)}."]
+    if data.get("both_changed") and "update" in data:
+        names = ", ".join(data["both_changed"])
+        return [
+            f"Both changed {names} (their values above). Decide what they should be, then: "
+            f"{_same_update(ref, data, now)}."
+        ]
     if data.get("applies") and "update" in data:
         return [f"Apply only your change: {_same_update(ref, data, now)}."]
     if data.get("applies"):

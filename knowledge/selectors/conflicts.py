@@ -51,8 +51,11 @@ def entry_conflict(
             details |= _merged(base.body, entry.body, body)
         elif redo is not None:
             details |= _edit_on_top(base.body, entry.body, redo, edit or {})
-        elif writes is not None and not writes & set(details.get("fields", {})):
-            details["applies"] = True  # their change leaves the fields this one sets alone
+        elif writes is not None:
+            if both := sorted(writes & set(details.get("fields", {}))):
+                details["both_changed"] = both  # the writer decides; the call goes back to it
+            else:
+                details["applies"] = True  # their change leaves the fields this one sets alone
             if update:
                 details |= _echoed(update)
     return EntryConflict(

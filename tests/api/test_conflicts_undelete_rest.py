@@ -95,3 +95,16 @@ def test_a_stale_patch_of_fields_they_left_alone_gets_the_patch_to_send(api):
     assert done.status_code == 200, done.content
     entry = Entry.objects.get(short_id=ref)
     assert (entry.kind, entry.tags, entry.status) == ("howto", ["ops", "db"], "resolved")
+
+
+def test_a_stale_patch_of_a_field_they_changed_too_shows_both_and_asks_for_a_decision(api):
+    ref = _put(api, title="Deploy", body="Fridays.").json()["entry"]["short_id"]
+    url = f"{V1}/entries/{ref}"
+    assert api.patch(url, {"tags": ["customer"]}, content_type=JSON).status_code == 200
+    stale = api.patch(url, {"tags": ["prospect"], "expected_version": 1}, content_type=JSON)
+    assert stale.status_code == 409
+    problem = stale.json()
+    assert problem["both_changed"] == ["tags"] and "applies" not in problem
+    assert problem["fields"]["tags"] == {"was": [], "now": ["customer"]}
+    assert problem["patch"] == {"tags": ["prospect"]}
+    assert "decide what they should be" in problem["detail"] and "edit" not in problem["detail"]

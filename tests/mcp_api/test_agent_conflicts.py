@@ -263,3 +263,31 @@ def test_a_stale_update_with_a_long_value_names_it_instead_of_echoing_it(owner):
     )
     assert "release-train-39" not in answer
     assert error["update"] == {"status": "resolved"} and error["update_left_out"] == ["tags"]
+
+
+def test_a_stale_update_of_a_field_they_changed_too_asks_for_a_decision_then_the_call(owner):
+    """Both set tags: no call keeps both without a decision, so the answer shows theirs and
+    prints the update to send once decided, never the body advice (get, then find_replace)."""
+    me, sam = Actor(user=owner, agent="agent:me"), Actor(user=owner, agent="agent:sam")
+    made = tools.answer("upsert", me, {"project": "acme", "title": "Deploy", "body": "Fridays."})
+    ref = made.structured_content["entry"]["short_id"]
+    tools.answer("update", sam, {"id": ref, "tags": ["customer"]})
+    res = tools.answer(
+        "update", me, {"id": ref, "tags": ["prospect"], "status": "resolved", "expected_version": 1}
+    )
+    answer, error = text(res), res.structured_content["error"]
+    assert error["both_changed"] == ["tags"] and "applies" not in error
+    assert "Their tags: [] → ['customer']" in answer
+    exact = f'update("{ref}", tags=["prospect"], status="resolved", expected_version=2)'
+    assert (
+        f"Both changed tags (their values above). Decide what they should be, then: {exact}."
+        in (answer)
+    )
+    assert (
+        "find_replace" not in answer and "you and they changed the same field(s) (tags)" in answer
+    )
+    tool, args = _printed_call(answer, "update")
+    args["tags"] = ["customer", *args["tags"]]  # the decision: both
+    assert not tools.answer(tool, me, args).is_error
+    entry = Entry.objects.get(short_id=ref)
+    assert (entry.tags, entry.status) == (["customer", "prospect"], "resolved")
