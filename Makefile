@@ -90,7 +90,7 @@ test: $(STAMP) chromium redis
 ## check: the inner loop, in one process and well under a minute: ruff, the architecture rules
 ## and the in-process tests of the core (CHECK_TESTS); tests/quick.py leaves out every module
 ## that starts a process (subprocess, browser, live server). `make test` still runs everything.
-CHECK_TESTS ?= tests/test_architecture.py tests/knowledge tests/note_types tests/hardening tests/ops \
+CHECK_TESTS ?= tests/architecture tests/knowledge tests/note_types tests/hardening tests/ops \
 	tests/search/test_query.py tests/search/test_filters.py tests/search/test_chunking.py \
 	tests/search/test_providers.py tests/search/test_provider_errors.py
 check: $(STAMP)

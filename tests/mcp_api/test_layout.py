@@ -1,7 +1,7 @@
 """mcp_api's import direction: app → tools → render → hints, auth and connections apart; in
 tools/, each group of tools → registry → arguments.
 
-Checked on the source (ast) like tests/test_architecture.py, so a circle or a surface-side
+Checked on the source (ast) like tests/architecture/, so a circle or a surface-side
 query fails the build instead of working by accident.
 """
 

@@ -1,11 +1,11 @@
 """What the admin's browser tests share: screenshots of a page at 1440 and 390 px, light and
-dark, each checked for words broken across lines (the policy fixture, csp, is test_browser's)."""
+dark, each checked for words broken across lines (the policy fixture, csp, is in conftest.py)."""
 
 from __future__ import annotations
 
 from playwright.sync_api import Page
 
-from tests.web.test_browser import SHOTS
+from tests.web.browser import SHOTS
 
 SIZES = {"wide": (1440, 900), "phone": (390, 844)}
 

@@ -1,9 +1,9 @@
 """The admin end to end in headless Chromium (Playwright, the system browser as in
-test_browser.py): a staff member signs in, searches the entry list with a paraphrase, filters it
-by the subtopic tree, moves two entries with a reason, edits with the live preview showing a
-resolved and a missing link, hits a conflict and keeps the text, and reverts to a version.
-Every page keeps to the Content-Security-Policy. Screenshots are taken (into docs/screenshots/)
-with CAIRN_UPDATE_SCREENSHOTS=1."""
+test_browser_reading.py): a staff member signs in, searches the entry list with a paraphrase,
+filters it by the subtopic tree, moves two entries with a reason, edits with the live preview
+showing a resolved and a missing link, hits a conflict and keeps the text, and reverts to a
+version. Every page keeps to the Content-Security-Policy. Screenshots are taken (into
+docs/screenshots/) with CAIRN_UPDATE_SCREENSHOTS=1."""
 
 from __future__ import annotations
 
@@ -26,11 +26,7 @@ from knowledge.services import (
 )
 from tests.factories import UserFactory
 from tests.web.admin_pages import shot
-from tests.web.test_browser import (  # noqa: F401 (the fixture)
-    PASSWORD,
-    csp,
-    requests,
-)
+from tests.web.browser import PASSWORD
 
 
 @pytest.fixture
@@ -81,8 +77,8 @@ def sign_in(page: Page, base: str) -> None:
 def test_a_staff_member_searches_filters_moves_edits_and_reverts(
     desk,
     page: Page,
-    requests,  # noqa: F811 (the fixture imported above)
-    csp,  # noqa: F811 (the fixture imported above)
+    requests,
+    csp,
 ):
     base, entries = desk["url"], desk["entries"]
     page.set_viewport_size({"width": 1440, "height": 900})
@@ -178,7 +174,7 @@ def test_a_staff_member_searches_filters_moves_edits_and_reverts(
 def test_a_schema_shows_its_fields_the_editor_its_fit_and_strict_refuses_on_the_form(
     desk,
     page: Page,
-    csp,  # noqa: F811 (the fixture imported above)
+    csp,
 ):
     base, me = desk["url"], desk["actor"]
     schema = entry_upsert(
@@ -295,8 +291,8 @@ def _a_month_of_work(desk) -> None:
 def test_every_admin_page_in_the_theme_wide_and_on_a_phone_light_and_dark(
     desk,
     page: Page,
-    requests,  # noqa: F811 (the fixture imported above)
-    csp,  # noqa: F811 (the fixture imported above)
+    requests,
+    csp,
 ):
     base = desk["url"]
     _a_month_of_work(desk)

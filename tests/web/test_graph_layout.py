@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 from knowledge.models import Membership, Project, Role
 from tests.factories import UserFactory
-from tests.web.test_browser import PASSWORD, csp, requests, shot, sign_in  # noqa: F401 (fixtures)
+from tests.web.browser import PASSWORD, shot, sign_in
 
 # Pairs of nodes whose boxes (label included) overlap by more than a pixel each way.
 OVERLAPS = """(() => {
@@ -39,7 +39,7 @@ def demo(live_server):
 def test_the_demo_graph_is_connected_and_no_label_covers_another(
     demo,
     page: Page,
-    csp,  # noqa: F811 (the fixture imported above)
+    csp,
 ):
     page.set_viewport_size({"width": 1280, "height": 860})
     sign_in(page, demo)
