@@ -31,9 +31,9 @@ from knowledge.search.freshness import pending_from, pending_statement
 from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_stats_statement
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
 from knowledge.search.hits import fetch_together, load_hits, preload
-from knowledge.search.providers import EmbeddingUnavailable, get_provider
+from knowledge.search.providers import EmbeddingUnavailable
 from knowledge.search.query import check_query, filter_sql, parse
-from knowledge.search.query_vectors import query_vector
+from knowledge.search.query_vectors import start_query_vector
 from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchResults
 from knowledge.selectors import visible_projects_sql
@@ -134,26 +134,6 @@ def _by_similarity(rows: list, n: int) -> tuple[list[int], dict[int, int], dict[
     return ranking[:n], best, similarity
 
 
-def _start_query_vector(query: str, mode: str):
-    """(provider, future vector), started now so the model works while the text SQL runs;
-    (None, None) when hybrid search has to do without (semantic search raises instead)."""
-    if mode not in ("hybrid", "semantic"):
-        return None, None
-    try:
-        provider = get_provider()
-        if provider is None:
-            raise EmbeddingUnavailable(
-                "Semantic search is switched off (CAIRN_EMBEDDING_PROVIDER=none). "
-                "Use mode='text' or 'hybrid', or configure an embedding provider."
-            )
-    except EmbeddingUnavailable as exc:
-        if mode == "semantic":
-            raise
-        log.warning("Hybrid search fell back to full text: %s", exc.message)
-        return None, None
-    return provider, query_vector(provider, query)
-
-
 def _ready(vector) -> bool:
     """Whether the query's vector is at hand (a Future done without failing)."""
     has_done = getattr(vector, "done", None) is not None  # embed-ahead switched off: none
@@ -184,9 +164,11 @@ def rankings(
     prefetch: int = 0,
     filters: SearchFilters = NO_FILTERS,
     started: tuple | None = None,
+    first: tuple[str, list] | None = None,
 ) -> Rankings:
     """The full-text and semantic candidate lists for a query, both already filtered.
-    `started`: the (provider, vector) of `_start_query_vector` for this query, if begun."""
+    `started`: the (provider, vector) of `_start_query_vector` for this query, if begun;
+    `first`: result_cache's generation statement, sent ahead of the first statements."""
     if mode not in MODES:
         raise ValidationFailed(
             f"Unknown search mode {mode!r}; use hybrid, text or semantic.", field="mode"
@@ -196,7 +178,7 @@ def rankings(
         raise ValidationFailed("Search needs a query, e.g. 'deployment checklist'.", field="query")
     n = candidates or settings.CAIRN_SEARCH_CANDIDATES
     config = settings.CAIRN_SEARCH_CONFIG
-    provider, vector = started or _start_query_vector(query, mode)
+    provider, vector = started or start_query_vector(query, mode)
     result = Rankings(degraded=mode == "hybrid" and vector is None)
     with stages.stage("parse + scope"):
         parsed = parse(query)
@@ -207,7 +189,7 @@ def rankings(
             scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     terms, known = [], None
-    statements = {}
+    statements = {"generation": first} if first is not None else {}
     if vector is not None:  # a search by meaning misses the entries that have no vectors yet
         with contextlib.suppress(EmptyResultSet):  # a scope that cannot hold anything
             statements["pending"] = pending_statement(searched_set)
@@ -220,6 +202,8 @@ def rankings(
     if statements:
         with stages.stage("idf lookup"):  # and the pending entries: one round trip
             found = dict(zip(statements, fetch_together(list(statements.values())), strict=True))
+        if "generation" in found:
+            result.stamp = result_cache.stamp(found["generation"])
         if "pending" in found:
             result.pending = pending_from(found["pending"])
         if "idf" in found:
@@ -290,16 +274,27 @@ def search_entries(
     query = " ".join(query.split())
     # The model starts now: a new question's kept-answer lookup then costs it no time, and a
     # repeated one finds its vector remembered (nothing to compute).
-    started = _start_query_vector(query, mode)
+    started = start_query_vector(query, mode)
     return result_cache.cached(
         actor,
         ("search", query, mode, limit, filters),
-        lambda: _ranked(actor, query, filters=filters, limit=limit, mode=mode, started=started),
+        lambda first: _ranked(
+            actor, query, filters=filters, limit=limit, mode=mode, started=started, first=first
+        ),
+        # A question whose vector was not remembered was not asked lately: no kept answer.
+        look=started[1] is None or _ready(started[1]),
     )
 
 
 def _ranked(
-    actor: Actor, query: str, *, filters: SearchFilters, limit: int, mode: str, started: tuple
+    actor: Actor,
+    query: str,
+    *,
+    filters: SearchFilters,
+    limit: int,
+    mode: str,
+    started: tuple,
+    first: tuple[str, list] | None,
 ) -> SearchResults:
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(
@@ -310,7 +305,9 @@ def _ranked(
         prefetch=limit,
         filters=filters,
         started=started,
+        first=first,
     )
+    stamp = found.stamp
     if not (found.text or found.semantic) and parse(query).required:
         # A quoted title that no entry spells exactly (questions quote books, songs…): rather
         # than answer nothing, search again with the phrase's words as ordinary words.
@@ -328,6 +325,7 @@ def _ranked(
     _carry_signals(hits, found, mode, matched if matches is not None else [])
     hits.note = found.pending.note(mode) if found.pending else ""
     hits.cacheable = not found.degraded  # kept only when both lists ran as asked
+    hits.stamp = stamp  # of the first rankings (a relaxed second one sends no such statement)
     return hits
 
 

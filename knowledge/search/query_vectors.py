@@ -13,6 +13,7 @@ changes the provider's name, which is part of the key.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,7 +23,9 @@ import numpy as np
 from django.conf import settings
 
 from knowledge.search import stages
-from knowledge.search.providers import EmbeddingProvider
+from knowledge.search.providers import EmbeddingProvider, EmbeddingUnavailable, get_provider
+
+log = logging.getLogger("knowledge.search.engine")  # the search's own log, as before the move
 
 # Query texts are bounded by the search entry point; 2048 of them take well under 10 MB.
 DEFAULT_SIZE = 2048
@@ -105,3 +108,23 @@ def clear() -> None:
     """Forget every remembered vector (tests, and a benchmark that must measure cold)."""
     with _lock:
         _vectors.clear()
+
+
+def start_query_vector(query: str, mode: str):
+    """(provider, future vector), started now so the model works while the text SQL runs;
+    (None, None) when hybrid search has to do without (semantic search raises instead)."""
+    if mode not in ("hybrid", "semantic"):
+        return None, None
+    try:
+        provider = get_provider()
+        if provider is None:
+            raise EmbeddingUnavailable(
+                "Semantic search is switched off (CAIRN_EMBEDDING_PROVIDER=none). "
+                "Use mode='text' or 'hybrid', or configure an embedding provider."
+            )
+    except EmbeddingUnavailable as exc:
+        if mode == "semantic":
+            raise
+        log.warning("Hybrid search fell back to full text: %s", exc.message)
+        return None, None
+    return provider, query_vector(provider, query)

@@ -9,8 +9,9 @@ sequence that every write which can change an answer (an entry, its chunks and v
 project, a subtopic, the word statistics) advances *after it commits* (`changed()`): a search
 that reads the generation afterwards misses and computes again, and an answer computed from
 data older than its generation is never kept under a newer one, because it read the
-generation first. The sequence is read with the actor's visible projects in one statement,
-and the visible project ids are part of the key: access is decided on every call, and a
+generation first. The sequence is read with the actor's visible projects in one statement (a
+new question sends it with the search's first statements, in the same round trip), and the
+visible project ids are part of the key: access is decided on every call, and a
 membership change needs no invalidation. A process that died between its commit and the
 advance leaves answers stale for at most CAIRN_SEARCH_RESULT_CACHE_SECONDS.
 
@@ -60,32 +61,54 @@ def changed() -> None:
         transaction.on_commit(_advance)
 
 
-def _generation_and_scope(actor: Actor) -> tuple[int, tuple[int, ...]]:
+def generation_statement(actor: Actor) -> tuple[str, list]:
+    """The generation and the actor's visible project ids, as one statement (sql, params)."""
     visible, params = visible_projects_sql(actor)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT (SELECT last_value FROM {SEQUENCE}), "
-            f"ARRAY(SELECT v.id FROM ({visible}) v(id) ORDER BY 1)",
-            params,
-        )
-        generation, ids = cursor.fetchone()
+    return (
+        f"SELECT (SELECT last_value FROM {SEQUENCE}), "
+        f"ARRAY(SELECT v.id FROM ({visible}) v(id) ORDER BY 1)",
+        list(params),
+    )
+
+
+def stamp(rows: list) -> tuple[int, tuple[int, ...]]:
+    """What generation_statement's rows say, as part of a key."""
+    generation, ids = rows[0]
     return generation, tuple(ids)
 
 
-def cached(actor: Actor, key: Hashable, compute: Callable[[], SearchResults]) -> SearchResults:
+def cached(
+    actor: Actor,
+    key: Hashable,
+    compute: Callable[[tuple[str, list] | None], SearchResults],
+    *,
+    look: bool = True,
+) -> SearchResults:
     """compute()'s answer for `key`, kept for this generation and this actor's projects.
-    Answers marked `cacheable = False` (a degraded search) are returned but not kept."""
+
+    look: read the generation first and answer from a kept answer if there is one. A question
+    that cannot have one (its query vector was not even remembered) skips that round trip:
+    compute gets the generation statement to send first in its own first round trip, and sets
+    the answer's `stamp` from its rows; the answer is kept under that. Answers marked
+    `cacheable = False` (a degraded search) are returned but not kept."""
     if _seconds() <= 0 or connection.in_atomic_block:
-        return compute()
-    with stages.stage("result cache"):
-        full_key = (*_generation_and_scope(actor), key)
-        with _lock:
-            kept = _answers.get(full_key)
-            if kept is not None and kept[0] > time.monotonic():
-                _answers.move_to_end(full_key)
-                return _copy(kept[1])
-    answer = compute()
-    if getattr(answer, "cacheable", True):
+        return compute(None)
+    if look:
+        with stages.stage("result cache"), connection.cursor() as cursor:
+            cursor.execute(*generation_statement(actor))
+            full_key = (*stamp(cursor.fetchall()), key)
+            with _lock:
+                kept = _answers.get(full_key)
+                if kept is not None and kept[0] > time.monotonic():
+                    _answers.move_to_end(full_key)
+                    return _copy(kept[1])
+        answer = compute(None)
+    else:
+        answer = compute(generation_statement(actor))
+        if answer.stamp is None:
+            return answer
+        full_key = (*answer.stamp, key)
+    if answer.cacheable:
         with _lock:
             _answers[full_key] = (time.monotonic() + _seconds(), _copy(answer))
             _answers.move_to_end(full_key)

@@ -27,6 +27,7 @@ class Rankings:
     pending: Pending | None = None
     # Hybrid search ran on words alone (the model failed or is switched off): not kept.
     degraded: bool = False
+    stamp: tuple | None = None  # result_cache.stamp of the statement sent first, if any
 
 
 @dataclass
@@ -105,8 +106,10 @@ class SearchResults(list[SearchHit]):
     # False when no hit holds a word of the query (all found by meaning); None when the words
     # were not searched (mode semantic, no query words).
     words_matched: bool | None = None
-    # False for an answer a repeated search must not reuse (knowledge/search/result_cache.py).
+    # False for an answer a repeated search must not reuse (knowledge/search/result_cache.py);
+    # the generation and visible projects it was computed for, when its search read them.
     cacheable: bool = True
+    stamp: tuple | None = None
 
 
 _HIT_FIELDS = tuple(f.name for f in fields(SearchHit))

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryChunk, Membership, Project, Role, Sensitivity
-from knowledge.search import SearchFilters, result_cache, search_entries
+from knowledge.search import SearchFilters, query_vectors, result_cache, search_entries
 from knowledge.services import (
     EntryFields,
     ProjectFields,
@@ -65,6 +65,15 @@ def test_a_repeated_search_is_one_statement_and_the_same_answer(actor, notes):
     assert again == first and first
     assert [h.as_dict() for h in kept] == [h.as_dict() for h in hits]
     assert cold > 3 and warm == 1  # the generation with the actor's projects, nothing else
+
+
+def test_a_new_question_reads_the_generation_in_its_first_round_trip(actor, notes):
+    query_vectors.clear()  # a question not asked lately: no kept answer to look for
+    with CaptureQueriesContext(connection) as captured:
+        answer(actor, "restore workers")
+    reading = [q["sql"] for q in captured if "knowledge_search_generation" in q["sql"]]
+    assert len(reading) == 1 and "knowledge_lexemestat" in reading[0]  # with the word stats
+    assert statements(lambda: answer(actor, "restore workers"))[1] == 1  # and it was kept
 
 
 def test_what_a_caller_changes_in_an_answer_is_not_kept(actor, notes):
