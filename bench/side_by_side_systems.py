@@ -96,10 +96,11 @@ class Cairn:
     def embed(self, data: str) -> float:
         """Embed every entry as the worker would (its code), with bench/locomo.py's passage
         cache: a re-run embeds nothing again. Returns seconds."""
-        command = [sys.executable, str(ROOT / "bench" / "mcp_load.py"), "--data", data]
+        # Each checkout embeds with its own code: its database has its own migrations.
+        command = [sys.executable, str(self.root / "bench" / "mcp_load.py"), "--data", data]
         out = subprocess.run(
             [*command, "--embed", "conv-"],
-            cwd=ROOT, env=self.env, check=True, capture_output=True, text=True,
+            cwd=self.root, env=self.env, check=True, capture_output=True, text=True,
         ).stdout  # fmt: skip
         return float(out.strip().splitlines()[-1])
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from knowledge.actors import Actor
 from knowledge.search import stages
@@ -37,6 +38,7 @@ from knowledge.search.types import SearchResults
 from knowledge.selectors import visible_projects_sql
 
 SEQUENCE = "knowledge_search_generation"
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _answers: OrderedDict[Hashable, tuple[float, SearchResults]] = OrderedDict()
@@ -47,8 +49,18 @@ def _seconds() -> float:
 
 
 def _advance() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT nextval('{SEQUENCE}')")
+    # After the commit: a failure here must not turn a committed write into an error. Kept
+    # answers then stay until CAIRN_SEARCH_RESULT_CACHE_SECONDS, which is what the bound is for.
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT nextval('{SEQUENCE}')")
+    except DatabaseError as exc:
+        log.warning(
+            "Could not advance the search generation (%s); repeated searches may answer from "
+            "before this write for up to %ss.",
+            exc,
+            _seconds(),
+        )
 
 
 def changed() -> None:

@@ -191,3 +191,16 @@ def test_the_oldest_answers_go_first_past_the_limit(actor, notes, settings):
         answer(actor, query)
     assert statements(lambda: answer(actor, "migrations"))[1] == 1
     assert statements(lambda: answer(actor, "restore"))[1] > 1
+
+
+def test_a_write_whose_advance_fails_is_still_a_committed_write(actor, notes, caplog):
+    """The advance runs after the commit: its failure is logged, never the write's error."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER SEQUENCE {result_cache.SEQUENCE} RENAME TO cairn_away")
+    try:
+        _upsert_new(actor, notes)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER SEQUENCE cairn_away RENAME TO {result_cache.SEQUENCE}")
+    assert Entry.objects.filter(title="Restore drill").exists()
+    assert "Could not advance the search generation" in caplog.text
