@@ -88,8 +88,9 @@ CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
 # Answers of repeated searches, per process, until a write changes what they read (writes
 # advance a generation after they commit); the seconds bound a missed advance. 0: off.
 CAIRN_SEARCH_RESULT_CACHE_SECONDS = env.float("CAIRN_SEARCH_RESULT_CACHE_SECONDS", default=120.0)
-# How many such answers each process keeps (least recently used out first).
-CAIRN_SEARCH_RESULT_CACHE_ENTRIES = env.int("CAIRN_SEARCH_RESULT_CACHE_ENTRIES", default=512)
+# How many such answers each process keeps (least recently used out first; ~20 KB each with ten
+# hits, so 1024 hold ~20 MB): half as many questions as CAIRN_SEARCH_QUERY_CACHE's vectors.
+CAIRN_SEARCH_RESULT_CACHE_ENTRIES = env.int("CAIRN_SEARCH_RESULT_CACHE_ENTRIES", default=1024)
 # A query embedded while no other waits in its process may use this many threads (the cores;
 # 0: CAIRN_EMBEDDING_THREADS always). Two threads halve the model's time on an idle 2-core box.
 CAIRN_SEARCH_QUERY_THREADS = env.int("CAIRN_SEARCH_QUERY_THREADS", default=min(CAIRN_CORES or 1, 4))
