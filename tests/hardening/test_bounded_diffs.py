@@ -29,8 +29,9 @@ def _unified(old, new):
 
 @pytest.mark.parametrize("pipeline", [_side, _report, _unified], ids=["side", "report", "unified"])
 def test_a_repetitive_rewrite_costs_about_its_length(pipeline):
-    small, _ = timed(pipeline, *rewrite(1_000))
-    large, _ = timed(pipeline, *rewrite(10_000))
+    # The best of three each: one run descheduled on a loaded machine is not the pipeline's cost.
+    small = min(timed(pipeline, *rewrite(1_000))[0] for _ in range(3))
+    large = min(timed(pipeline, *rewrite(10_000))[0] for _ in range(3))
     # Ten times the lines: near-linear work takes about ten times as long, quadratic a hundred.
     assert large < max(small, 0.005) * 40, (small, large)
 
