@@ -10,9 +10,11 @@ project, a subtopic, the word statistics) advances *after it commits* (`changed(
 that reads the generation afterwards misses and computes again, and an answer computed from
 data older than its generation is never kept under a newer one, because it read the
 generation first. The sequence is read with the actor's visible projects in one statement (a
-new question sends it with the search's first statements, in the same round trip), and the
-visible project ids are part of the key: access is decided on every call, and a
-membership change needs no invalidation. A process that died between its commit and the
+new question sends it with the search's first statements, in the same round trip); the visible
+project ids and the reader (user and token) are part of the key, so access is decided on every
+call and no reader is answered from another's search. Memberships advance the generation too: a
+project granted while a search ran cannot leave its hits under the key of a reader who no
+longer sees it. A process that died between its commit and the
 advance leaves answers stale for at most CAIRN_SEARCH_RESULT_CACHE_SECONDS.
 
 Inside a transaction the cache is neither read nor filled: that transaction may hold writes
@@ -105,10 +107,13 @@ def cached(
     `cacheable = False` (a degraded search) are returned but not kept."""
     if _seconds() <= 0 or connection.in_atomic_block:
         return compute(None)
+    # The reader too: a grant that commits between the visible projects' read and the search's
+    # own could put a newly visible project's hits under a key another reader shares.
+    who = (getattr(actor.user, "pk", None), actor.token_id)
     if look:
         with stages.stage("result cache"), connection.cursor() as cursor:
             cursor.execute(*generation_statement(actor))
-            full_key = (*stamp(cursor.fetchall()), key)
+            full_key = (*stamp(cursor.fetchall()), who, key)
             with _lock:
                 kept = _answers.get(full_key)
                 if kept is not None and kept[0] > time.monotonic():
@@ -119,7 +124,7 @@ def cached(
         answer = compute(generation_statement(actor))
         if answer.stamp is None:
             return answer
-        full_key = (*answer.stamp, key)
+        full_key = (*answer.stamp, who, key)
     if answer.cacheable:
         with _lock:
             _answers[full_key] = (time.monotonic() + _seconds(), _copy(answer))

@@ -21,6 +21,7 @@ from knowledge.services import (
     entry_update,
     entry_upsert,
     lexeme_stats_refresh,
+    membership_grant,
     project_update,
     subtopic_move,
 )
@@ -158,6 +159,27 @@ def test_access_is_decided_on_every_call(actor, notes, user):
     assert answer(stranger)[0] == []
     Membership.objects.filter(user=user).delete()
     assert answer(actor)[0] == []
+
+
+def test_readers_who_see_the_same_projects_do_not_share_answers(actor, notes, user):
+    bob = UserFactory(username="bob")
+    Membership.objects.create(project=notes[0].project, user=bob, role=Role.EDITOR)
+    answer(actor)  # kept for alice
+    assert statements(lambda: answer(Actor.for_user(bob)))[1] > 1
+    assert statements(lambda: answer(Actor.for_user(bob)))[1] == 1  # kept for bob now
+
+
+def test_a_membership_change_retires_kept_answers(actor, notes, user):
+    answer(actor)  # kept
+    membership_grant(
+        actor=actor_maintaining(user), project="acme", role="viewer", user=UserFactory()
+    )
+    assert statements(lambda: answer(actor))[1] > 1
+
+
+def actor_maintaining(user) -> Actor:
+    Membership.objects.filter(project__slug="acme", user=user).update(role=Role.MAINTAINER)
+    return Actor.for_user(user)
 
 
 def test_inside_a_transaction_the_cache_is_neither_read_nor_filled(actor, notes):
