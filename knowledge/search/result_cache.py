@@ -31,6 +31,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
+import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
@@ -54,9 +55,12 @@ def _advance() -> None:
     # After the commit: a failure here must not turn a committed write into an error. Kept
     # answers then stay until CAIRN_SEARCH_RESULT_CACHE_SECONDS, which is what the bound is for.
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT nextval('{SEQUENCE}')")
-    except DatabaseError as exc:
+        # The driver's own connection: every write pays this, and Django's cursor (its wrappers,
+        # the timing hook) would cost several times the statement.
+        connection.ensure_connection()
+        connection.connection.execute(f"SELECT nextval('{SEQUENCE}')")
+    except (DatabaseError, psycopg.Error) as exc:
+        connection.errors_occurred = True  # Django checks the connection before its next use
         log.warning(
             "Could not advance the search generation (%s); repeated searches may answer from "
             "before this write for up to %ss.",
