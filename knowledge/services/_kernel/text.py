@@ -4,8 +4,9 @@ body C), computed by the save's own statement or refreshed from the stored row b
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db.models import Value
+from django.db.models.expressions import RawSQL
 
 from knowledge.models import Entry
 
@@ -26,12 +27,21 @@ def index_text(entry: Entry) -> None:
     )
 
 
-def text_vector(entry: Entry):
+# What SearchVector(...) + SearchVector(...) + SearchVector(...) compiles to, written once:
+# compiling the three expressions cost every write ~0.25 ms of CPU (tests hold the two equal).
+_TEXT_VECTOR_SQL = (
+    "setweight(to_tsvector(%s::regconfig, COALESCE(%s, '')), 'A') || "
+    "setweight(to_tsvector(%s::regconfig, COALESCE(%s, '')), 'B') || "
+    "setweight(to_tsvector(%s::regconfig, COALESCE(%s, '')), 'C')"
+)
+
+
+def text_vector(entry: Entry) -> RawSQL:
     """The vector index_text makes, from the instance's values: the save's INSERT or UPDATE
     computes it, so a write needs no second statement for it."""
     config = settings.CAIRN_SEARCH_CONFIG
-    return (
-        SearchVector(Value(entry.title), weight="A", config=config)
-        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
-        + SearchVector(Value(entry.body), weight="C", config=config)
+    return RawSQL(
+        _TEXT_VECTOR_SQL,
+        [config, entry.title, config, _words_of_place(entry), config, entry.body],
+        output_field=SearchVectorField(),
     )
