@@ -6,7 +6,7 @@ from __future__ import annotations
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.search.filters import SearchFilters
-from knowledge.search.hits import plain_snippet
+from knowledge.search.hits import HitRow, plain_snippet
 from knowledge.search.scope import search_scope
 from knowledge.search.types import SearchHit
 
@@ -22,5 +22,6 @@ def filtered_entries(actor: Actor, filters: SearchFilters, *, limit: int) -> lis
     entries, _ = search_scope(actor, filters)
     rows = entries.select_related("project", "subtopic").order_by("-updated_at", "-id")[:limit]
     return [
-        SearchHit.of(e, score=0.0, snippet=plain_snippet(e.body), matched=["filters"]) for e in rows
+        HitRow.of(e).hit(score=0.0, snippet=plain_snippet(e.body), matched=["filters"])
+        for e in rows
     ]

@@ -39,6 +39,23 @@ class HitRow:
     headline: str | None = None  # ts_headline, when CAIRN_SEARCH_SNIPPETS=headline
     chunk_text: str = ""  # the passage its vector matched (hits found by meaning alone)
 
+    @classmethod
+    def of(cls, entry) -> HitRow:
+        """The same, from an Entry loaded with its project and subtopic (the filter listing)."""
+        return cls(
+            pk=entry.pk,
+            short_id=entry.short_id,
+            title=entry.title,
+            slug=entry.slug,
+            body=entry.body,
+            kind=entry.kind,
+            tags=entry.tags,
+            status=entry.status,
+            updated_at=entry.updated_at,
+            project_slug=entry.project.slug,
+            subtopic_path=entry.subtopic.path if entry.subtopic_id else None,
+        )
+
     @property
     def path(self) -> str:  # as Entry.path
         project, subtopic = self.project_slug, self.subtopic_path

@@ -67,25 +67,6 @@ class SearchHit:
     matched_in: str = ""
     signals: Signals | None = None
 
-    @classmethod
-    def of(cls, entry, *, score: float, snippet: str, matched: list[str]) -> SearchHit:
-        """A hit for an entry loaded with its project and subtopic."""
-        return cls(
-            id=entry.pk,
-            short_id=entry.short_id,
-            title=entry.title,
-            project=entry.project.slug,
-            path=entry.path,
-            address=entry.permalink,
-            kind=entry.kind,
-            tags=list(entry.tags),
-            status=entry.status,
-            updated=entry.updated_at,
-            score=score,
-            snippet=snippet,
-            matched=matched,
-        )
-
     def as_dict(self) -> dict:
         """The hit as REST and MCP answer it: plain values, `updated` in ISO form. (As
         dataclasses.asdict gives, field by field: its recursive deep copy cost more CPU than
