@@ -167,7 +167,7 @@ def rankings(
     first: tuple[str, list] | None = None,
 ) -> Rankings:
     """The full-text and semantic candidate lists for a query, both already filtered.
-    `started`: the (provider, vector) of `_start_query_vector` for this query, if begun;
+    `started`: the (provider, vector) of `start_query_vector` for this query, if begun;
     `first`: result_cache's generation statement, sent ahead of the first statements."""
     if mode not in MODES:
         raise ValidationFailed(

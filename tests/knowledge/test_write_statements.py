@@ -75,6 +75,18 @@ def test_the_vector_a_save_computes_is_the_one_a_reindex_makes(actor, project):
     index_text(Entry.objects.select_related("subtopic").get(pk=entry.pk))
     assert Entry.objects.values_list("search_vector", flat=True).get(pk=entry.pk) == saved
     assert "restart" in saved and "cach" not in saved and "infra" in saved
+    # The hand-written template weighs as django.contrib.postgres's SearchVector does.
+    from django.conf import settings
+    from django.contrib.postgres.search import SearchVector
+    from django.db.models import Value
+
+    config = settings.CAIRN_SEARCH_CONFIG
+    Entry.objects.filter(pk=entry.pk).update(
+        search_vector=SearchVector("title", weight="A", config=config)
+        + SearchVector(Value("ops db infra prod"), weight="B", config=config)
+        + SearchVector("body", weight="C", config=config)
+    )
+    assert Entry.objects.values_list("search_vector", flat=True).get(pk=entry.pk) == saved
 
 
 def test_an_observations_vector_is_the_one_search_expects(actor, project):

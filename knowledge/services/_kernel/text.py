@@ -4,8 +4,7 @@ body C), computed by the save's own statement or refreshed from the stored row b
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector, SearchVectorField
-from django.db.models import Value
+from django.contrib.postgres.search import SearchVectorField
 from django.db.models.expressions import RawSQL
 
 from knowledge.models import Entry
@@ -17,18 +16,13 @@ def _words_of_place(entry: Entry) -> str:
 
 
 def index_text(entry: Entry) -> None:
-    """Refresh the weighted full-text vector from the stored row: title A, tags and path B,
-    body C (a reindex; a save computes the same in its own statement, `text_vector`)."""
-    config = settings.CAIRN_SEARCH_CONFIG
-    Entry.objects.filter(pk=entry.pk).update(
-        search_vector=SearchVector("title", weight="A", config=config)
-        + SearchVector(Value(_words_of_place(entry)), weight="B", config=config)
-        + SearchVector("body", weight="C", config=config)
-    )
+    """Refresh the weighted full-text vector of a loaded entry (a reindex, a restore): the one
+    a save computes in its own statement."""
+    Entry.objects.filter(pk=entry.pk).update(search_vector=text_vector(entry))
 
 
-# What SearchVector(...) + SearchVector(...) + SearchVector(...) compiles to, written once:
-# compiling the three expressions cost every write ~0.25 ms of CPU (tests hold the two equal).
+# Title A, tags and path B, body C, as SearchVector(...) + ... compiles it, written once:
+# compiling the three expressions cost every write ~0.25 ms of CPU.
 _TEXT_VECTOR_SQL = (
     "setweight(to_tsvector(%s::regconfig, COALESCE(%s, '')), 'A') || "
     "setweight(to_tsvector(%s::regconfig, COALESCE(%s, '')), 'B') || "
