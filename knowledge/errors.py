@@ -44,7 +44,9 @@ class EntryConflict(KnowledgeError):
     arguments, `update` the fields an update was given, and `update_left_out` those too long
     to send back). Otherwise, for a whole body or an edit, `merged_body` applies the caller's own
     change to the text as it is now (and `edits`, the same as find/replace steps), or
-    `conflicts` names the lines both changed (base line numbers, base, theirs, mine)."""
+    `conflicts` names the lines both changed (base line numbers, base, theirs, mine). Long
+    lists are cut to their first (newest) items, `changes_total` and `conflicts_total` counting
+    them all."""
 
     code, http_status = "entry_conflict", 409
 
@@ -81,6 +83,8 @@ class EntryConflict(KnowledgeError):
             )
         elif details.get("conflicts"):
             lines = ", ".join(c["lines"] for c in details["conflicts"])  # type: ignore[union-attr]
+            if total := details.get("conflicts_total"):
+                lines += f" and {total - len(details['conflicts'])} more"  # type: ignore[arg-type]
             message += (
                 f"you and they changed the same lines ({lines} of version {expected_version}). "
                 "Decide what they should say, then change only those lines of the current text "

@@ -9,6 +9,10 @@ are matched against are no longer (knowledge.models).
 
 from __future__ import annotations
 
+import json
+
+from django.conf import settings
+
 from knowledge.errors import ValidationFailed
 
 TITLE = 300  # Entry.title
@@ -28,6 +32,92 @@ REASON = 1_000  # why a change was made (the history keeps its first 100 charact
 SHORT = 1_000  # anything else short: dates, ages, statuses, categories, headings, URLs
 ITEMS = 500  # strings in one list argument (tags: CAIRN_MAX_TAGS; sources: CAIRN_MAX_SOURCES)
 SOURCE_FIELDS = {"kind": KIND, "external_id": EXTERNAL_ID, "url": URL, "title": SOURCE_TITLE}
+
+
+def _depth(value: object) -> int:
+    """How deeply objects and lists nest in `value` (iterative: deep input must not recurse)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend(
+                (v, level + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def _too_big(field: str, what: str, limit: int, unit: str, setting: str) -> ValidationFailed:
+    return ValidationFailed(
+        f"{what} is over the limit of {limit:,} {unit}; shorten it or split it into several "
+        f"entries (an administrator can raise {setting}).",
+        field=field,
+        limit=limit,
+    )
+
+
+def check_body_size(body: str, field: str = "body") -> None:
+    """Refuse a body over the size limit or with an overlong line, before any work on it."""
+    limit = settings.CAIRN_MAX_BODY_BYTES
+    # A str's length bounds its UTF-8 size from below (x1) and above (x4): encode only near it.
+    if len(body) > limit or (len(body) * 4 > limit and len(body.encode()) > limit):
+        raise _too_big(field, f"The {field}", limit, "bytes (UTF-8)", "CAIRN_MAX_BODY_BYTES")
+    line_limit = settings.CAIRN_MAX_LINE_CHARS
+    if len(body) > line_limit and max(map(len, body.split("\n"))) > line_limit:
+        raise _too_big(
+            field, f"A line of the {field}", line_limit, "characters", "CAIRN_MAX_LINE_CHARS"
+        )
+
+
+def check_metadata(metadata: object) -> None:
+    """A JSON object, nested and sized within the limits."""
+    metadata = metadata if metadata is not None else {}
+    if not isinstance(metadata, dict):
+        raise ValidationFailed(
+            'metadata must be a JSON object, e.g. {"customer": "acme"}.', field="metadata"
+        )
+    depth_limit = settings.CAIRN_MAX_METADATA_DEPTH
+    if _depth(metadata) > depth_limit:
+        raise ValidationFailed(
+            f"metadata nests deeper than {depth_limit} levels; flatten it "
+            "(an administrator can raise CAIRN_MAX_METADATA_DEPTH).",
+            field="metadata",
+            limit=depth_limit,
+        )
+    size_limit = settings.CAIRN_MAX_METADATA_BYTES
+    try:
+        size = len(json.dumps(metadata, ensure_ascii=False).encode())
+    except (TypeError, ValueError) as exc:
+        raise ValidationFailed(f"metadata is not plain JSON: {exc}", field="metadata") from exc
+    if size > size_limit:
+        raise _too_big(
+            "metadata", "metadata", size_limit, "bytes as JSON", "CAIRN_MAX_METADATA_BYTES"
+        )
+
+
+def check_tag_count(tags: list | str | None) -> None:
+    if isinstance(tags, str):  # a comma-separated list, not yet split
+        check_length(tags, field="tags", limit=TAGS)
+        count = tags.count(",") + 1
+    else:
+        count = len(tags or [])
+    tag_limit = settings.CAIRN_MAX_TAGS
+    if count > tag_limit:
+        raise ValidationFailed(
+            f"An entry may have at most {tag_limit} tags (this one has {count}).",
+            field="tags",
+            limit=tag_limit,
+        )
+
+
+def check_entry_sizes(*, body: str | None, metadata: object = None, tags=None) -> None:
+    """The sizes of what a writer sends about an entry, checked before any work on it (a merge,
+    a diff, a parse): the body's bytes and lines, the metadata's depth and bytes, the tags."""
+    if body is not None:
+        check_body_size(body)
+    if metadata is not None:
+        check_metadata(metadata)
+    check_tag_count(tags)
 
 
 def check_length(value: str | None, *, field: str, limit: int) -> None:

@@ -37,10 +37,34 @@ def changes(base: list[str], other: list[str]) -> list[Change]:
     ]
 
 
-def _touch(a: Change, b: Change) -> bool:
+def touches(a: Change, b: Change) -> bool:
+    """Whether two changes to base collide: they overlap, or an insertion falls inside or at
+    the edge of the other change."""
     if a.start == a.stop or b.start == b.stop:  # an insertion meets a change at or around it
         return b.start <= a.start <= b.stop if a.start == a.stop else a.start <= b.start <= a.stop
     return a.start < b.stop and b.start < a.stop
+
+
+def clashes(ours: list[Change], others: list[Change]) -> list[list[Change]]:
+    """For each of `ours`, the changes of `others` it touches, in one sweep.
+
+    Each side's changes come from one diff: sorted by start and disjoint, so their stops are
+    sorted too. The first other that can still touch a change only moves forward, and the scan
+    from it stops at the first other starting past the change: every pair looked at touches
+    (or is the one that ends the scan), and two disjoint sorted lists touch in at most
+    len(ours) + len(others) pairs. Linear, where comparing every pair was n·m."""
+    found: list[list[Change]] = []
+    first = 0
+    for change in ours:
+        while first < len(others) and others[first].stop < change.start:
+            first += 1
+        clash, at = [], first
+        while at < len(others) and others[at].start <= change.stop:
+            if touches(change, others[at]):
+                clash.append(others[at])
+            at += 1
+        found.append(clash)
+    return found
 
 
 def merge(base: str, theirs: str, mine: str) -> Merge:
@@ -49,8 +73,7 @@ def merge(base: str, theirs: str, mine: str) -> Merge:
     ours, others = changes(b, m), changes(b, t)
     picked: list[Change] = []
     conflicts = []
-    for change in ours:
-        clash = [o for o in others if _touch(change, o)]
+    for change, clash in zip(ours, clashes(ours, others), strict=True):
         if not clash or all(o == change for o in clash):
             picked.append(change)
             continue
@@ -64,7 +87,8 @@ def merge(base: str, theirs: str, mine: str) -> Merge:
         })  # fmt: skip
     if conflicts:
         return Merge(None, conflicts, ours)
-    picked += [o for o in others if o not in picked]
+    kept = set(picked)
+    picked += [o for o in others if o not in kept]
     out: list[str] = []
     at = 0
     # At one position an insertion goes before a change that starts there.

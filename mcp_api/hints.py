@@ -81,6 +81,8 @@ def conflict_lines(exc: KnowledgeError) -> list[str]:
             f"Both changed line(s) {c['lines']} of v{data['expected_version']}: it read "
             f"{c['base']!r}; theirs {c['theirs']!r}; yours {c['mine']!r}."
         )
+    if total := data.get("conflicts_total"):
+        lines.append(f"… and {total - len(data['conflicts'])} more spots that both changed.")
     return lines
 
 

@@ -5,6 +5,7 @@ changed the same text)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 
@@ -16,9 +17,15 @@ from knowledge.selectors.access import visible_projects
 
 MAX_DIFF_LINES = 200
 MAX_EDITS = 3
+MAX_CHANGES = 20  # the newest revisions since the version read; `changes_total` counts them all
+MAX_CONFLICTS = 20  # clashing spots listed; `conflicts_total` counts them all
 MAX_UPDATE_ECHO = 300  # characters of an update's values (as JSON) sent back with its refusal
 # The fields a conflict compares besides the body; "place" is the project and subtopic.
 FIELDS = ("title", "kind", "tags", "status", "place")
+_BASE_COLUMNS = ("history_id", "version", "body", "title", "kind", "tags", "status", "project_id",
+                 "subtopic_id")  # fmt: skip
+_CHANGE_COLUMNS = ("version", "history_date", "history_user__username", "generated_by",
+                   "history_change_reason")  # fmt: skip
 
 
 def entry_conflict(
@@ -39,12 +46,18 @@ def entry_conflict(
     `writes`, the fields (FIELDS) it sets without the body, and for an update `update`, what its
     caller passed (goes back in the answer, bounded, to be sent again). Revisions come from the
     projects the actor can see, so the answer shows nothing the actor could not read."""
-    rows = entry.history.exclude(history_type="-").select_related("history_user")
-    rows = rows.filter(project_id__in=visible_projects(actor).values("pk"))
-    rows = list(rows.filter(version__gte=expected_version).order_by("history_id"))
-    base = next((r for r in rows if r.version == expected_version), None)
-    later = [r for r in rows if r.version > expected_version]
-    details: dict = {"changes": [_change(r) for r in later]}
+    visible = entry.history.exclude(history_type="-").filter(
+        project_id__in=visible_projects(actor).values("pk")
+    )
+    # Only the version read is needed whole (its text is what both sides changed); of the later
+    # ones, who, when and why: a thousand edits of a large entry must not load a thousand bodies.
+    base = visible.filter(version=expected_version).only(*_BASE_COLUMNS).order_by("history_id")
+    base = base.first()
+    later = visible.filter(version__gt=expected_version)
+    newest = list(later.order_by("-history_id").values(*_CHANGE_COLUMNS)[:MAX_CHANGES])
+    details: dict = {"changes": [_change(row) for row in reversed(newest)]}
+    if len(newest) == MAX_CHANGES and (total := later.count()) > MAX_CHANGES:
+        details["changes_total"] = total
     if base is not None:
         details |= _what_changed(base, entry, expected_version)
         if body is not None and body != entry.body:
@@ -69,16 +82,15 @@ def entry_conflict(
 def _what_changed(base, entry: Entry, expected_version: int) -> dict:
     out: dict = {}
     if base.body != entry.body:
-        diff = list(
-            diffs.unified_diff(
-                base.body.split("\n"),
-                entry.body.split("\n"),
-                fromfile=f"{entry.short_id}@v{expected_version}",
-                tofile=f"{entry.short_id}@v{entry.version}",
-            )
+        lines = diffs.unified_diff(
+            base.body.split("\n"),
+            entry.body.split("\n"),
+            fromfile=f"{entry.short_id}@v{expected_version}",
+            tofile=f"{entry.short_id}@v{entry.version}",
         )
-        if len(diff) > MAX_DIFF_LINES:
-            diff = [*diff[:MAX_DIFF_LINES], f"… {len(diff) - MAX_DIFF_LINES} more diff lines"]
+        diff = list(itertools.islice(lines, MAX_DIFF_LINES))
+        if more := sum(1 for _ in lines):  # counted, not kept
+            diff.append(f"… {more} more diff lines")
         out["diff"] = "\n".join(diff)
     was, now = _fields(base), _fields(entry)
     if changed := {f: {"was": was[f], "now": now[f]} for f in FIELDS if was[f] != now[f]}:
@@ -100,25 +112,28 @@ def _fields(row) -> dict:
     }
 
 
-def _change(row) -> dict:
-    user = row.history_user.get_username() if row.history_user_id else ""
+def _change(row: dict) -> dict:
     return {
-        "version": row.version,
-        "at": row.history_date.isoformat(timespec="seconds"),
-        "by": row.generated_by or user or "?",
-        "reason": row.history_change_reason or "",
+        "version": row["version"],
+        "at": row["history_date"].isoformat(timespec="seconds"),
+        "by": row["generated_by"] or row["history_user__username"] or "?",
+        "reason": row["history_change_reason"] or "",
     }
 
 
 def _merged(base: str, theirs: str, mine: str) -> dict:
     result = merges.merge(base, theirs, mine)
     if result.body is None:
-        return {"conflicts": result.conflicts}
-    out: dict = {"merged_body": result.body}
-    base_lines = base.split("\n")
-    edits = [merges.find_replace(base_lines, c, theirs) for c in result.mine]
-    if edits and len(edits) <= MAX_EDITS and all(edits):
-        out["edits"] = [{"find": f, "replace": r} for f, r in edits]
+        out = {"conflicts": result.conflicts[:MAX_CONFLICTS]}
+        if len(result.conflicts) > MAX_CONFLICTS:
+            out["conflicts_total"] = len(result.conflicts)
+        return out
+    out = {"merged_body": result.body}
+    if len(result.mine) <= MAX_EDITS:  # each step searches the whole text: only a few
+        base_lines = base.split("\n")
+        edits = [merges.find_replace(base_lines, c, theirs) for c in result.mine]
+        if edits and all(edits):
+            out["edits"] = [{"find": f, "replace": r} for f, r in edits]
     return out
 
 

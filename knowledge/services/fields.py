@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Self
 
+from knowledge import limits
+
 
 class _Fields:
     """None = not given: an update keeps the field, a create takes Cairn's default."""
@@ -41,6 +43,12 @@ class EntryFields(_Fields):
     status: str | None = None
     searchable: bool | None = None
     metadata: dict | None = None
+
+    def __post_init__(self) -> None:
+        # Sizes first, by construction: every entry write takes its fields as this value, so
+        # none can reach a merge, a diff or a parse with a body past the limits.
+        limits.check_length(self.title, field="title", limit=limits.TITLE)
+        limits.check_entry_sizes(body=self.body, metadata=self.metadata, tags=self.tags)
 
     @classmethod
     def from_revision(cls, row: Any) -> EntryFields:

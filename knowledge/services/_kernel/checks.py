@@ -3,9 +3,6 @@ who and why, normalized tags, titles and kinds, and the size limits every write 
 
 from __future__ import annotations
 
-import json
-
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -116,71 +113,11 @@ def check_source(raw: object) -> dict[str, str]:
     return fields
 
 
-def _depth(value: object) -> int:
-    """How deeply objects and lists nest in `value` (iterative: deep input must not recurse)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            stack.extend(
-                (v, level + 1) for v in (item.values() if isinstance(item, dict) else item)
-            )
-    return deepest
-
-
-def _too_big(field: str, what: str, limit: int, unit: str, setting: str) -> ValidationFailed:
-    return ValidationFailed(
-        f"{what} is over the limit of {limit:,} {unit}; shorten it or split it into several "
-        f"entries (an administrator can raise {setting}).",
-        field=field,
-        limit=limit,
-    )
-
-
-def check_body_size(body: str, field: str = "body") -> None:
-    """Refuse a body over the size limit or with an overlong line, before any work on it."""
-    limit = settings.CAIRN_MAX_BODY_BYTES
-    # A str's length bounds its UTF-8 size from below (x1) and above (x4): encode only near it.
-    if len(body) > limit or (len(body) * 4 > limit and len(body.encode()) > limit):
-        raise _too_big(field, f"The {field}", limit, "bytes (UTF-8)", "CAIRN_MAX_BODY_BYTES")
-    line_limit = settings.CAIRN_MAX_LINE_CHARS
-    if len(body) > line_limit and max(map(len, body.split("\n"))) > line_limit:
-        raise _too_big(
-            field, f"A line of the {field}", line_limit, "characters", "CAIRN_MAX_LINE_CHARS"
-        )
+check_body_size = limits.check_body_size
 
 
 def check_limits(entry: Entry) -> None:
     """Every input is bounded: body size and line length, metadata depth and size, tag count.
-    Called by save_entry, so every write path checks the same limits."""
-    check_body_size(entry.body or "")
-    metadata = entry.metadata if entry.metadata is not None else {}
-    if not isinstance(metadata, dict):
-        raise ValidationFailed(
-            'metadata must be a JSON object, e.g. {"customer": "acme"}.', field="metadata"
-        )
-    depth_limit = settings.CAIRN_MAX_METADATA_DEPTH
-    if _depth(metadata) > depth_limit:
-        raise ValidationFailed(
-            f"metadata nests deeper than {depth_limit} levels; flatten it "
-            "(an administrator can raise CAIRN_MAX_METADATA_DEPTH).",
-            field="metadata",
-            limit=depth_limit,
-        )
-    size_limit = settings.CAIRN_MAX_METADATA_BYTES
-    try:
-        size = len(json.dumps(metadata, ensure_ascii=False).encode())
-    except (TypeError, ValueError) as exc:
-        raise ValidationFailed(f"metadata is not plain JSON: {exc}", field="metadata") from exc
-    if size > size_limit:
-        raise _too_big(
-            "metadata", "metadata", size_limit, "bytes as JSON", "CAIRN_MAX_METADATA_BYTES"
-        )
-    tag_limit = settings.CAIRN_MAX_TAGS
-    if len(entry.tags or []) > tag_limit:
-        raise ValidationFailed(
-            f"An entry may have at most {tag_limit} tags (this one has {len(entry.tags)}).",
-            field="tags",
-            limit=tag_limit,
-        )
+    Called by save_entry, so every write path checks the same limits (EntryFields checked what
+    a writer sent before any work; this checks what the write made of it)."""
+    limits.check_entry_sizes(body=entry.body or "", metadata=entry.metadata, tags=entry.tags)
