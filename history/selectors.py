@@ -21,6 +21,7 @@ from knowledge.selectors import (
     entry_get,
     entry_revision,
     entry_revisions,
+    revisions_of,
     visible_entries,
     visible_projects,
 )
@@ -52,18 +53,13 @@ def entry_history(
     who/when/why/commit. With `corrections`, the revisions of the entries it corrected and of
     those that corrected it (that the actor can see) are in the list too, each row naming its
     `entry` and, for another entry's, how it is linked (`correction`)."""
-    limit = max(1, min(limit, 500))
-    rows = [
-        {**revision_summary(r), "entry": entry.short_id, "correction": None}
-        for r in entry_revisions(actor, entry, limit=limit)
+    chain = correction_chain(actor, entry) if corrections else []
+    how = {other.pk: (other.short_id, link) for other, link in chain}
+    how[entry.pk] = (entry.short_id, None)
+    return [
+        {**revision_summary(row), "entry": how[row.id][0], "correction": how[row.id][1]}
+        for row in revisions_of(actor, [entry, *(other for other, _ in chain)], limit=limit)
     ]
-    for other, how in correction_chain(actor, entry) if corrections else ():
-        rows += [
-            {**revision_summary(r), "entry": other.short_id, "correction": how}
-            for r in entry_revisions(actor, other, limit=limit)
-        ]
-    rows.sort(key=lambda row: row["revision"], reverse=True)  # history ids grow with time
-    return rows[:limit]
 
 
 def correction_chain(actor: Actor, entry: Entry, *, depth: int = 20) -> list[tuple[Entry, str]]:

@@ -36,7 +36,7 @@ from knowledge.selectors.projects import (
     resolve_project,
     subtopic_tree,
 )
-from knowledge.selectors.revisions import entry_revision, entry_revisions
+from knowledge.selectors.revisions import entry_revision, entry_revisions, revisions_of
 
 __all__ = [
     "MAINTAIN_ROLES",
@@ -58,6 +58,7 @@ __all__ = [
     "project_role",
     "project_summary",
     "resolve_project",
+    "revisions_of",
     "signed_in",
     "sources_check",
     "strip_memory_scheme",
