@@ -312,7 +312,7 @@ def main() -> None:
                 },
                 "settings": {
                     k: os.environ.get(k, "default")
-                    for k in ("CAIRN_SEARCH_EMBED_AHEAD", "CAIRN_SEARCH_QUERY_CACHE")
+                    for k in ("CAIRN_SEARCH_EMBED_AHEAD", "CAIRN_SEARCH_QUERY_CACHE_BYTES")
                 },
             },
             indent=2,

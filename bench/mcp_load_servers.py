@@ -120,7 +120,7 @@ def group_cpu_seconds(pgid: int) -> float:
 
 BEFORE = {  # the search path as it was: every speed-up of this branch switched off
     "CAIRN_SEARCH_EMBED_AHEAD": "false",
-    "CAIRN_SEARCH_QUERY_CACHE": "0",
+    "CAIRN_SEARCH_QUERY_CACHE_BYTES": "0",
     "CAIRN_TOKEN_CACHE_SECONDS": "0",
     "CAIRN_SEARCH_SNIPPETS": "headline",
     "CAIRN_SEARCH_FUSION": "rrf",

@@ -229,7 +229,9 @@ def _lexer(name: str):
 def _highlighted(match: re.Match, budget: list[int]) -> str:
     source = htmllib.unescape(match.group(2))
     cost = max(len(source), HIGHLIGHT_BLOCK_COST)
-    lexer = _lexer(htmllib.unescape(match.group(1))) if cost <= budget[0] else None
+    name = htmllib.unescape(match.group(1))
+    # No lexer's name is longer: a fence's info string must not become a long cache key.
+    lexer = _lexer(name) if cost <= budget[0] and len(name) <= 40 else None
     if lexer is None:
         return f"<pre><code>{match.group(2)}</code></pre>"
     budget[0] -= cost

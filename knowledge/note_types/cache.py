@@ -9,34 +9,28 @@ caller may share one; a schema that does not parse is kept as its error and rais
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 from knowledge.note_types.picoschema import Schema, SchemaError
+from ops.lru import BoundedCache
 
-MAX_CACHED = 512  # schema entries; a few KB each
-
-_parsed: OrderedDict[Hashable, Schema | SchemaError | None] = OrderedDict()
-_lock = threading.Lock()
+# A schema is a few KB; its YAML block is bounded (20,000 characters, 200 fields), so one is at
+# most a few hundred KB and 16 MB holds hundreds of the largest.
+MAX_BYTES = 16 << 20
+_MISSING = object()
+_parsed: BoundedCache[Schema | SchemaError | None] = BoundedCache(MAX_BYTES)
 
 
 def cached_schema(key: Hashable, parse: Callable[[], Schema | None]) -> Schema | None:
-    """`parse()`'s answer for `key`, parsed at most once while it stays among the last
-    MAX_CACHED used (raises the SchemaError it raised)."""
-    with _lock:
-        found = _parsed.get(key, _parsed)
-        if found is not _parsed:
-            _parsed.move_to_end(key)
-    if found is _parsed:
+    """`parse()`'s answer for `key`, parsed at most once while it stays among those used last
+    (within MAX_BYTES; raises the SchemaError it raised)."""
+    found = _parsed.get(key, _MISSING)
+    if found is _MISSING:
         try:
             found = parse()
         except SchemaError as exc:
-            found = exc
-        with _lock:
-            _parsed[key] = found
-            while len(_parsed) > MAX_CACHED:
-                _parsed.popitem(last=False)
+            found = exc.with_traceback(None)  # the error, not the frames of its parse
+        _parsed.put(key, found)
     if isinstance(found, SchemaError):
         raise SchemaError(found.message, field=found.field)
     return found
@@ -44,5 +38,4 @@ def cached_schema(key: Hashable, parse: Callable[[], Schema | None]) -> Schema |
 
 def forget_schemas() -> None:
     """Empty the cache (tests, and a restore that rewrites entries under their old ids)."""
-    with _lock:
-        _parsed.clear()
+    _parsed.clear()

@@ -113,7 +113,9 @@ def check_query(query: str) -> None:
             field="query",
             limit=max_chars,
         )
-    terms = len(text.split())
+    # Terms as the parser reads them: '"a""b""c"' is one word to split() and three phrases,
+    # each of which a search must match. The length is checked first: this scan is linear.
+    terms = sum(1 for _ in _TOKEN.finditer(text))
     if terms > max_terms:
         raise ValidationFailed(
             f"The query has {terms} terms (words, phrases and exclusions); the limit is "

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextvars import copy_context
 
@@ -24,31 +23,21 @@ from django.conf import settings
 
 from knowledge.search import stages
 from knowledge.search.providers import EmbeddingProvider, EmbeddingUnavailable, get_provider
+from ops.lru import BoundedCache
 
 log = logging.getLogger("knowledge.search.engine")  # the search's own log, as before the move
 
-# Query texts are bounded by the search entry point; 2048 of them take well under 10 MB.
-DEFAULT_SIZE = 2048
-
 _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cairn-query-embed")
 _lock = threading.Lock()
-_vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_vectors: BoundedCache[np.ndarray] = BoundedCache(
+    lambda: settings.CAIRN_SEARCH_QUERY_CACHE_BYTES,
+    sizeof=lambda vector: vector.nbytes,  # the key (the query) is added when stored
+)
 _waiting = 0  # queries of this process submitted and not yet embedded
 
 
-def _size() -> int:
-    return max(0, int(getattr(settings, "CAIRN_SEARCH_QUERY_CACHE", DEFAULT_SIZE)))
-
-
 def _remember(key: tuple[str, str], vector: np.ndarray) -> None:
-    size = _size()
-    if not size:
-        return
-    with _lock:
-        _vectors[key] = vector
-        _vectors.move_to_end(key)
-        while len(_vectors) > size:
-            _vectors.popitem(last=False)
+    _vectors.put(key, vector, size=vector.nbytes + len(key[0]) + len(key[1]) + 200)
 
 
 def _threads_for_next() -> int | None:
@@ -79,10 +68,7 @@ def _embed(provider: EmbeddingProvider, query: str, threads: int | None) -> np.n
 def query_vector(provider: EmbeddingProvider, query: str) -> Future[np.ndarray]:
     """The query's vector, as a future: already done when the query was seen recently."""
     key = (provider.name, query)
-    with _lock:
-        vector = _vectors.get(key)
-        if vector is not None:
-            _vectors.move_to_end(key)
+    vector = _vectors.get(key)
     if vector is not None:
         stages.add("embed (cached)", 0.0)
         done: Future[np.ndarray] = Future()
@@ -106,8 +92,7 @@ class _Later:
 
 def clear() -> None:
     """Forget every remembered vector (tests, and a benchmark that must measure cold)."""
-    with _lock:
-        _vectors.clear()
+    _vectors.clear()
 
 
 def start_query_vector(query: str, mode: str):

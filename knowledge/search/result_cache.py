@@ -26,9 +26,6 @@ from __future__ import annotations
 import copy
 import functools
 import logging
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 import psycopg
@@ -39,16 +36,19 @@ from knowledge.actors import Actor
 from knowledge.search import stages
 from knowledge.search.types import SearchResults
 from knowledge.selectors import visible_projects_sql
+from ops.lru import BoundedCache
 
 SEQUENCE = "knowledge_search_generation"
 log = logging.getLogger(__name__)
 
-_lock = threading.Lock()
-_answers: OrderedDict[Hashable, tuple[float, SearchResults]] = OrderedDict()
-
 
 def _seconds() -> float:
     return float(settings.CAIRN_SEARCH_RESULT_CACHE_SECONDS)
+
+
+_answers: BoundedCache[SearchResults] = BoundedCache(
+    lambda: settings.CAIRN_SEARCH_RESULT_CACHE_BYTES, seconds=_seconds
+)
 
 
 def _advance() -> None:
@@ -118,11 +118,9 @@ def cached(
         with stages.stage("result cache"), connection.cursor() as cursor:
             cursor.execute(*generation_statement(actor))
             full_key = (*stamp(cursor.fetchall()), who, key)
-            with _lock:
-                kept = _answers.get(full_key)
-                if kept is not None and kept[0] > time.monotonic():
-                    _answers.move_to_end(full_key)
-                    return _copy(kept[1])
+            kept = _answers.get(full_key)
+            if kept is not None:
+                return _copy(kept)
         answer = compute(None)
     else:
         answer = compute(generation_statement(actor))
@@ -130,11 +128,7 @@ def cached(
             return answer
         full_key = (*answer.stamp, who, key)
     if answer.cacheable:
-        with _lock:
-            _answers[full_key] = (time.monotonic() + _seconds(), _copy(answer))
-            _answers.move_to_end(full_key)
-            while len(_answers) > max(1, settings.CAIRN_SEARCH_RESULT_CACHE_ENTRIES):
-                _answers.popitem(last=False)
+        _answers.put(full_key, _copy(answer))
     return answer
 
 
@@ -144,8 +138,7 @@ def _copy(answer: SearchResults) -> SearchResults:
 
 
 def clear() -> None:
-    with _lock:
-        _answers.clear()
+    _answers.clear()
 
 
 def changes_answers(service: Callable) -> Callable:

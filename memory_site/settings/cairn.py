@@ -83,14 +83,15 @@ CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
 # A search over at most this many entries compares the query with each of their chunks (exact);
 # a wider one walks the HNSW index, checking each chunk against the filters (bench/scale.py).
 CAIRN_SEARCH_EXACT_MAX = env.int("CAIRN_SEARCH_EXACT_MAX", default=2000)
-# Query vectors remembered per process (agents repeat and refine queries); 0 switches it off.
-CAIRN_SEARCH_QUERY_CACHE = env.int("CAIRN_SEARCH_QUERY_CACHE", default=2048)
+# The bytes of query vectors remembered per process (agents repeat and refine queries; ~1.6 KB
+# each with its query, so 4 MB hold ~2,500); 0 switches it off.
+CAIRN_SEARCH_QUERY_CACHE_BYTES = env.int("CAIRN_SEARCH_QUERY_CACHE_BYTES", default=4 << 20)
 # Answers of repeated searches, per process, until a write changes what they read (writes
 # advance a generation after they commit); the seconds bound a missed advance. 0: off.
 CAIRN_SEARCH_RESULT_CACHE_SECONDS = env.float("CAIRN_SEARCH_RESULT_CACHE_SECONDS", default=120.0)
-# How many such answers each process keeps (least recently used out first; ~20 KB each with ten
-# hits, so 1024 hold ~20 MB): half as many questions as CAIRN_SEARCH_QUERY_CACHE's vectors.
-CAIRN_SEARCH_RESULT_CACHE_ENTRIES = env.int("CAIRN_SEARCH_RESULT_CACHE_ENTRIES", default=1024)
+# The bytes such answers may take in each process (least recently used out first; ~20 KB each
+# with ten hits, so 32 MB hold ~1,600); an answer over a quarter of it is not kept.
+CAIRN_SEARCH_RESULT_CACHE_BYTES = env.int("CAIRN_SEARCH_RESULT_CACHE_BYTES", default=32 << 20)
 # A query embedded while no other waits in its process may use this many threads (the cores;
 # 0: CAIRN_EMBEDDING_THREADS always). Two threads halve the model's time on an idle 2-core box.
 CAIRN_SEARCH_QUERY_THREADS = env.int("CAIRN_SEARCH_QUERY_THREADS", default=min(CAIRN_CORES or 1, 4))

@@ -41,8 +41,9 @@ def test_celery_tasks_have_soft_and_hard_time_limits():
         "x" * 2001,
         " ".join(f'-"w{i}"' for i in range(20_000)),
         " ".join(f"w{i}" for i in range(65)),
+        "".join(f'"w{i}"' for i in range(65)),  # no space: one word to split(), 65 phrases
     ],
-    ids=["long", "20000-exclusions", "65-terms"],
+    ids=["long", "20000-exclusions", "65-terms", "65-phrases-without-spaces"],
 )
 def test_search_caps_query_length_and_terms(actor, project, query):
     with pytest.raises(ValidationFailed, match="limit is") as exc:

@@ -207,11 +207,23 @@ def test_switched_off_it_keeps_nothing(actor, notes, settings):
     assert again > 1
 
 
-def test_the_oldest_answers_go_first_past_the_limit(actor, notes, settings):
-    settings.CAIRN_SEARCH_RESULT_CACHE_ENTRIES = 2
-    for query in ("restore", "workers", "migrations"):
+def test_the_oldest_answers_go_first_past_the_byte_budget(actor, notes, settings):
+    answer(actor, "restore")
+    one = result_cache._answers.bytes  # what one kept answer measures
+    settings.CAIRN_SEARCH_RESULT_CACHE_BYTES = one * 5  # room for about four such answers
+    for query in ("workers", "migrations", "deploy", "backup", "index"):
         answer(actor, query)
-    assert statements(lambda: answer(actor, "migrations"))[1] == 1
+    assert 0 < result_cache._answers.bytes <= settings.CAIRN_SEARCH_RESULT_CACHE_BYTES
+    assert statements(lambda: answer(actor, "index"))[1] == 1
+    assert statements(lambda: answer(actor, "restore"))[1] > 1
+
+
+def test_an_answer_over_a_quarter_of_the_budget_is_not_kept(actor, notes, settings):
+    answer(actor, "restore")
+    settings.CAIRN_SEARCH_RESULT_CACHE_BYTES = result_cache._answers.bytes * 3
+    result_cache.clear()
+    answer(actor, "restore")
+    assert len(result_cache._answers) == 0
     assert statements(lambda: answer(actor, "restore"))[1] > 1
 
 

@@ -40,7 +40,7 @@ def test_a_repeated_query_is_embedded_once(http_provider_settings, fake_server, 
 
 
 def test_the_cache_can_be_switched_off(http_provider_settings, fake_server, actor, project):
-    http_provider_settings.CAIRN_SEARCH_QUERY_CACHE = 0
+    http_provider_settings.CAIRN_SEARCH_QUERY_CACHE_BYTES = 0
     query = f"heron colony {uuid.uuid4().hex[:6]}"
     search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
     search_entries(actor, query, filters=SearchFilters.parse(project=project.slug))
