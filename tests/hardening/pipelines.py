@@ -259,6 +259,29 @@ def import_record(shape, n):
     return _tolerant(call, text=raw)
 
 
+def _every_other(text: str, mark: str, odd: bool) -> str:
+    return "\n".join(
+        line + mark if i % 2 == odd else line for i, line in enumerate(text.split("\n"))
+    )
+
+
+def merge(shape, n):
+    """A stale write whose changes sit between theirs, line after line: all of them merge."""
+    from knowledge.merges import merge as fn
+
+    base = shape_text(shape, n)
+    return _tolerant(fn, base, _every_other(base, "!", False), _every_other(base, "?", True))
+
+
+def merge_clash(shape, n):
+    """Both sides changed every line: every line is a clash."""
+    from knowledge.merges import merge as fn
+
+    base = shape_text(shape, n)
+    theirs, mine = (base.replace("\n", mark + "\n") + mark for mark in ("!", "?"))
+    return _tolerant(fn, base, theirs, mine)
+
+
 def search_query(shape, n):
     from knowledge.search.query import parse
 
@@ -302,6 +325,50 @@ def inputs(shape, n):
         when(text)
 
     return _tolerant(call, text=text * 2)
+
+
+# What each pipeline above runs, as "module.function": the functions the fuzz covers, which
+# tests/hardening/test_pipelines_discovered.py holds against the functions that take text.
+COVERS = {
+    "graph_parse": ["knowledge.graph.parsing.parse"],
+    "render": ["knowledge.rendering.render_page_markdown"],
+    "body_change": ["knowledge.selectors.write_reports.body_change"],
+    "heading_above": ["knowledge.selectors.write_reports.heading_above"],
+    "line_diff": ["knowledge.diffs.line_opcodes", "knowledge.diffs.changed_line_count"],
+    "unified_diff": [
+        "history.selectors.unified_diff",
+        "knowledge.diffs.unified_diff",
+        "knowledge.diffs.grouped_opcodes",
+    ],
+    "side_by_side": ["history.selectors.side_by_side_html"],
+    "schema_read": [
+        "knowledge.note_types.picoschema.read_schema",
+        "knowledge.note_types.picoschema.yaml_block",
+        "knowledge.note_types.picoschema.parse_fields",
+        "knowledge.note_types.picoschema.parse_field",
+        "knowledge.note_types.picoschema.parse_key",
+    ],
+    "schema_validate": ["knowledge.note_types.validation.validate"],
+    "schema_infer": ["knowledge.note_types.inference.infer"],
+    "mirror_parse": ["history.file_format.parse_markdown"],
+    "mirror_with_key": ["history.file_format.with_key"],
+    "manifest_parse": ["history.mirror.manifest.parse_manifest"],
+    "safe_yaml": ["knowledge.safe_yaml.load_yaml"],
+    "import_record": ["history.importing.record_from"],
+    "merge": [
+        "knowledge.merges.merge",
+        "knowledge.merges.changes",
+        "knowledge.merges.clashes",
+        "knowledge.merges.touches",
+    ],
+    "merge_clash": ["knowledge.merges.merge"],
+    "search_query": ["knowledge.search.query.parse"],
+    "snippet": ["knowledge.search.snippets.highlight"],
+    "chunking": ["knowledge.search.chunking.chunk_text"],
+    "edit_section": ["knowledge.services.entries_edit.apply_edit"],
+    "headings": ["knowledge.markdown.first_h1"],
+    "inputs": ["knowledge.inputs.str_list", "knowledge.inputs.when"],
+}
 
 
 # --- the test's own checks: a pipeline that must fail it ------------------------------------

@@ -102,6 +102,8 @@ PIPELINES = {
     "snippet": (4000, [("repeated_lines", 60), ("long_line", 100), "long_word", "open_links"]),
     "chunking": (4000, ["repeated_lines", "long_line", "long_word", "headings", *_PATTERNS[:2]]),
     "edit_section": (4000, ["headings", "fence_pairs", "space_runs", "hashes"]),
+    "merge": (4000, ["repeated_lines", "headings", "many_observations"]),
+    "merge_clash": (4000, ["repeated_lines", "many_observations"]),
     "headings": (4000, ["headings", "space_runs", "hashes"]),
     "inputs": (4000, ["nested_brackets", "open_links", "long_line", "space_runs"]),
 }
@@ -210,9 +212,17 @@ def test_pipeline_is_linear(watchdog, pipeline, shape, n, bound):
 
 
 def test_a_bound_that_cuts_the_larger_input_fails_the_floor(watchdog):
-    """The floor can fail: a pass over at most 20,000 characters, at 8,000 and 32,000."""
-    with pytest.raises(AssertionError, match="the larger input was not processed"):
-        check_linear(watchdog, "capped", "repeated_lines", 6000)
+    """The floor can fail: a pass over at most 20,000 characters, at 8,000 and 32,000. Its two
+    times are equal but for noise, which once (beside a loaded xdist worker) put their ratio at
+    the floor: the floor must catch it in one of three measurements."""
+    failures = []
+    for _ in range(3):
+        try:
+            check_linear(watchdog, "capped", "repeated_lines", 6000)
+        except AssertionError as failure:
+            failures.append(str(failure))
+            break
+    assert failures and "the larger input was not processed" in failures[0]
 
 
 def test_quadratic_work_fails(watchdog):
