@@ -11,6 +11,7 @@ module for `python -m uvicorn` once a release carries it.
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
+    # Read by the settings of this process and of its workers: their connections are pooled.
+    os.environ["CAIRN_WEB_PROCESS"] = "1"
     config = Config(
         APP, host=args.host, port=args.port, workers=args.workers, lifespan="auto",
         server_header=False,

@@ -8,9 +8,11 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
@@ -109,6 +111,55 @@ def _healthz_times(port: int, count: int = 25) -> tuple[list[float], list[float]
     return kept, new
 
 
+def _check_connections_stay_bounded(url: str, web_processes: int) -> None:
+    """Each REST request runs in a thread of its own: without a pool every request in flight
+    held a connection of its own (and left it open until the garbage collector found it: a busy
+    process ran the database out of connections). The pool holds a web process's connections at
+    CAIRN_WEB_DB_POOL_SIZE, however many requests arrive at once."""
+    from django.conf import settings
+
+    from knowledge.actors import Actor
+    from knowledge.models import Membership, Role
+    from knowledge.services.tokens import token_create
+    from tests.factories import ProjectFactory, UserFactory
+
+    user = UserFactory()
+    Membership.objects.create(project=ProjectFactory(slug="pool"), user=user, role=Role.EDITOR)
+    secret = token_create(actor=Actor.system(), user=user, name="pool").secret
+
+    def write(i: int) -> int:
+        body = json.dumps({"project": "pool", "title": f"note {i}", "body": "- [x] y\n" * 4000})
+        request = urllib.request.Request(
+            f"{url}/api/v1/entries", data=body.encode(), method="PUT",
+            headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status
+
+    seen, done = [], threading.Event()
+
+    def watch() -> None:
+        with connection.cursor() as cursor:
+            while not done.is_set():
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                )
+                seen.append(cursor.fetchone()[0])
+                time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        with ThreadPoolExecutor(32) as pool:
+            assert set(pool.map(write, range(64))) == {201}
+    finally:
+        done.set()
+        watcher.join()
+    # Besides the web processes' pools: the worker's processes, its beat and this test.
+    bound = web_processes * settings.CAIRN_WEB_DB_POOL_SIZE + 6
+    assert max(seen) <= bound, f"{max(seen)} connections open at once under 32 writers"
+
+
 def _check_kept_alive_requests_do_not_wait(port: int) -> None:
     """Every HTTP and MCP client keeps its connection: a request on it must not wait for the
     client's delayed ACK (Nagle on the web processes' sockets cost 44 ms against 4 ms on a new
@@ -147,6 +198,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/") as response:
             assert response.status == 200
         _check_operations(f"http://127.0.0.1:{port}", tmp_path)
+        _check_connections_stay_bounded(f"http://127.0.0.1:{port}", web_processes=2)
         _check_kept_alive_requests_do_not_wait(port)
         assert (tmp_path / "valkey" / "valkey.sock").exists()
         children = _processes_mentioning(str(tmp_path))

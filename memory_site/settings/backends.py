@@ -15,6 +15,24 @@ else:
     DATABASES = {"default": embedded.database_settings()}  # started on the first connection
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A web process holds at most this many connections, in one pool its threads share. Without it
+# Django's persistent connections leak under ASGI: each request runs in a thread of its own, and
+# its connection stays open until the garbage collector finds it (a few hundred writes left 95
+# idle, and every process answered 503 "too many clients"). A request that finds the pool empty
+# waits up to 10 s for a connection. Commands and Celery workers (one thread) keep theirs.
+CAIRN_WEB_DB_POOL_SIZE = env.int("CAIRN_WEB_DB_POOL_SIZE", default=10)
+# Set by the web processes themselves (memory_site/webserver.py): the pool is theirs.
+CAIRN_WEB_PROCESS = env.bool("CAIRN_WEB_PROCESS", default=False)
+if CAIRN_WEB_PROCESS and CAIRN_WEB_DB_POOL_SIZE > 0:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # a connection goes back to the pool, not away
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": CAIRN_WEB_DB_POOL_SIZE,
+        "timeout": 10,
+        # No ping before each use (a round trip per request): a connection broken by a database
+        # restart fails one request, and the pool drops it.
+        "check": None,
+    }
 # Bounded work per request: every SQL statement (0 = no limit).
 CAIRN_STATEMENT_TIMEOUT_MS = env.int("CAIRN_STATEMENT_TIMEOUT_MS", default=30_000)
 if CAIRN_STATEMENT_TIMEOUT_MS:
