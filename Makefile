@@ -117,7 +117,8 @@ docs: $(STAMP)
 docs-reference: $(STAMP)
 	$(VPY) docs/generate.py
 
-## bench: the benchmarks (not part of the tests)
+## bench: the write path's benchmark, in its own database (not part of the tests); every other
+## benchmark is one command too: bench/README.md lists them with their latest tables.
 bench: $(STAMP)
 	$(VPY) bench/write_path.py
 

@@ -17,6 +17,7 @@ import argparse
 import logging
 import os
 import random
+import secrets
 import subprocess
 import sys
 import time
@@ -150,6 +151,8 @@ def bench_mcp(secret: str, refs: list[str], depths: tuple[int, ...]) -> dict:
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@:{db['PORT']}/{DB}?host={db['HOST']}",
         "LOG_LEVEL": "WARNING",
+        # DATABASE_URL means team mode, which needs a real key: one per run.
+        "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
     }
     proc, url = start_server(env, workers=1)
     results = {}

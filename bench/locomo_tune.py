@@ -1,11 +1,17 @@
-"""Offline ranking experiments on the database and dump `bench/locomo.py --dump DIR` leaves.
+"""Ranking variants scored offline on LoCoMo dev's tune/report split (after bench/locomo.py --dump).
 
-    .venv/bin/python bench/locomo_tune.py --dump var/bench-cache/dump2 --variants base,prf
+    .venv/bin/python bench/locomo.py --levels session --modes hybrid --no-cv --dump DIR
+    .venv/bin/python bench/locomo_tune.py --dump DIR --levels session --variants engine,base
+
+It reads the database and the dump `bench/locomo.py --dump DIR` leaves.
 
 The semantic side is recomputed exactly from the stored chunk vectors (an entry scores by its
 best chunk, as the engine's exact path does); the full-text side runs each variant's SQL on
-the benchmark database; the two are fused with the engine's own `fuse_lists`. Scores are
-printed per split: tune (conv-26, conv-30, conv-41), report (conv-42, conv-43) and all five.
+the benchmark database; the two are fused with the engine's own `fuse_lists` and relevance
+floor. Scores are printed per split: tune (conv-26, conv-30, conv-41), report (conv-42,
+conv-43) and all five. Choose on the tune split; the report split says whether it holds.
+`engine` must reproduce `bench/locomo.py`'s hybrid row; `base` is the same ranking written with
+sql_text's knobs, the starting point of a new variant (add it to VARIANTS below).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench._setup import setup_django, table
+from bench._setup import setup_django, table, write_json
 
 TUNE = {"conv-26", "conv-30", "conv-41"}
 METRICS = ("recall@1", "recall@5", "recall@10", "mrr")
@@ -124,10 +130,10 @@ def scope_and_terms(bench: Bench, item, question: str | None = None):
     from django.db.models import BooleanField
     from django.db.models.expressions import RawSQL
 
-    from knowledge.search.engine import search_scope
     from knowledge.search.filters import SearchFilters
     from knowledge.search.fulltext import word_stats
     from knowledge.search.query import filter_sql, parse
+    from knowledge.search.scope import search_scope
     from knowledge.selectors import visible_projects
 
     question = " ".join((question or item["question"]).split())
@@ -147,7 +153,7 @@ def scope_and_terms(bench: Bench, item, question: str | None = None):
         item["_allowed"] = allowed
     words = [*parsed.words, *(p for g in parsed.required for p in g)]
     stats = word_stats(
-        words, settings.CAIRN_SEARCH_CONFIG, visible_projects(bench.actor), searched=searched.pk
+        words, settings.CAIRN_SEARCH_CONFIG, visible_projects(bench.actor), searched=searched
     )
     return scope, stats.terms
 
@@ -167,18 +173,24 @@ def sql_text(
     scope,
     terms,
     *,
-    weights="{0.1, 0.2, 0.4, 1.0}",
-    norm=1,
+    weights=None,
+    norm=None,
     boosts=None,
     cover=0.0,
     lenpow=None,
     bm25b=None,
     n=N,
 ):
-    """text_ranking with the knobs exposed: ts_rank weights {D,C,B,A}, normalization, a per
-    lexeme multiplier (boosts) and a cover-density bonus over all the query's lexemes."""
+    """text_ranking with the knobs exposed: ts_rank weights {D,C,B,A} and normalization (the
+    engine's when None), a per lexeme multiplier (boosts), a cover-density bonus over all the
+    query's lexemes, a length power (lenpow, with norm 0) and BM25's length factor (bm25b)."""
     from django.db.models import BooleanField, FloatField
     from django.db.models.expressions import RawSQL
+
+    from knowledge.search.fulltext import RANK_NORMALIZATION, rank_weights
+
+    weights = rank_weights() if weights is None else weights
+    norm = RANK_NORMALIZATION if norm is None else norm
 
     boosts = boosts or {}
     if not terms:
@@ -207,7 +219,6 @@ def sql_text(
         params.append(lenpow)
     if bm25b is not None:  # BM25's length factor against the scope's mean length (in lexemes)
         from django.db.models import Avg
-        from django.db.models.functions import Length  # noqa: F401
 
         mean = scope.aggregate(m=Avg(RawSQL("length(search_vector)", [], FloatField())))["m"] or 1.0
         rank_sql = f"({rank_sql}) / (1 - %s + %s * length(search_vector) / %s)"
@@ -231,25 +242,40 @@ def variant_text(**kw):
     return fn
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dump", default="var/bench-cache/dump2")
-    parser.add_argument("--levels", default="session,turn")
-    parser.add_argument("--db", default="cairn_bench_locomo")
-    parser.add_argument("--variants", default="engine,base")
-    args = parser.parse_args()
-    setup_django(args.db)
-    import bench.locomo_variants as variants
+# Each: run()'s keyword arguments. What was tried on LoCoMo and why it was dropped is in
+# docs/developers/measured.md ("Search ranking"); these few show each kind of knob.
+VARIANTS = {
+    "engine": {"text_fn": engine_text},
+    "base": {"text_fn": variant_text()},
+    "norm0": {"text_fn": variant_text(norm=0)},  # no length normalization
+    "cover0.1": {"text_fn": variant_text(cover=0.1)},  # words standing together
+    "bm25b0.25": {"text_fn": variant_text(norm=0, bm25b=0.25)},  # BM25's own length factor
+    # (method, text weight, semantic weight): made a Fusion by run(), after Django is set up
+    "semantic0.6": {"text_fn": engine_text, "fusion": ("score", 1.0, 0.6)},
+}
 
-    rows = []
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dump", default="var/bench-cache/dump", help="bench/locomo.py --dump DIR")
+    parser.add_argument("--levels", default="session,turn")
+    parser.add_argument("--db", default="cairn_bench_locomo", help="the database locomo.py used")
+    parser.add_argument("--variants", default="engine,base", help=f"of {', '.join(VARIANTS)}")
+    args = parser.parse_args()
+    unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}; choose from {', '.join(VARIANTS)}")
+    setup_django(args.db)
+
+    rows, results = [], {}
     for level in args.levels.split(","):
         bench = Bench(Path(args.dump), level)
         for name in args.variants.split(","):
-            spec = variants.VARIANTS[name]
-            got = run(bench, **spec)
+            got = run(bench, **VARIANTS[name])
             if bench.mismatch:
                 print(f"{level}: {bench.mismatch} semantic lists differ from the dump's")
                 bench.mismatch = 0
+            results[f"{level} {name}"] = got
             rows.append(
                 [level, name]
                 + [" ".join(f"{got[s][m]:.3f}" for m in METRICS) for s in ("tune", "report", "all")]
@@ -257,6 +283,7 @@ def main() -> None:
             print(table(["level", "variant", "tune", "report", "all"], rows[-1:]), flush=True)
     print()
     print(table(["level", "variant", "tune R1 R5 R10 MRR", "report", "all"], rows))
+    print(f"JSON: {write_json('locomo_tune', {'dump': args.dump, 'results': results})}")
 
 
 if __name__ == "__main__":

@@ -183,7 +183,7 @@ def main() -> None:
         return
     data = Path(args.data)
     if not data.exists():
-        sys.exit(f"No pools file at {data}; build one with --prepare (see bench/README.md)")
+        sys.exit(f"No pools file at {data}; build one with --prepare (see bench/data/README.md)")
     pools = json.loads(data.read_text())["pools"]
     logging.getLogger("knowledge.services.background").setLevel(logging.ERROR)
     setup_django(args.db)

@@ -1,4 +1,4 @@
-"""LongMemEval-S questions cut into pools a 2-core machine can embed (see bench/README.md).
+"""LongMemEval-S questions cut into pools a 2-core machine can embed (bench/data/README.md).
 
 LongMemEval (Wu et al., ICLR 2025, MIT licence) gives each of its 500 questions its own haystack
 of ~48 chat sessions of ~1,650 words: 19,133 distinct sessions, ~200,000 passages for Cairn's

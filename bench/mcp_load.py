@@ -132,9 +132,9 @@ async def bench_writes(url: str, token: str, sessions, levels=(1, 8)) -> list[di
     return rows
 
 
-async def bench_searches(url: str, token: str, questions, searches: int, profile: Path):
+async def bench_searches(url: str, token: str, questions, searches: int, profile: Path, levels):
     rows, breakdown = [], {}
-    for level, part in ((1, 0), (8, 1)):
+    for level, part in ((1, 0), (8, 1))[: len(levels)]:
         picked = pick_questions(questions, searches, part)
         jobs = [
             ("search", {"query": q["q"], "project": f"c1-{q['conv']}", "limit": 10}) for q in picked
@@ -195,7 +195,8 @@ def main() -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="one client only: skip the 8-client phases and the in-process run",
+        help="one client only: skip the 8-client phases and the in-process run (and, with "
+        "--ab, the searches outside the before/after pairs)",
     )
     args = parser.parse_args()
     args.data = str(locomo_data(args.data))
@@ -233,14 +234,15 @@ def main() -> None:
     load_before = os.getloadavg()
     try:
         token = env["CAIRN_BENCH_TOKEN"]
-        rows = anyio.run(bench_writes, url, token, sessions, (1,) if args.quick else (1, 8))
+        levels = (1,) if args.quick else (1, 8)
+        rows = anyio.run(bench_writes, url, token, sessions, levels)
         subprocess.run(
             [PY, __file__, "--embed", "c1-", "--data", args.data], env=env, cwd=ROOT, check=True
         )
         breakdown = {}
-        if not args.quick:
+        if not (args.quick and args.ab):  # --ab asks its own questions
             found, breakdown = anyio.run(
-                bench_searches, url, token, questions, args.searches, profile
+                bench_searches, url, token, questions, args.searches, profile, levels
             )
             rows += found
         if args.ab:

@@ -1,5 +1,5 @@
 """The servers of bench/mcp_load.py (and the benches that reuse them: agents_mix, graph,
-reliability, write_probe, write_profile): a fresh, migrated `cairn_bench` database on the embedded
+reliability, write_probe): a fresh, migrated `cairn_bench` database on the embedded
 PostgreSQL with a user and token, uvicorn serving a checkout, the CPU a server's process group
 spent, the settings of the A/B run's 'before' server, and stopping the embedded servers a run
 started. Cairn is imported inside the functions, so this module imports before Django is set up."""

@@ -4,9 +4,9 @@
 
 1. drain: queue --queued revisions (creates, edits, moves, deletes) with no worker running,
    then time one drain (the code the Celery task runs) committing them all.
-2. lag: start the embedded broker and a real Celery worker, write --rate entries per second
-   for --seconds through the services, and measure for each revision the time from its save
-   to its commit hash being recorded (polled every 20 ms).
+2. lag: start the embedded broker and a real Celery worker (one solo process, embeddings off),
+   write --rate entries per second for --seconds through the services, and measure for each
+   revision the time from its save to its commit hash being recorded (polled every 20 ms).
 
 Runs in a throw-away database (bench_mirror) and a temporary repository; both are removed.
 """
@@ -76,6 +76,9 @@ def start_worker(db_name: str, mirror_path: Path, log_path: Path) -> subprocess.
         "CAIRN_TEST_DATABASE_NAME": db_name,
         "CAIRN_MIRROR_PATH": str(mirror_path),
         "CAIRN_MIRROR_PUSH_URL": "",
+        # The mirror alone: with one solo process, each write's embedding would hold the drain
+        # up behind the model (bench/embed_rate.py measures that side).
+        "CAIRN_EMBEDDING_PROVIDER": "none",
     }
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "memory_site", "worker", "-B",
@@ -126,7 +129,8 @@ def measure_lag(
         deadline = time.monotonic() + 60
         while mirror.pending().exists():
             if time.monotonic() > deadline or worker.poll() is not None:
-                raise RuntimeError(f"worker did not start; see {tmp / 'worker.log'}")
+                log = (tmp / "worker.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the worker mirrored nothing within 60 s; its log:\n{log}")
             time.sleep(0.1)
         start_id = first.history.order_by("-history_id").first().history_id
         poller = threading.Thread(target=poll)
