@@ -174,6 +174,10 @@ def check_linear(watchdog, pipeline: str, shape: str, n: int, bound: str | None 
         large = watchdog.measure(prepare, pipeline, shape, 4 * n, loops=loops, reference=True)
         ratio = large["seconds"] / small["seconds"]
         reference = max(4.0, large["reference"] / small["reference"])
+    if bound is None and not _ALL and ratio < FLOOR:  # noise, or a bound? Once more, to tell
+        small = watchdog.measure(prepare, pipeline, shape, n, loops=small["loops"])
+        large = watchdog.measure(prepare, pipeline, shape, 4 * n, loops=loops)
+        ratio = large["seconds"] / small["seconds"]
     outcome = large["outcome"]
     if pipeline in PIPELINES:  # not the self-tests' pipelines
         _RESULTS[(pipeline, shape, n)] = (ratio, reference, large["kb"], outcome)
