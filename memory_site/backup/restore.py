@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psycopg
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
@@ -259,6 +260,21 @@ def _shut_out(live: str, ours: int, end_sessions: bool) -> list[database_swap.Se
     return others
 
 
+def _compare(old_db: psycopg.Connection, scratch: str) -> Since:
+    """since.compare, the restored database's changes committed; refuses on a database error."""
+    try:
+        with database_swap.connect(scratch, autocommit=False) as restored:
+            found = compare(old_db, restored)
+            restored.commit()
+            return found
+    except psycopg.Error as exc:
+        raise BackupError(
+            f"Could not compare your database with the restored snapshot ({exc}). Refused: "
+            "your database was not touched. Check that it is Cairn's, migrated by this "
+            "version (`manage.py migrate`), and run restore again."
+        ) from exc
+
+
 def backup_restore(source: Path, *, force: bool = False, drop_old: bool = False,
                    end_sessions: bool = False,
                    step: Step = lambda name: None) -> RestoreResult:  # fmt: skip
@@ -306,9 +322,7 @@ def backup_restore(source: Path, *, force: bool = False, drop_old: bool = False,
         database_swap.create(scratch)
         try:
             result.migrated = _prove(source, manifest, pg_restore, toc, env, scratch)
-            with database_swap.connect(scratch, autocommit=False) as restored:
-                result.since = compare(old_db, restored)
-                restored.commit()
+            result.since = _compare(old_db, scratch)
             old_db.close()
             step("restore the mirror")
             staged = _stage_mirror(source, manifest)

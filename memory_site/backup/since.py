@@ -57,7 +57,10 @@ def compare(old: psycopg.Connection, restored: psycopg.Connection) -> Since:
         return since  # an empty database that was never migrated: nothing to lose
     lost: list[tuple] = []
     for model, kind, label in _HISTORIES:
-        for row in _missing(old, restored, model._meta.db_table, label):
+        table = model._meta.db_table
+        if not (_has_table(old, table) and _has_table(restored, table)):
+            continue  # a database from before that history was kept
+        for row in _missing(old, restored, table, label):
             since.revisions += 1
             lost.append((row[2], kind, row))
     lost.sort(key=lambda item: item[0], reverse=True)
