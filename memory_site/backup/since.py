@@ -145,7 +145,7 @@ def _tokens(old, restored, same: bool) -> list[str]:
     ).format(t=table)
     for digest, at in revoked:
         for name, prefix in restored.execute(revoke, [at, digest]).fetchall():
-            lines.append(f"token {name!r} ({prefix}…): revoked since the snapshot; kept so")
+            lines.append(f"token {name!r} ({prefix}…) revoked")
     if same:
         kept = {row[0] for row in old.execute(sql.SQL("SELECT secret_hash FROM {}").format(table))}
         live = restored.execute(
@@ -159,7 +159,7 @@ def _tokens(old, restored, same: bool) -> list[str]:
                 sql.SQL("UPDATE {} SET revoked_at = now() WHERE secret_hash = %s").format(table),
                 [digest],
             )
-            lines.append(f"token {name!r} ({prefix}…): deleted since the snapshot; revoked")
+            lines.append(f"token {name!r} ({prefix}…) deleted: revoked here")
     return lines
 
 
@@ -181,7 +181,7 @@ def _accounts(old, restored, same: bool) -> list[str]:
                 restored.execute(
                     sql.SQL("UPDATE {} SET is_active = false WHERE id = %s").format(table), [pk]
                 )
-                lines.append(f"account {username}: deleted since the snapshot; made inactive")
+                lines.append(f"account {username} deleted: inactive here")
             continue
         still_active, still_staff, still_superuser, new_password = now[key]
         taken = [
@@ -206,8 +206,8 @@ def _accounts(old, restored, same: bool) -> list[str]:
         said = [
             {"active": "deactivated", "staff": "no longer staff"}.get(n, "no longer superuser")
             for n in taken
-        ] + (["its password changed"] if changed else [])
-        lines.append(f"account {username}: {', '.join(said)} since the snapshot; kept so")
+        ] + (["with a new password"] if changed else [])
+        lines.append(f"account {username} {', '.join(said)}")
     return lines
 
 

@@ -120,7 +120,7 @@ class Command(BaseCommand):
         """What the database that was here held that the snapshot lacks."""
         since = result.since
         for line in since.carried:
-            self.stdout.write(f"Kept taken away: {line}.")
+            self.stdout.write(f"Taken away since the snapshot, and so in the restored one: {line}.")
         if not since.revisions:
             return
         self.stdout.write(
