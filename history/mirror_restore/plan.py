@@ -9,6 +9,7 @@ and what happens to API tokens narrowed to projects.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -30,6 +31,7 @@ class RestorePlan:
     keep_verified: bool = False
     memberships: bool = True
     revisions: int = 0
+    head: str = ""  # the commit the plan was read at: apply restores exactly it
     slugs: list[str] = field(default_factory=list)  # projects the revisions name
     authors: list[str] = field(default_factory=list)  # usernames the revisions name
 
@@ -62,6 +64,13 @@ def describe(plan: RestorePlan) -> list[str]:
         f"Restore from {plan.source}"
         + (" (cloned with the push credentials)." if plan.credentials else ".")
     ]
+    head = plan.mirror.repo.get(plan.head)
+    if head is not None:
+        when = dt.datetime.fromtimestamp(head.commit_time, dt.UTC)
+        lines.append(
+            f"Up to its head, commit {plan.head} ({when:%Y-%m-%d %H:%M} UTC): exactly that is "
+            "restored (a mirror that moves before you answer is refused)."
+        )
     if Project.objects.exists() or Entry.history.exists():
         lines.append(
             f"Replaces what the database holds now: {Project.objects.count()} project(s), "

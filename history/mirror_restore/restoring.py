@@ -94,9 +94,10 @@ def open_source(source: str, workdir: Path) -> tuple[Mirror, bool]:
     return mirror, cloned
 
 
-def read_projects(mirror: Mirror) -> list[dict] | None:
-    """The projects manifest at the head (None for a mirror without one)."""
-    raw = mirror.read(MANIFEST_PATH, mirror.head().id)
+def read_projects(mirror: Mirror, head: pygit2.Oid | None = None) -> list[dict] | None:
+    """The projects manifest at `head` (default: the mirror's head; None for a mirror without
+    one)."""
+    raw = mirror.read(MANIFEST_PATH, head or mirror.head().id)
     if raw is None:
         return None
     try:
@@ -127,9 +128,9 @@ def read_projects(mirror: Mirror) -> list[dict] | None:
 # --- the revisions ----------------------------------------------------------------------------
 
 
-def _commits(mirror: Mirror) -> Iterator[pygit2.Commit]:
+def _commits(mirror: Mirror, head: pygit2.Oid) -> Iterator[pygit2.Commit]:
     order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
-    yield from mirror.repo.walk(mirror.head().id, order)
+    yield from mirror.repo.walk(head, order)
 
 
 def _track(mirror: Mirror, commit: pygit2.Commit, paths: dict[str, str]) -> None:
@@ -207,10 +208,10 @@ def _revision(
     return rev
 
 
-def revisions(mirror: Mirror) -> Iterator[RestoredRevision]:
-    """Every entry revision in the mirror, oldest first."""
+def revisions(mirror: Mirror, head: pygit2.Oid | None = None) -> Iterator[RestoredRevision]:
+    """Every entry revision in the mirror up to `head` (default: its head), oldest first."""
     paths: dict[str, str] = {}
-    for commit in _commits(mirror):
+    for commit in _commits(mirror, head or mirror.head().id):
         _track(mirror, commit, paths)
         trailers = trailers_of(commit.message)
         if TRAILER_REVISION in trailers:
@@ -273,7 +274,8 @@ def prepared(
         )
     with tempfile.TemporaryDirectory(prefix="cairn-restore-") as work:
         mirror, cloned = open_source(source, Path(work) / "mirror.git")
-        projects = read_projects(mirror)
+        head = mirror.head().id  # read once: what the plan shows is what apply restores
+        projects = read_projects(mirror, head)
         if projects is None and sensitivity is None:
             raise RestoreError(
                 f"{source} has no {MANIFEST_PATH}, so it does not say who may read which "
@@ -284,9 +286,9 @@ def prepared(
             source=source, mirror=mirror, cloned=cloned,
             credentials=cloned and _credentials(source) is not None, projects=projects,
             sensitivity=sensitivity or Sensitivity.RESTRICTED, keep_verified=keep_verified,
-            memberships=memberships,
+            memberships=memberships, head=str(head),
         )  # fmt: skip
-        survey(plan, _commits(mirror))
+        survey(plan, _commits(mirror, head))
         yield plan
 
 
@@ -331,21 +333,56 @@ def plan_lines(plan: RestorePlan) -> list[str]:
     return describe(plan)
 
 
+def _head_now(path: Path, ref: str) -> str:
+    """The commit the branch `ref` of the repository at `path` names now, read from disk (a
+    Mirror keeps the head it was opened with)."""
+    found = pygit2.Repository(str(path)).references.get(ref)
+    return str(found.target) if found is not None else ""
+
+
+def _pin(target: Path, plan: RestorePlan) -> list[str]:
+    """Leave the installation's mirror at the head that was restored. A copy of the source is
+    ours to point back; the source itself, restored in place, is not: said as a problem."""
+    mirror = open_mirror(target)
+    now = str(mirror.head().id) if mirror.head() else ""
+    if now == plan.head:
+        return []
+    if target.resolve() != plan.mirror.path.resolve():
+        mirror.repo.references.create(mirror.ref, pygit2.Oid(hex=plan.head), force=True)
+        return []
+    return [
+        f"The mirror moved while it was restored (its head is now {now}; the database holds "
+        f"{plan.head}). Stop what writes to it, then run mirror restore again."
+    ]
+
+
 def apply(plan: RestorePlan, *, force: bool = False, progress=None):
-    """Rebuild the database as `plan` says, make its mirror the installation's, and verify.
-    Returns the report and the differences `mirror verify` finds ([] is good)."""
+    """Rebuild the database as `plan` says, from exactly the head it showed, make its mirror
+    the installation's, and verify. Returns the report and the differences `mirror verify`
+    finds ([] is good). Refuses, with nothing written, when the source's head moved since the
+    plan was made (a drain or a push while the operator read it)."""
+    now = _head_now(plan.mirror.path, plan.mirror.ref)
+    if now != plan.head:
+        raise RestoreError(
+            f"The mirror at {plan.source} moved since its plan was shown: its head is now "
+            f"{now or 'gone'}, the plan showed {plan.head}. Nothing was restored. Run mirror "
+            "restore again to read the plan of what it holds now."
+        )
     if progress is not None:
         progress.reset(total=plan.revisions)
+    head = pygit2.Oid(hex=plan.head)
     report = memory_restore(
-        actor=Actor.system(), projects=plan.projects or [], revisions=revisions(plan.mirror),
-        force=force, progress=progress, memberships=plan.memberships,
-        keep_verified=plan.keep_verified, sensitivity=plan.sensitivity,
+        actor=Actor.system(), projects=plan.projects or [],
+        revisions=revisions(plan.mirror, head), force=force, progress=progress,
+        memberships=plan.memberships, keep_verified=plan.keep_verified,
+        sensitivity=plan.sensitivity,
     )  # fmt: skip
     target = _put_in_place(plan.mirror, plan.cloned)
+    moved = _pin(target, plan)
     mirror = open_mirror(target)
     manifest = plan.projects is None or not plan.memberships
     report.recorded = _record_choices(mirror, set(report.marked) | set(report.refused), manifest)
-    return report, verify(open_mirror(target))
+    return report, moved + verify(open_mirror(target))
 
 
 def mirror_restore(

@@ -74,14 +74,18 @@ class EntryForm(forms.ModelForm):
 
     def _schema(self):
         """The note type's schema for the kind and project on the form (as sent, else as
-        stored): its fields become the metadata's inputs."""
+        stored), as the person may read it (project_schema decides: a project id posted by
+        someone who cannot see that project gives none): its fields become the metadata's
+        inputs."""
         kind, project = self.instance.kind, self.instance.project_id
         if self.is_bound:
             kind, project = self.data.get("kind") or kind, self.data.get("project") or project
-        if not kind or not str(project or "").isdigit():
+        if not kind or not str(project or "").isdigit() or len(str(project)) > 18:
             return None
         project = Project.objects.filter(pk=int(project)).first()
-        return project_schema(project, kind, self.actor) if project else None
+        if project is None or self.actor is None:
+            return None
+        return project_schema(self.actor, project, kind)
 
     def validate_constraints(self, exclude=None):
         """Identity is checked by the service against the subtopic the path resolves to."""

@@ -39,6 +39,10 @@ from knowledge.selectors import visible_projects_sql
 from ops.lru import BoundedCache
 
 SEQUENCE = "knowledge_search_generation"
+# The generation now. A sequence not advanced yet (fresh from its migration) has is_called
+# false and last_value the value its next nextval will give: it reads as the one before (0), so
+# that first advance moves the generation. memory_site/backup/restore.py reads it too.
+CURRENT = f"SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM {SEQUENCE}"
 log = logging.getLogger(__name__)
 
 
@@ -83,8 +87,7 @@ def generation_statement(actor: Actor) -> tuple[str, list]:
     """The generation and the actor's visible project ids, as one statement (sql, params)."""
     visible, params = visible_projects_sql(actor)
     return (
-        f"SELECT (SELECT last_value FROM {SEQUENCE}), "
-        f"ARRAY(SELECT v.id FROM ({visible}) v(id) ORDER BY 1)",
+        f"SELECT ({CURRENT}), ARRAY(SELECT v.id FROM ({visible}) v(id) ORDER BY 1)",
         list(params),
     )
 

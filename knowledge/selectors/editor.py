@@ -151,7 +151,7 @@ def schema_preview(
         proj = project_get(actor, project) if project not in (None, "") else None
     except KnowledgeError:
         return None
-    schema = project_schema(proj, kind) if proj is not None and kind else None
+    schema = project_schema(actor, proj, kind) if proj is not None and kind else None
     if schema is None:
         return None
     targets = None

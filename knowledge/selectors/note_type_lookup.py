@@ -3,6 +3,11 @@ takes schemas from, and that schema parsed (once per stored version: knowledge.n
 
 A schema is an entry of kind `schema` in a project whose title (or Basic Memory's `entity`
 key) names the note type; superseded and archived schema entries no longer apply.
+
+Who asks is checked here, not by the callers: project_schema and readable_schema_entry answer
+only about a project the actor sees (and a library schema only to the library's readers), so a
+surface that names a project by an id it was sent (the admin's entry form, the live preview)
+cannot show another project's fields. Only the write path reads a schema unscoped (write_schema).
 """
 
 from __future__ import annotations
@@ -65,8 +70,9 @@ def readable_schema_library(actor: Actor, project: Project) -> Project | None:
 
 def schema_entry(project: Project, note_type: str) -> Entry | None:
     """The schema entry of `note_type` in `project` (the newest, when there are several), else
-    in the shared project it takes schemas from. Unscoped: the caller already holds the
-    project (a write to it, or a scoped read), and a schema library is readable by everyone."""
+    in the shared project it takes schemas from. Unscoped: readers get it through
+    readable_schema_entry (or project_schema), which decide what the actor may see of it, and
+    writes through write_schema."""
     kind = note_type_of(note_type)
     if not kind or kind == SCHEMA_KIND:
         return None
@@ -93,13 +99,19 @@ def _schema_entry_in(project: Project, kind: str) -> Entry | None:
 def readable_schema_entry(
     actor: Actor, project: Project, note_type: str
 ) -> tuple[Entry | None, str]:
-    """schema_entry for a reader of `project`, and "" or why there is none to show: a schema
-    lent by a library the actor cannot see (a guest, a token narrowed to the project) would
-    show the library's slug, fields and enum values, so it is withheld and said to be."""
+    """schema_entry for a reader of `project`, and "" or why there is none to show. Nothing,
+    and no reason, when the actor cannot see `project` itself: whoever asks (a form that names a
+    project by the id it was sent, a preview), a project's schemas are its readers' alone. A
+    schema lent by a library the actor cannot see (a guest, a token narrowed to the project)
+    would show the library's slug, fields and enum values, so it is withheld and said to be."""
     entry = schema_entry(project, note_type)
-    if entry is None or entry.project_id == project.pk:
-        return entry, ""
-    if visible_projects(actor).filter(pk=entry.project_id).exists():
+    if entry is None:
+        return None, ""
+    wanted = {project.pk, entry.project_id}
+    seen = set(visible_projects(actor).filter(pk__in=wanted).values_list("pk", flat=True))
+    if project.pk not in seen:
+        return None, ""
+    if entry.project_id in seen:
         return entry, ""
     kind = note_type_of(note_type)
     return None, (
@@ -108,14 +120,24 @@ def readable_schema_entry(
     )
 
 
-def project_schema(project: Project, note_type: str, actor: Actor | None = None):
-    """The parsed schema of `note_type` in `project`, or None (also when it comes from a
-    library `actor`, if named, cannot see); a schema that no longer parses counts as none (it
-    could not be saved like that: it predates the check)."""
-    if actor is None:
-        entry = schema_entry(project, note_type)
-    else:
-        entry, _ = readable_schema_entry(actor, project, note_type)
+def project_schema(actor: Actor, project: Project, note_type: str) -> Schema | None:
+    """The parsed schema of `note_type` in `project` as `actor` may read it: None when the
+    actor cannot see the project, or the library that lends the schema (readable_schema_entry),
+    or there is none. A schema that no longer parses counts as none (it could not be saved like
+    that: it predates the check)."""
+    entry, _ = readable_schema_entry(actor, project, note_type)
+    return _parsed(entry)
+
+
+def write_schema(project: Project, note_type: str) -> Schema | None:
+    """The schema a write to `project` is checked against, whoever writes: for the write path
+    only (knowledge/services/_kernel/note_types.py), which holds the project under the writer's
+    access already. A schema lent by a library the writer cannot read binds them all the same;
+    what a reader is shown of it goes through project_schema."""
+    return _parsed(schema_entry(project, note_type))
+
+
+def _parsed(entry: Entry | None) -> Schema | None:
     try:
         return stored_schema(entry) if entry is not None else None
     except SchemaError:

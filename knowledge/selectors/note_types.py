@@ -243,7 +243,7 @@ def schema_diff(
 
 def entry_schema_fit(actor: Actor, entry: Entry) -> Report | None:
     """How an entry (found with entry_get) fits its type's schema; None when it has none."""
-    schema = project_schema(entry.project, entry.kind, actor)
+    schema = project_schema(actor, entry.project, entry.kind)
     return fits_of(actor, schema, [entry])[0] if schema else None
 
 

@@ -190,11 +190,12 @@ def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
 
 # --- token -> actor cache --------------------------------------------------------------------
 # Building an Actor reads the token, its user and its project restriction (a join and an
-# aggregate). Those parts never change after creation (token_update keeps scope and projects), so
-# each web process keeps the Actor for a few minutes. What can change at any moment (revocation,
-# expiry, the user's active and superuser flags, the agent label) is re-read on every request
-# by the token's primary key, from the database all web processes share: a token revoked by any
-# process is refused by every process on its very next request, with nothing to broadcast.
+# aggregate) and makes the objects; each web process keeps the Actor for a few minutes. Whatever
+# decides what it may do is re-read on every request by the token's primary key, from the
+# database all web processes share: revocation, expiry, the user's active and superuser flags,
+# the agent label, the scope and the projects (a restore re-points a narrowed token to the
+# restored projects, a deleted project leaves it). A token revoked or re-pointed by any process
+# is taken as it now is by every process on its very next request, with nothing to broadcast.
 ACTOR_CACHE_SECONDS = 300
 ACTOR_CACHE_SIZE = 1024
 _actors_lock = threading.Lock()
@@ -237,13 +238,26 @@ def _recheck_sql() -> str:
     quote = connection.ops.quote_name
     token, user = ApiToken._meta, get_user_model()._meta
     user_id, user_pk = token.get_field("user").column, user.pk.column
+    through = ApiToken.projects.through._meta
+    to_token = quote(through.get_field("apitoken").column)
+    to_project = quote(through.get_field("project").column)
     return (
-        f"SELECT t.last_used_at, t.agent_label, u.is_superuser FROM {quote(token.db_table)} t "
+        "SELECT t.last_used_at, t.agent_label, u.is_superuser, t.scope, t.narrowed, "
+        f"ARRAY(SELECT p.{to_project} FROM {quote(through.db_table)} p "
+        f"WHERE p.{to_token} = t.id) FROM {quote(token.db_table)} t "
         f"JOIN {quote(user.db_table)} u ON u.{quote(user_pk)} = t.{quote(user_id)} "
-        "WHERE t.id = %s AND t.revoked_at IS NULL AND u.is_active "
+        "WHERE t.id = %s AND t.secret_hash = %s AND t.revoked_at IS NULL AND u.is_active "
         "AND (t.expires_at IS NULL OR t.expires_at > %s) "
         "AND (%s::timestamptz IS NULL OR t.created_at > %s)"
     )
+
+
+def _reach(scope: str, narrowed: bool, project_ids) -> tuple[frozenset[str], frozenset[int] | None]:
+    """What a token with these columns may do: its scopes and its projects (None: all of its
+    user's). A narrowed token whose projects were all deleted sees nothing: an empty frozenset,
+    never None."""
+    scopes = {"read", "write"} if scope == TokenScope.WRITE else {"read"}
+    return frozenset(scopes), frozenset(project_ids or ()) if narrowed else None
 
 
 def _touch(token_id: int, last_used_at, now) -> None:
@@ -266,13 +280,18 @@ def token_authenticate(secret: str) -> Actor | None:
         # One primary-key read of what may have changed since the Actor was built.
         oldest = now - _max_lifetime() if _max_lifetime() else None
         with connection.cursor() as cursor:
-            cursor.execute(_recheck_sql(), [cached.token_id, now, oldest, oldest])
+            cursor.execute(_recheck_sql(), [cached.token_id, digest, now, oldest, oldest])
             row = cursor.fetchone()
         if row is None:
             _forget_actor(digest)
             return None
-        last_used_at, agent_label, is_superuser = row
-        if agent_label == cached.agent and is_superuser == cached.user.is_superuser:
+        last_used_at, agent_label, is_superuser, scope, narrowed, project_ids = row
+        same = (
+            agent_label == cached.agent
+            and is_superuser == cached.user.is_superuser
+            and _reach(scope, narrowed, project_ids) == (cached.scopes, cached.project_ids)
+        )
+        if same:
             _touch(cached.token_id, last_used_at, now)
             return cached
         _forget_actor(digest)  # changed: build it afresh below
@@ -286,15 +305,12 @@ def token_authenticate(secret: str) -> Actor | None:
     if token is None or not token.user.is_active:
         return None
     _touch(token.pk, token.last_used_at, now)
-    # A narrowed token whose projects were all deleted sees nothing: an empty frozenset, never
-    # None ("every project of the user's").
-    project_ids = frozenset(token.project_ids or ())
-    scopes = {"read", "write"} if token.scope == TokenScope.WRITE else {"read"}
+    scopes, project_ids = _reach(token.scope, token.narrowed, token.project_ids)
     actor = Actor(
         user=token.user,
         agent=token.agent_label,
-        scopes=frozenset(scopes),
-        project_ids=project_ids if token.narrowed else None,
+        scopes=scopes,
+        project_ids=project_ids,
         token_id=token.pk,
     )
     _remember_actor(digest, actor)

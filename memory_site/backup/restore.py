@@ -1,7 +1,8 @@
 """`manage.py restore DIR`: bring a snapshot made by `manage.py backup` (create.py) back: the
-database with pg_restore into a new database, proven there before it replaces the live one
-(database_swap.py), then the mirror from its bundle, then the counts against the manifest and the
-mirror against the database (`mirror verify`).
+database with pg_restore into a new database, proven there while the live one lets no session in
+(database_swap.py), compared with the live one (since.py: what would be lost, what access must
+stay taken away) before it replaces it, then the mirror from its bundle, then the counts against
+the manifest and the mirror against the database (`mirror verify`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psycopg
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
@@ -37,6 +39,7 @@ from memory_site.backup.create import (
     run,
     server_major,
 )
+from memory_site.backup.since import Since, compare
 
 _CAIRN_TABLES = ("knowledge_project", "knowledge_entry", "knowledge_historicalentry")
 
@@ -50,6 +53,9 @@ class RestoreResult:
     database_dropped: str = ""  # or that name, when it was dropped after the swap
     committed: int = 0  # revisions the dump had pending, committed after the restore
     problems: list[str] = field(default_factory=list)  # counts or mirror differences
+    sessions_ended: list[str] = field(default_factory=list)  # with end_sessions
+    # What the database that was here held that the snapshot lacks (since.py).
+    since: Since = field(default_factory=Since)
 
 
 def read_manifest(source: Path) -> dict:
@@ -234,16 +240,55 @@ def _prove(source: Path, manifest: dict, pg_restore: Path, toc: str, env: dict,
     return sorted(f"{app}.{name}" for app, name in after - before)
 
 
+def _shut_out(live: str, ours: int, end_sessions: bool) -> list[database_swap.Session]:
+    """Close the live database to every session but ours (the pid `ours`) until the restored
+    one replaces it: a write that landed in it meanwhile would be lost with it. Refuses when
+    others are connected unless `end_sessions`; returns the sessions it ended."""
+    others = database_swap.sessions(live, besides=[ours])
+    if others and not end_sessions:
+        listed = "; ".join(str(s) for s in others[:5])
+        more = f"; and {len(others) - 5} more" if len(others) > 5 else ""
+        raise BackupError(
+            f"{len(others)} other session(s) use the database {live}: {listed}{more}. A write "
+            "they make while restore works would be lost with the database it replaces. Stop "
+            "them (the web server and the worker: Ctrl-C on `make run`) and run restore again, "
+            "or pass --end-sessions to end them: restore then keeps every session out until the "
+            "restored database is in place (the web server and the worker answer 'retry' "
+            "meanwhile and reconnect on their own). Nothing was changed."
+        )
+    database_swap.close(live, keep=[ours])
+    return others
+
+
+def _compare(old_db: psycopg.Connection, scratch: str) -> Since:
+    """since.compare, the restored database's changes committed; refuses on a database error."""
+    try:
+        with database_swap.connect(scratch, autocommit=False) as restored:
+            found = compare(old_db, restored)
+            restored.commit()
+            return found
+    except psycopg.Error as exc:
+        raise BackupError(
+            f"Could not compare your database with the restored snapshot ({exc}). Refused: "
+            "your database was not touched. Check that it is Cairn's, migrated by this "
+            "version (`manage.py migrate`), and run restore again."
+        ) from exc
+
+
 def backup_restore(source: Path, *, force: bool = False, drop_old: bool = False,
-            step: Step = lambda name: None) -> RestoreResult:  # fmt: skip
+                   end_sessions: bool = False,
+                   step: Step = lambda name: None) -> RestoreResult:  # fmt: skip
     """Replace the database and the mirror by the snapshot in `source`, then check them.
-    Refuses a database that holds projects or entries unless `force`.
+    Refuses a database that holds projects or entries unless `force`, and one that other
+    sessions use unless `end_sessions`.
 
     The dump is proven before the live database is touched: read (`pg_restore --list`), then
     restored into a new database on the same server, checked against the manifest and
-    migrated there; only then does that database take the live one's name, in one
+    migrated there. Meanwhile the live database lets no session in (since.py needs it still):
+    the restored one is compared with it (revisions it lacks, access taken away since the
+    snapshot, the search generation), and only then does it take the live one's name, in one
     transaction. The old one is kept under another name (RestoreResult.database_kept_as), or
-    dropped after the swap with `drop_old`."""
+    dropped after the swap with `drop_old` unless it holds revisions the snapshot lacks."""
     step("check")
     source = Path(source)
     manifest = read_manifest(source)
@@ -260,20 +305,35 @@ def backup_restore(source: Path, *, force: bool = False, drop_old: bool = False,
             "installation (a new database, or after deleting var/postgres when embedded), or "
             "pass --force to replace everything in it (it is kept under another name)."
         )
-    step("restore into a new database")
     live = connection.settings_dict["NAME"]
-    scratch = database_swap.side_name(live, "restore")
-    database_swap.create(scratch)
+    connection.close()
+    old_db = database_swap.connect(live)  # ours, kept open while the database is closed
     result = RestoreResult(manifest=manifest)
+    try:
+        result.sessions_ended = [str(s) for s in _shut_out(live, old_db.info.backend_pid,
+                                                            end_sessions)]  # fmt: skip
+    except BaseException:
+        old_db.close()
+        raise
+    step("restore into a new database")
+    scratch = database_swap.side_name(live, "restore")
     staged = None
     try:
-        result.migrated = _prove(source, manifest, pg_restore, toc, env, scratch)
-        step("restore the mirror")
-        staged = _stage_mirror(source, manifest)
-        step("swap the databases")
-        old = database_swap.swap(live, scratch)
+        database_swap.create(scratch)
+        try:
+            result.migrated = _prove(source, manifest, pg_restore, toc, env, scratch)
+            result.since = _compare(old_db, scratch)
+            old_db.close()
+            step("restore the mirror")
+            staged = _stage_mirror(source, manifest)
+            step("swap the databases")
+            old = database_swap.swap(live, scratch)
+        except BaseException:
+            database_swap.drop(scratch)
+            raise
     except BaseException:
-        database_swap.drop(scratch)
+        old_db.close()
+        database_swap.reopen(live)
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)
         raise
@@ -288,9 +348,18 @@ def backup_restore(source: Path, *, force: bool = False, drop_old: bool = False,
         raise BackupError(
             f"{exc} The database was restored; the one that was here is kept as {old}."
         ) from exc
-    if drop_old:
+    if drop_old and not result.since.revisions:
         database_swap.drop(old)
         result.database_dropped = old
     else:
         result.database_kept_as = old
     return result
+
+
+def reopen_database() -> str:
+    """Let sessions into the live database again after a restore that was killed while it had
+    it closed (`manage.py restore --reopen`); returns its name."""
+    live = connection.settings_dict["NAME"]
+    database_env()  # it starts the embedded server if needed
+    database_swap.reopen(live)
+    return live

@@ -103,7 +103,8 @@ CAIRN_SEARCH_EMBED_AHEAD = env.bool("CAIRN_SEARCH_EMBED_AHEAD", default=True)
 CAIRN_SEARCH_STATS_MAX_AGE = env.int("CAIRN_SEARCH_STATS_MAX_AGE", default=300)
 
 # --- Agents and programs: MCP endpoint and REST API (mcp_api/, api/) -------------------------
-# Each web process keeps a token's Actor this long (revocation is still checked every request).
+# Each web process keeps a token's Actor this long (revocation, scope and projects are still
+# checked every request).
 CAIRN_TOKEN_CACHE_SECONDS = env.int("CAIRN_TOKEN_CACHE_SECONDS", default=300)
 # /mcp checks Host and Origin (DNS-rebinding protection). Hosts come from ALLOWED_HOSTS (any
 # port) plus these; origins from CAIRN_SITE_URL plus these. A browser page on another origin

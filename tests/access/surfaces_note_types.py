@@ -1,5 +1,6 @@
 """Leak-matrix columns for note-type schemas: validate, infer (with and without a project) and
-diff, as selectors, over REST and over MCP.
+diff, as selectors, over REST and over MCP; the schema lookup itself, and the admin's entry
+form and live preview, which name a project by the id they were sent.
 
 Each case makes the target entry a `zebratype` (rows written directly; the case's savepoint
 rolls them back) with a `[budget]` observation, gives the target project a `zebratype`
@@ -17,10 +18,10 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Observation, Relation
-from knowledge.selectors import note_types
+from knowledge.selectors import note_type_lookup, note_types
 from tests.access.surfaces import assert_silent, surface
 from tests.access.surfaces_api import API, _mcp, _read
-from tests.access.world import SECRET_WORD, SLUG, World
+from tests.access.world import PERSON_ROLES, SECRET_WORD, SLUG, World
 
 TYPE = "zebratype"
 SCHEMA = "```yaml\nbudget: integer\nowner: string\n```"
@@ -124,3 +125,39 @@ def _mcp_schema_diff(world: World) -> bool:
     ok, text = _mcp("schema_diff", world, note_type=TYPE, project=SLUG, asked=SLUG)
     assert not ok or "codename" in text
     return _silent(world, text, ok)
+
+
+# --- the schema lookup, and the admin pages that name a project by the id they were sent -------
+
+
+@surface("schema_lookup_selector", "read")
+def _schema_lookup_selector(world: World) -> bool:
+    _setup(world)
+    schema = note_type_lookup.project_schema(world.actor(), world.target, TYPE)
+    assert schema is None or [f.name for f in schema.fields] == ["budget", "owner"]
+    return schema is not None
+
+
+@surface("admin_entry_form_schema", "read", PERSON_ROLES)
+def _admin_entry_form_schema(world: World) -> bool:
+    """The entry form posted with the target's id and no title: shown again, with the inputs of
+    the target's schema only for its readers."""
+    _setup(world)
+    data = {"project": world.target.pk, "title": "", "body": "x", "kind": TYPE,
+            "status": "active", "metadata": "{}"}  # fmt: skip
+    response = world.admin_client.post("/admin/knowledge/entry/add/", data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    saw = "metadata__f_owner" in html
+    # The form shows the kind it was sent: only the schema's fields would be news.
+    assert saw or ("metadata__f_budget" not in html and SECRET_WORD not in html.lower())
+    return saw
+
+
+@surface("admin_entry_live_preview_schema", "read", PERSON_ROLES)
+def _admin_entry_live_preview_schema(world: World) -> bool:
+    _setup(world)
+    data = {"text": "- [budget] 43", "project": str(world.target.pk), "kind": TYPE, "title": "x"}
+    response = world.admin_client.post("/admin/knowledge/entry/preview/live/", data)
+    html = response.content.decode()
+    return _silent(world, html, 'data-field="owner"' in html)

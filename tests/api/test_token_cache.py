@@ -1,5 +1,6 @@
 """The token -> actor cache: fewer reads per request, and a revoked token is refused at once,
-in this process and in every other web process."""
+in this process and in every other web process; a re-pointed or narrowed one has its new reach
+on its next request."""
 
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from knowledge.actors import Actor
 from knowledge.models import ApiToken
 from knowledge.services import tokens
 from knowledge.services.tokens import token_authenticate, token_create, token_revoke, token_update
+from tests.factories import ProjectFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,3 +123,28 @@ def test_a_token_revoked_here_is_refused_at_once_by_another_web_process(owner):
         other.stdin.close()
         other.wait(timeout=30)
     assert tokens.token_authenticate(created.secret) is None
+
+
+@pytest.mark.django_db
+def test_a_repointed_narrowed_token_loses_its_old_projects_on_the_next_request(owner):
+    """A mirror restore re-points a narrowed token to the restored projects; a deleted project
+    leaves it. The cached actor must not keep the old reach for its remaining minutes."""
+    old, new = ProjectFactory(slug="old-place"), ProjectFactory(slug="new-place")
+    created = token_create(actor=Actor.system(), user=owner, name="n", projects=["old-place"])
+    assert token_authenticate(created.secret).project_ids == {old.pk}  # cached now
+    created.token.projects.set([new])  # what the restore's re-pointing does
+    assert token_authenticate(created.secret).project_ids == {new.pk}
+    new.delete()
+    assert token_authenticate(created.secret).project_ids == frozenset()  # nothing, not all
+    ApiToken.objects.filter(pk=created.token.pk).update(scope="read")
+    assert token_authenticate(created.secret).scopes == {"read"}
+
+
+@pytest.mark.django_db
+def test_a_cached_actor_answers_only_for_its_own_secret(owner):
+    """Token ids are reused after a restore to an older snapshot: the cached actor of a secret
+    whose row is gone must not pass the check of another token that took its id."""
+    created = token_create(actor=Actor.system(), user=owner, name="first")
+    assert token_authenticate(created.secret) is not None
+    ApiToken.objects.filter(pk=created.token.pk).update(secret_hash="0" * 64)  # another's now
+    assert token_authenticate(created.secret) is None

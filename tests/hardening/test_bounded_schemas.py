@@ -30,20 +30,20 @@ def schema(actor, project):
 
 
 def test_a_schema_is_parsed_once_per_version(actor, project, schema):
-    first = project_schema(project, "person")
-    assert project_schema(project, "person") is first  # the same parse, not a second one
+    first = project_schema(actor, project, "person")
+    assert project_schema(actor, project, "person") is first  # the same parse, not a second one
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.fields[0].name = "other"
     entry_update(
         actor=actor, ref=schema.pk, fields=EntryFields(body="```yaml\nteam: string\n```\n")
     )
-    second = project_schema(project, "person")
+    second = project_schema(actor, project, "person")
     assert second is not first and [f.name for f in second.fields] == ["team"]
     assert (first.version, second.version) == (1, 2)
 
 
 def test_a_draft_is_parsed_anew_not_taken_from_the_cache(actor, project, schema):
-    project_schema(project, "person")  # version 1 cached
+    project_schema(actor, project, "person")  # version 1 cached
     with pytest.raises(ValidationFailed, match="does not parse"):
         entry_update(actor=actor, ref=schema.pk, fields=EntryFields(body="```yaml\n: [\n```\n"))
 

@@ -52,3 +52,18 @@ def broker():
     yield
     if started is not None:
         embedded.stop_broker()
+
+
+@pytest.fixture
+def alone_on_the_database(db):
+    """The backup drill stops the web server and the worker before `restore`, which refuses to
+    run under other sessions: sessions that earlier tests' servers left on this test database
+    (a uvicorn thread's, a Celery worker's) are ended, as stopping them would."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND backend_type = 'client backend'"
+        )

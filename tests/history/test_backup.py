@@ -32,7 +32,10 @@ from tests.history.test_restore import access, lose_the_database, snapshot
 written = drill.written  # the same writes as the mirror-restore drill
 
 # pg_dump reads from its own connection: the writes must be committed.
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("alone_on_the_database"),
+]
 
 
 def test_a_lost_database_and_mirror_come_back_from_a_backup(written, tmp_path, capsys):
@@ -65,8 +68,13 @@ def test_a_lost_database_and_mirror_come_back_from_a_backup(written, tmp_path, c
         call_command("restore", str(target))
     entry_delete(actor=alice, ref=Entry.objects.get(title="Roadmap 2026").pk,
                  reason="a mistake the snapshot undoes")  # fmt: skip
+    capsys.readouterr()
     call_command("restore", str(target), "--force", "--drop-old")
     assert snapshot() == before
+    out = capsys.readouterr().out
+    assert "holds 1 revision(s) made since the snapshot" in out  # the delete
+    assert "Not dropped (--drop-old)" in out
+    database_swap.drop(re.search(r"is kept as (\S+);", out).group(1))
     with pytest.raises(CommandError, match="not an empty directory"):
         call_command("backup", str(target))
 

@@ -12,8 +12,9 @@ from knowledge.actors import Actor
 from knowledge.errors import SchemaMisfit, ValidationFailed
 from knowledge.models import Entry, SchemaMode
 from knowledge.note_types import SchemaError, validate
+from knowledge.selectors.note_type_lookup import write_schema
 from knowledge.selectors.note_type_targets import draft_target_kinds
-from knowledge.selectors.note_types import SCHEMA_KIND, facts_of, load_schema, project_schema
+from knowledge.selectors.note_types import SCHEMA_KIND, facts_of, load_schema
 
 
 def check_schema_entry(entry: Entry) -> None:
@@ -46,7 +47,7 @@ def check_schema(entry: Entry, *, lenient: bool = False, actor: Actor | None = N
     mode = entry.project.schema_mode
     if mode == SchemaMode.OFF or entry.kind == SCHEMA_KIND:
         return
-    schema = project_schema(entry.project, entry.kind)
+    schema = write_schema(entry.project, entry.kind)
     if schema is None:
         return
     # a relation field checks the kind of the entry each link names, resolved as the save will

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memory_site.backup import BackupError, backup_restore
+from memory_site.backup import BackupError, backup_restore, reopen_database
 
 STEPS = 5  # check, restore into a new database, the mirror, swap, verify
 
@@ -15,11 +15,14 @@ class Command(BaseCommand):
         "Restore the snapshot in DIR (written by `manage.py backup`): the database with "
         "pg_restore into a new database, checked there before it replaces the live one (which "
         "is kept under another name), then the git mirror, then check the counts and verify "
-        "the mirror. Refuses a database that holds projects or entries unless --force."
+        "the mirror. Refuses a database that holds projects or entries unless --force, and "
+        "one that other sessions use (the web server, the worker) unless --end-sessions. "
+        "Access taken away since the snapshot (tokens revoked, accounts deactivated) stays "
+        "taken away, and revisions made since are listed; the old database is then kept."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("directory", help="the directory `manage.py backup` wrote")
+        parser.add_argument("directory", nargs="?", help="the directory `manage.py backup` wrote")
         parser.add_argument(
             "--force",
             action="store_true",
@@ -29,10 +32,33 @@ class Command(BaseCommand):
             "--drop-old",
             action="store_true",
             help="drop the database that was here once the restored one replaced it (kept "
-            "under another name by default)",
+            "under another name by default; kept anyway when it holds revisions the snapshot "
+            "lacks)",
+        )
+        parser.add_argument(
+            "--end-sessions",
+            action="store_true",
+            help="end the sessions of the programs using the database (the web server, the "
+            "worker) and keep them out until the restored database is in place, instead of "
+            "refusing to start while they are connected",
+        )
+        parser.add_argument(
+            "--reopen",
+            action="store_true",
+            help="only let sessions into the database again, after a restore that was killed "
+            "while it kept them out",
         )
 
-    def handle(self, *args, directory, force, drop_old, **options):
+    def handle(self, *args, directory, force, drop_old, end_sessions, reopen, **options):
+        if reopen:
+            try:
+                name = reopen_database()
+            except BackupError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(self.style.SUCCESS(f"The database {name} lets sessions in again."))
+            return
+        if not directory:
+            raise CommandError("Name the directory `manage.py backup` wrote: restore DIR.")
         with tqdm(total=STEPS, desc="restore", unit="step", disable=None) as bar:
             seen: list[str] = []
 
@@ -43,7 +69,13 @@ class Command(BaseCommand):
                 bar.set_postfix_str(name)
 
             try:
-                result = backup_restore(Path(directory), force=force, drop_old=drop_old, step=step)
+                result = backup_restore(
+                    Path(directory),
+                    force=force,
+                    drop_old=drop_old,
+                    end_sessions=end_sessions,
+                    step=step,
+                )
             except BackupError as exc:
                 raise CommandError(str(exc)) from exc
             bar.update(STEPS - bar.n)
@@ -56,6 +88,12 @@ class Command(BaseCommand):
         )
         if result.migrated:
             self.stdout.write(f"Applied {len(result.migrated)} newer migration(s) after it.")
+        if result.sessions_ended:
+            self.stdout.write(
+                f"Ended {len(result.sessions_ended)} other session(s) on the database (they "
+                f"reconnect to the restored one): {'; '.join(result.sessions_ended)}."
+            )
+        self._since(result, drop_old)
         if result.database_kept_as:
             self.stdout.write(
                 f"The database that was here is kept as {result.database_kept_as}; drop it when "
@@ -76,4 +114,26 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             self.style.SUCCESS("The counts match the snapshot and the mirror matches the database.")
+        )
+
+    def _since(self, result, drop_old: bool) -> None:
+        """What the database that was here held that the snapshot lacks."""
+        since = result.since
+        for line in since.carried:
+            self.stdout.write(f"Taken away since the snapshot, and so in the restored one: {line}.")
+        if not since.revisions:
+            return
+        self.stdout.write(
+            self.style.WARNING(
+                f"The database that was here holds {since.revisions} revision(s) made since the "
+                f"snapshot, which the restored one lacks; the newest: {'; '.join(since.newest)}."
+            )
+        )
+        self.stdout.write(
+            self.style.WARNING(
+                ("Not dropped (--drop-old): " if drop_old else "")
+                + f"{result.database_kept_as} keeps them. To bring them back, export them from "
+                f"it (DATABASE_URL pointing at {result.database_kept_as}: `manage.py export "
+                "DIR`) and import what you need here (`manage.py import DIR`)."
+            )
         )
