@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import functools
 import secrets
-import threading
-import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -21,6 +18,7 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, NotFound, ValidationFailed
 from knowledge.models import ApiToken, Project, TokenScope
+from ops.lru import BoundedCache
 
 # last_used_at is informative: writing it on every request would turn each read into a write.
 LAST_USED_GRANULARITY = timedelta(minutes=1)
@@ -197,37 +195,25 @@ def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
 # restored projects, a deleted project leaves it). A token revoked or re-pointed by any process
 # is taken as it now is by every process on its very next request, with nothing to broadcast.
 ACTOR_CACHE_SECONDS = 300
-ACTOR_CACHE_SIZE = 1024
-_actors_lock = threading.Lock()
-_actors: OrderedDict[str, tuple[float, Actor]] = OrderedDict()  # secret hash -> (until, actor)
+# An Actor (its user, its project ids) is a few KB; 4 MB keep about a thousand tokens' actors.
+ACTOR_CACHE_BYTES = 4 << 20
+_actors: BoundedCache[Actor] = BoundedCache(
+    ACTOR_CACHE_BYTES,
+    seconds=lambda: getattr(settings, "CAIRN_TOKEN_CACHE_SECONDS", ACTOR_CACHE_SECONDS),
+)  # secret hash -> actor
 
 
 def _cached_actor(digest: str) -> Actor | None:
-    with _actors_lock:
-        item = _actors.get(digest)
-        if item is None:
-            return None
-        if item[0] < time.monotonic():
-            del _actors[digest]
-            return None
-        _actors.move_to_end(digest)
-        return item[1]
+    return _actors.get(digest)
 
 
 def _remember_actor(digest: str, actor: Actor) -> None:
-    seconds = getattr(settings, "CAIRN_TOKEN_CACHE_SECONDS", ACTOR_CACHE_SECONDS)
-    if seconds <= 0:
-        return
-    with _actors_lock:
-        _actors[digest] = (time.monotonic() + seconds, actor)
-        _actors.move_to_end(digest)
-        while len(_actors) > ACTOR_CACHE_SIZE:
-            _actors.popitem(last=False)
+    if getattr(settings, "CAIRN_TOKEN_CACHE_SECONDS", ACTOR_CACHE_SECONDS) > 0:
+        _actors.put(digest, actor)
 
 
 def _forget_actor(digest: str) -> None:
-    with _actors_lock:
-        _actors.pop(digest, None)
+    _actors.pop(digest)
 
 
 @functools.cache
