@@ -1,6 +1,6 @@
-"""Hostile requests against a running Cairn (`make run`): time and web-process memory per request.
+"""Hostile requests against `serve`: time and web-process memory per request.
 
-    .venv/bin/python bench/bounds.py [--url http://127.0.0.1:8000] [--edits 1000]
+    .venv/bin/python bench/bounds.py [--spots 1000,2000,4000,8000] [--edits 1000] [--web 2]
 
 What issue 44 asks of a stale write and a history listing, as an attacker with a write token
 would send them: a stale PATCH whose body changed N spots of the text the writer read while
@@ -8,18 +8,18 @@ another writer changed N others (interleaved: they merge) or the same ones (clas
 while a canary asks for the project list on new connections; then a 1 MB entry edited
 `--edits` times, a stale PATCH that read its first version, and its history 500 at a time, each
 measured as the web processes' peak resident memory above where they stood (Linux: VmHWM,
-reset through /proc/PID/clear_refs, so run it as the user that runs Cairn).
+reset through /proc/PID/clear_refs).
 
-It makes a token for `admin` (manage.py create_token) and writes into a project of its own
-(`bench-bounds`), which it leaves for a look afterwards. Prints a table, writes
-bench/results/bounds.json.
+`serve` runs as `make run` does, on a fresh `cairn_bench` database of the embedded server (never
+the installation's own). Prints two tables, writes bench/results/bounds.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import os
+import signal
 import sys
 import threading
 import time
@@ -30,6 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import ROOT, print_table, write_json
+from bench.agents_mix import start_serve
+from bench.mcp_load_servers import prepare_database, stop_what_we_started
 
 PROJECT = "bench-bounds"
 
@@ -46,20 +48,17 @@ def request(url: str, token: str, *, method: str = "GET", body: dict | None = No
         return exc.code, json.loads(exc.read() or b"null")
 
 
-def manage(*args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    return out.stdout
+WEB_PROCESSES: list = []  # the serve's web processes, found once it answers
 
 
-def web_processes() -> list:
+def web_processes(port: int) -> list:
     import psutil
 
     found = [
         p
         for p in psutil.process_iter(["cmdline"])
-        if "memory_site.webserver" in " ".join(p.info["cmdline"] or [])
+        if "memory_site.webserver" in (line := " ".join(p.info["cmdline"] or []))
+        and f"--port {port}" in line
     ]
     # With several workers the supervisor only forwards: measure the ones that answer.
     workers = [p for p in found if p.ppid() in {q.pid for q in found}]
@@ -73,7 +72,7 @@ def _kb(pid: int, key: str) -> int:
 
 def peak_growth_mb(call) -> tuple[float, object]:
     """(the largest peak growth of a web process during call(), what call() gave)."""
-    procs = web_processes()
+    procs = WEB_PROCESSES
     before = {}
     for proc in procs:
         Path(f"/proc/{proc.pid}/clear_refs").write_text("5")
@@ -145,10 +144,11 @@ def stale_patch(url: str, token: str, spots: int, shape: str) -> dict:
     }
 
 
-def many_edits(url: str, token: str, edits: int) -> list[dict]:
+def many_edits(url: str, token: str, edits: int) -> tuple[int, str]:
+    """A ~1 MB entry edited `edits` times: (its id, its first body)."""
     from tqdm import tqdm
 
-    body = "\n".join(_lines(27_000))  # ~1 MB
+    body = "\n".join(_lines(27_000))
     status, made = request(
         f"{url}/api/v1/entries",
         token,
@@ -173,7 +173,14 @@ def many_edits(url: str, token: str, edits: int) -> list[dict]:
         assert status == 200, answer
     if retried:
         print(f"{retried} edit(s) answered 503 (the database busy) and were sent again")
+    return ref, body
+
+
+def heavy_reads(url: str, token: str, ref: int, body: str, edits: int) -> list[dict]:
+    """Each heavy request's peak memory in web processes that served nothing heavy before (a
+    process that did keeps the freed memory and would show no growth)."""
     rows = []
+    request(f"{url}/api/v1/entries/{ref}", token)  # warm: imports, caches, the connection
     for case, call in (
         (
             f"stale PATCH after {edits} edits (1 MB)",
@@ -202,33 +209,60 @@ def many_edits(url: str, token: str, edits: int) -> list[dict]:
     return rows
 
 
+def serve(env: dict, web: int):
+    proc, mcp_url = start_serve(env, web)
+    url = mcp_url.removesuffix("/mcp")
+    WEB_PROCESSES[:] = web_processes(int(url.rsplit(":", 1)[1]))
+    return proc, url
+
+
+def stop(proc) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(60)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--url", default="http://127.0.0.1:8000")
-    parser.add_argument("--spots", default="1000,2000,4000,8000")
-    parser.add_argument("--edits", type=int, default=1000)
+    parser.add_argument("--spots", default="1000,2000,4000,8000", help="0: none")
+    parser.add_argument("--edits", type=int, default=1000, help="0: skip the memory part")
+    parser.add_argument("--web", type=int, default=2, help="web processes")
     args = parser.parse_args()
-    if not web_processes():
-        sys.exit("No Cairn web process found: start one with `make run`, then run this again.")
-    token = manage("create_token", "admin", "--name", f"bench-bounds-{time.time_ns()}").split()[-1]
-    request(
-        f"{args.url}/api/v1/projects", token, method="POST", body={"slug": PROJECT, "name": PROJECT}
-    )
-    spots = [int(s) for s in args.spots.split(",") if int(s)]
-    shapes = ("interleaved", "clashing")
-    stale = [stale_patch(args.url, token, n, shape) for n in spots for shape in shapes]
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
+    env = prepare_database()
+    from memory_site import embedded
+
+    env |= {
+        "CAIRN_VAR_DIR": str(ROOT / "var" / "bench-bounds"),
+        "CAIRN_MIRROR_PATH": str(ROOT / "var" / "bench-bounds" / "mirror.git"),
+        "CAIRN_PG_DIR": str(embedded.PG_DIR),
+        "CAIRN_BROKER_DIR": str(embedded.BROKER_DIR),
+    }
+    token, memory = env["CAIRN_BENCH_TOKEN"], []
+    proc, url = serve(env, args.web)
+    try:
+        request(f"{url}/api/v1/projects", token, method="POST", body={"slug": PROJECT})
+        spots = [int(s) for s in args.spots.split(",") if int(s)]
+        shapes = ("interleaved", "clashing")
+        stale = [stale_patch(url, token, n, shape) for n in spots for shape in shapes]
+        if args.edits:
+            ref, body = many_edits(url, token, args.edits)
+            stop(proc)
+            proc, url = serve(env, 1)  # one fresh web process for the memory part
+            memory = heavy_reads(url, token, ref, body, args.edits)
+    finally:
+        stop(proc)
+        stop_what_we_started()
     print_table(
         ["case", "status", "seconds", "canary worst s", "body KB", "answer", "clashes"],
         [[r["case"], r["status"], r["seconds"], r["canary_worst_s"], r["body_kb"], r["answer"],
           r["conflicts_total"]] for r in stale],
     )  # fmt: skip
-    memory = many_edits(args.url, token, args.edits) if args.edits else []
     print()
     print_table(
         ["case", "status", "seconds", "peak growth MB"],
         [[r["case"], r["status"], r["seconds"], r["peak_growth_mb"]] for r in memory],
     )
-    write_json("bounds", {"stale_writes": stale, "memory": memory})
+    write_json("bounds", {"web": args.web, "stale_writes": stale, "memory": memory})
 
 
 if __name__ == "__main__":

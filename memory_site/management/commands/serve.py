@@ -144,8 +144,8 @@ class Command(BaseCommand):
         if not os.environ.get("DATABASE_URL"):
             self.stdout.write(f"PostgreSQL (embedded) … data in {embedded.PG_DIR}")
         if settings.CELERY_EMBEDDED_BROKER and not no_worker:
-            embedded.start_broker()
-            self.cleanups.append(("broker", embedded.stop_broker))
+            if embedded.start_broker() is not None:  # one already running is not ours to stop
+                self.cleanups.append(("broker", embedded.stop_broker))
             self.stdout.write(f"Broker (embedded Valkey) … {embedded.BROKER_SOCKET}")
         self.stdout.write(f"Web … {web_workers} process(es)")
         if not no_worker:
