@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
     verbose_name = "Knowledge"
+
+    def ready(self) -> None:
+        from knowledge.db import lookups
+
+        lookups.register()

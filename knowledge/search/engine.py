@@ -21,6 +21,7 @@ from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from knowledge.actors import Actor
+from knowledge.db import fetch_together
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import result_cache, stages
@@ -30,7 +31,7 @@ from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_from, pending_statement
 from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_stats_statement
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
-from knowledge.search.hits import fetch_together, load_hits, preload
+from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable
 from knowledge.search.query import check_query, filter_sql, parse
 from knowledge.search.query_vectors import start_query_vector

@@ -10,8 +10,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
 
+from knowledge.db import fetch_together
 from knowledge.search.snippets import highlight, lexemes_of
 from knowledge.search.types import Rankings, SearchHit
 
@@ -124,21 +124,6 @@ def _rows(
     results = fetch_together(statements)
     loaded = {row[0]: HitRow(*row) for row in results[0]} if ids else {}
     return loaded, results[-1] if alongside is not None else []
-
-
-def fetch_together(statements: list[tuple[str, list]]) -> list[list[tuple]]:
-    """Each statement's rows, all sent in one round trip (parameters are bound on the client,
-    so several statements travel as one query string)."""
-    sql = ";\n".join(sql.strip().rstrip(";") for sql, _ in statements)
-    params = [param for _, statement_params in statements for param in statement_params]
-    results = []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        while True:
-            results.append(cursor.fetchall())
-            if not cursor.nextset():
-                break
-    return results
 
 
 def preload(ids: list[int], rank_tsquery: str | None) -> tuple[dict[int, HitRow], dict[int, str]]:

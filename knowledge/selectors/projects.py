@@ -9,6 +9,7 @@ from django.db.models import Count, Q, QuerySet
 
 from knowledge import limits
 from knowledge.actors import Actor
+from knowledge.db import columns
 from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
 from knowledge.models import Project, Sensitivity, Subtopic
 from knowledge.selectors.access import (
@@ -18,7 +19,6 @@ from knowledge.selectors.access import (
     visible_projects,
     visible_projects_sql,
 )
-from knowledge.selectors.rows import columns
 
 
 def project_ref_filter(ref: str | int) -> Q:

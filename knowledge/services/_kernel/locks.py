@@ -6,12 +6,12 @@ from __future__ import annotations
 from django.db import connection
 
 from knowledge.actors import Actor
+from knowledge.db import columns
 from knowledge.errors import Forbidden
 from knowledge.models import Entry, Project, Subtopic
 from knowledge.selectors import entry_not_found, project_maintainers
 from knowledge.selectors.access import project_ids_sql
 from knowledge.selectors.entries import entry_ref_sql
-from knowledge.selectors.rows import columns
 from knowledge.services._kernel.checks import require_write
 
 # The search vector is left out: a save computes it anew, and it is never read from the row here.
