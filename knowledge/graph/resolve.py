@@ -8,11 +8,11 @@ from django.conf import settings
 from django.contrib.postgres.search import TrigramSimilarity
 from django.db import connection
 
+from knowledge.access import project_ids_sql
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryStatus, Sensitivity
 from knowledge.paths import entry_slug, normalize_path
-from knowledge.selectors.access import project_ids_sql
 
 # A project may resolve links into projects at most as closed as itself: a public entry's link
 # never points into a restricted project (readers are filtered again when it is shown).

@@ -10,10 +10,10 @@ import json
 from collections.abc import Callable
 
 from knowledge import diffs, merges
+from knowledge.access import visible_projects
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, ValidationFailed
 from knowledge.models import Entry, Project, Subtopic
-from knowledge.selectors.access import visible_projects
 
 MAX_DIFF_LINES = 200
 MAX_EDITS = 3

@@ -8,11 +8,11 @@ import re
 from django.db.models import Case, Q, QuerySet, When
 
 from knowledge import limits
+from knowledge.access import visible_entries, visible_projects
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.models import Entry, Source
 from knowledge.paths import normalize_path
-from knowledge.selectors.access import visible_entries, visible_projects
 from knowledge.selectors.deleted import deleted_entry
 from knowledge.selectors.projects import project_get
 

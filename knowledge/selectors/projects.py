@@ -8,17 +8,17 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from knowledge import limits
-from knowledge.actors import Actor
-from knowledge.db import columns
-from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
-from knowledge.models import Project, Sensitivity, Subtopic
-from knowledge.selectors.access import (
+from knowledge.access import (
     project_ids_sql,
     project_maintainers,
     signed_in,
     visible_projects,
     visible_projects_sql,
 )
+from knowledge.actors import Actor
+from knowledge.db import columns
+from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
+from knowledge.models import Project, Sensitivity, Subtopic
 
 
 def project_ref_filter(ref: str | int) -> Q:

@@ -14,9 +14,9 @@ from datetime import datetime
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from knowledge.access import project_ids_sql
 from knowledge.actors import Actor
 from knowledge.models import EntryStatus, HistoricalEntry
-from knowledge.selectors.access import project_ids_sql
 
 MAX_SIMILAR = 3
 SIMILAR_CANDIDATES = MAX_SIMILAR + 3  # titles alike by trigrams, kept when alike enough

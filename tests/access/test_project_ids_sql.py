@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from knowledge.actors import Actor
-from knowledge.models import Project, Sensitivity
-from knowledge.selectors.access import (
+from knowledge.access import (
     maintained_projects,
     project_ids_sql,
     visible_projects,
     writable_projects,
 )
+from knowledge.actors import Actor
+from knowledge.models import Project, Sensitivity
 from tests.access.world import ROLES, SENSITIVITIES
 
 RULES = {"read": visible_projects, "write": writable_projects, "maintain": maintained_projects}

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from django.db import connection
 
+from knowledge.access import project_ids_sql
 from knowledge.actors import Actor
 from knowledge.db import columns
 from knowledge.errors import Forbidden
 from knowledge.models import Entry, Project, Subtopic
 from knowledge.selectors import entry_not_found, project_maintainers
-from knowledge.selectors.access import project_ids_sql
 from knowledge.selectors.entries import entry_ref_sql
 from knowledge.services._kernel.checks import require_write
 
