@@ -3,17 +3,15 @@ search) and by the writes' locks, so access rules change here and nowhere else."
 
 from __future__ import annotations
 
-import functools
-import re
+from dataclasses import dataclass
 from typing import Literal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import EmptyResultSet
-from django.db import connection
 from django.db.models import Exists, Q, QuerySet
 
 from knowledge.actors import Actor
+from knowledge.db import Bound, Stand, compile_once
 from knowledge.models import Entry, Membership, Project, Role, Sensitivity
 
 User = get_user_model()
@@ -43,11 +41,20 @@ def _scoped(actor: Actor, roles: tuple[str, ...] | None) -> QuerySet[Project]:
 
     One query: membership and guest checks are subqueries, never per-row Python.
     """
-    return _scoped_for(actor.user.pk, actor.user.is_superuser, roles, actor.project_ids)
+    ids = None if actor.project_ids is None else sorted(actor.project_ids)
+    return _scoped_for(actor.user.pk, actor.user.is_superuser, roles, ids, _guests())
+
+
+def _guests() -> tuple[str, ...]:
+    return tuple(settings.CAIRN_GUEST_GROUPS or ())
 
 
 def _scoped_for(
-    user_pk: int, superuser: bool, roles: tuple[str, ...] | None, project_ids
+    user_pk: int | None,
+    superuser: bool,
+    roles: tuple[str, ...] | None,
+    project_ids: list[int] | None,
+    guest_groups: tuple[str, ...],
 ) -> QuerySet[Project]:
     """The access rule itself (see _scoped), by the values it depends on."""
     projects = Project.objects.all()
@@ -55,7 +62,6 @@ def _scoped_for(
         allowed = Q(pk__in=_member_of(user_pk, roles))
         if roles is None:
             allowed |= Q(sensitivity=Sensitivity.PUBLIC)
-            guest_groups = settings.CAIRN_GUEST_GROUPS
             internal = Q(sensitivity=Sensitivity.INTERNAL)
             if guest_groups:
                 # Guests (e.g. contractors) are signed in but outside the organisation.
@@ -67,7 +73,7 @@ def _scoped_for(
             allowed |= internal
         projects = projects.filter(allowed)
     if project_ids is not None:
-        projects = projects.filter(pk__in=project_ids)
+        projects = projects.filter(pk__any=project_ids)
     return projects
 
 
@@ -81,19 +87,6 @@ def visible_projects(actor: Actor) -> QuerySet[Project]:
     if not signed_in(actor):
         return Project.objects.none()
     return _scoped(actor, None)
-
-
-def visible_projects_sql(actor: Actor) -> tuple[str, tuple]:
-    """visible_projects(actor)'s ids as (sql, positional params), for a statement built by hand
-    with %s placeholders (search); project_ids_sql(actor, "read") compiled the same rule."""
-    sql, values = project_ids_sql(actor, "read")
-    positional, names = _positional(sql)
-    return positional, tuple(values[name] for name in names)
-
-
-@functools.lru_cache(maxsize=64)  # one per compiled shape: not redone on every search
-def _positional(sql: str) -> tuple[str, tuple[str, ...]]:
-    return _NAMED.sub("%s", sql), tuple(_NAMED.findall(sql))
 
 
 def writable_projects(actor: Actor) -> QuerySet[Project]:
@@ -116,49 +109,69 @@ _ROLES: dict[str, tuple[str, ...] | None] = {
     "write": WRITE_ROLES,
     "maintain": MAINTAIN_ROLES,
 }
-_NONE_SQL = "SELECT NULL::bigint WHERE false"
-_NAMED = re.compile(r"%\((\w+)\)s")
-# Stand-ins compiled into the cached SQL where the actor's own values go (no real pk is < 0).
-_USER = -(2**62)
-_PROJECT = -(2**61)
-_compiled: dict[tuple, tuple[str, tuple]] = {}
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What decides an actor's projects, split for statements compiled once per shape
+    (knowledge.db.compile_once): `shape` changes their SQL (and goes in their key), `values`
+    are bound per call (the user, the token's projects)."""
+
+    shape: tuple
+    values: dict
+
+
+_NOBODY = Reach(("nobody",), {})
+
+
+def reach(actor: Actor) -> Reach:
+    if not signed_in(actor):
+        return _NOBODY
+    user, ids = actor.user, actor.project_ids
+    guests = () if user.is_superuser else _guests()
+    return Reach(
+        ("signed in", actor.can_write, user.is_superuser, guests, ids is not None),
+        {"user": user.pk, "projects": None if ids is None else sorted(ids)},
+    )
+
+
+def projects_for(reach: Reach, need: Need, s: Stand) -> QuerySet[Project]:
+    """The projects `reach` has the `need` on (visible, writable or maintained_projects: the same
+    rule), with `s`'s stand-ins where its values go, for a queryset compiled once per shape."""
+    if reach.shape == _NOBODY.shape:
+        return Project.objects.none()
+    _, can_write, superuser, guests, narrowed = reach.shape
+    if need != "read" and not can_write:
+        return Project.objects.none()
+    user = None if superuser else s.int("user")
+    ids = s.ints("projects") if narrowed else None
+    return _scoped_for(user, superuser, _ROLES[need], ids, guests if need == "read" else ())
+
+
+def project_ids(actor: Actor, need: Need) -> Bound:
+    """`SELECT id FROM knowledge_project WHERE …`: the ids of the projects the actor may read,
+    write or maintain, as a statement (its `sql` None when it can be none), for a statement
+    of knowledge.db that embeds them. The rule's own queryset, compiled once per shape."""
+    r = reach(actor)
+    compiled = compile_once(
+        ("project_ids", need, r.shape),
+        lambda s: projects_for(r, need, s).order_by().values("pk"),
+    )
+    return compiled.bind(**r.values)
+
+
+def visible_projects_sql(actor: Actor) -> tuple[str, list]:
+    """visible_projects(actor)'s ids as (sql, positional params), for a statement built by hand."""
+    return project_ids(actor, "read").ids()
 
 
 def project_ids_sql(actor: Actor, need: Need) -> tuple[str, dict]:
-    """`SELECT id FROM knowledge_project WHERE …`: the ids of the projects the actor may read,
-    write or maintain as plain SQL with named parameters (`need` + a number, so the three can go
-    in one statement), for statements written as plain SQL (a write's lookups and locks).
-
-    The same rule as visible/writable/maintained_projects, not a copy: the queryset is compiled
-    once per shape of actor (superuser or not, the guest groups, how many projects a token is
-    narrowed to) with stand-ins for the user and the token's projects, and only the parameters
-    are built per call; building the ORM query cost a write more CPU than running it.
-    """
-    if not signed_in(actor) or (need != "read" and not actor.can_write):
-        return _NONE_SQL, {}
-    user, ids = actor.user, actor.project_ids
-    guests = tuple(settings.CAIRN_GUEST_GROUPS or ()) if need == "read" else ()
-    shape = (need, user.is_superuser, guests, None if ids is None else len(ids))
-    if shape not in _compiled:
-        stand_ins = None if ids is None else [_PROJECT + i for i in range(len(ids))]
-        query = _scoped_for(_USER, user.is_superuser, _ROLES[need], stand_ins).order_by()
-        try:
-            sql, params = query.values("pk").query.get_compiler(connection=connection).as_sql()
-        except EmptyResultSet:  # a token narrowed to no project
-            sql, params = _NONE_SQL, ()
-        names = tuple(f"{need}{i}" for i in range(len(params)))
-        named = sql.replace("%%", "\0") % tuple(f"%({n})s" for n in names)
-        _compiled[shape] = (named.replace("\0", "%%"), tuple(zip(names, params, strict=True)))
-    sql, slots = _compiled[shape]
-    ordered = sorted(ids) if ids is not None else ()
-    values = {}
-    for name, value in slots:
-        if type(value) is int and value == _USER:
-            value = user.pk
-        elif type(value) is int and _PROJECT <= value < _PROJECT + len(ordered):
-            value = ordered[value - _PROJECT]
-        values[name] = value
-    return sql, values
+    """project_ids with named parameters (`need` + a number, so several go in one statement),
+    for the statements still written by hand with named parameters."""
+    sql, params = project_ids(actor, need).ids()
+    names = [f"{need}{i}" for i in range(len(params))]
+    named = sql.replace("%%", "\0") % tuple(f"%({n})s" for n in names)
+    return named.replace("\0", "%%"), dict(zip(names, params, strict=True))
 
 
 def project_role(actor: Actor, project: Project) -> str | None:

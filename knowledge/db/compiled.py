@@ -183,6 +183,13 @@ class Bound:
     params: list
     read: Callable[[list], list]
 
+    def ids(self) -> tuple[str, list]:
+        """As a subquery of ids for a statement to embed: one that can match nothing selects no
+        row."""
+        if self.sql is None:
+            return "SELECT NULL::bigint WHERE false", []
+        return self.sql, self.params
+
 
 @dataclass(frozen=True)
 class Compiled:

@@ -29,7 +29,6 @@ TEXT_PRIMITIVES = {
 # Modules whose text library serves their own fixed strings (SQL, names, versions), never a
 # caller's text at a size the caller decides.
 OWN_TEXT = {
-    "knowledge.access": "swaps stand-in ids in SQL it compiled itself",
     "knowledge.services._kernel.mirror_restore": "checks mirror ids and slugs of bounded fields",
     "history.mirror.git": "reads commit trailers Cairn wrote (one line each, bounded message)",
     "memory_site.backup.create": "reads pg_dump and git version strings",

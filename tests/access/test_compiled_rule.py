@@ -1,5 +1,6 @@
-"""access.project_ids_sql, the access rule compiled once per shape of actor for the writes'
-plain SQL, answers as the ORM querysets it is compiled from, for every role of the matrix."""
+"""knowledge.access.project_ids, the access rule compiled once per shape of actor (the user and
+the token's projects bound per call), answers as the querysets it is compiled from, for every
+role of the matrix and every narrowing of a token, on every call of one compiled shape."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.db import connection
 
 from knowledge.access import (
     maintained_projects,
-    project_ids_sql,
+    project_ids,
     visible_projects,
     writable_projects,
 )
@@ -20,7 +21,7 @@ RULES = {"read": visible_projects, "write": writable_projects, "maintain": maint
 
 
 def _ids(actor: Actor, need: str) -> set[int]:
-    sql, params = project_ids_sql(actor, need)
+    sql, params = project_ids(actor, need).ids()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return {pk for (pk,) in cursor.fetchall()}
@@ -42,7 +43,7 @@ def test_the_compiled_rule_answers_as_the_querysets(sensitivity, shared_world, d
     for role in ROLES:
         world = shared_world.as_role(role)
         wrong += _wrong(world.actor(), role)
-    # Tokens narrowed to several projects: each stand-in takes its own project's id.
+    # Tokens narrowed to several projects, to one and to none: one shape, bound per call.
     w = shared_world
     for who in ("maintainer", "other", "superuser"):
         for narrowed in (
@@ -67,3 +68,16 @@ def test_the_guest_groups_are_part_of_the_shape(settings, user, project):
     assert internal.pk in _ids(actor, "read")
     settings.CAIRN_GUEST_GROUPS = ["visitors"]
     assert internal.pk not in _ids(actor, "read")
+
+
+def test_one_shape_serves_every_actor_of_that_shape(user, project):
+    """Compiled once, bound per call: another user of the same shape gets their own projects."""
+    from knowledge.models import Membership, Role
+    from tests.factories import ProjectFactory, UserFactory
+
+    other = UserFactory(username="bob")
+    theirs = ProjectFactory(slug="theirs", sensitivity=Sensitivity.RESTRICTED)
+    Membership.objects.create(project=theirs, user=other, role=Role.VIEWER)
+    mine, yours = Actor.for_user(user), Actor.for_user(other)
+    assert project_ids(mine, "read").sql == project_ids(yours, "read").sql
+    assert theirs.pk in _ids(yours, "read") and theirs.pk not in _ids(mine, "read")
