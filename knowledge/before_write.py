@@ -1,5 +1,5 @@
 """What an entry was before a write changed it, kept by the write itself so the writer's report
-(knowledge/selectors/write_reports.py) compares against it without reading the revision back:
+(knowledge/reads/write_reports.py) compares against it without reading the revision back:
 that read was a quarter of an append's cost in the web process (bench/agents_mix.py)."""
 
 from __future__ import annotations

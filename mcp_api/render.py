@@ -114,7 +114,7 @@ def entry_saved(
     *,
     unseen: frozenset[int],
 ) -> CallToolResult:
-    """What the write did (knowledge.selectors.write_reports): the change, then the rest."""
+    """What the write did (knowledge.reads.write_reports): the change, then the rest."""
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
     lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
@@ -180,7 +180,7 @@ def projects(overview: Iterable[Project]) -> CallToolResult:
 
 
 def project_page(page: dict, subtopic: str, *, unseen: frozenset[int]) -> CallToolResult:
-    """One project from selectors.listings.project_browse: counts, subtopic tree, entries here."""
+    """One project from reads.listings.project_browse: counts, subtopic tree, entries here."""
     proj, tree = page["project"], page["subtopics"]
     here = [entry_meta(e, unseen) for e in page["entries"]]
     counts = {"total": page["total"], "open": page["open"]}

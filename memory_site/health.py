@@ -26,7 +26,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from history.selectors import mirror_state, revision_count
-from knowledge.selectors.health import embedding_state, entry_count, project_count
+from knowledge.reads.health import embedding_state, entry_count, project_count
 from memory_site.proxies import local_caller
 from ops import metrics
 

@@ -26,6 +26,7 @@ from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFail
 from knowledge.graph.selectors import MAX_DEPTH, graph_data
 from knowledge.inputs import find_nul
 from knowledge.models import EntryStatus
+from knowledge.reads import pages
 from knowledge.search import (
     EXPLAIN_TOP,
     SearchFilters,
@@ -33,7 +34,7 @@ from knowledge.search import (
     no_words_note,
     search_entries,
 )
-from knowledge.selectors import entry_revision, pages
+from knowledge.selectors import entry_revision
 from knowledge.selectors.deleted import may_undelete
 from knowledge.services import entry_set_status, entry_undelete, entry_verify
 

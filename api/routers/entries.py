@@ -26,10 +26,10 @@ from api.schemas.entries import (
 )
 from api.schemas.fields import ReasonText, Ref
 from knowledge.errors import AlreadyExists
+from knowledge.reads.listings import entry_list
+from knowledge.reads.write_reports import write_report
 from knowledge.search import SearchFilters
 from knowledge.selectors import entry_get
-from knowledge.selectors.listings import entry_list
-from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,

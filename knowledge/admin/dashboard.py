@@ -21,9 +21,9 @@ from django.utils import timezone
 from knowledge.admin.common import actor_for
 from knowledge.admin.plots import Plot, Point, day_label, days_back
 from knowledge.models import Entry, EntryStatus
+from knowledge.reads.health import embedding_state
+from knowledge.reads.listings import entry_list
 from knowledge.selectors import visible_projects
-from knowledge.selectors.health import embedding_state
-from knowledge.selectors.listings import entry_list
 from ops.models import OperationTiming
 
 SHOWN = 8

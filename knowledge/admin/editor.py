@@ -12,8 +12,8 @@ from django.template.response import TemplateResponse
 from knowledge.admin.common import actor_for
 from knowledge.admin.note_types import live_schema
 from knowledge.errors import KnowledgeError
+from knowledge.reads.editor import body_preview
 from knowledge.rendering import render_markdown, render_page_markdown
-from knowledge.selectors.editor import body_preview
 
 
 @staff_member_required

@@ -14,8 +14,8 @@ from knowledge.admin.common import actor_for
 from knowledge.errors import SchemaMisfit
 from knowledge.models import Entry
 from knowledge.note_types import SchemaError
-from knowledge.selectors.editor import schema_preview
-from knowledge.selectors.note_types import SCHEMA_KIND, load_schema
+from knowledge.note_types.reads import SCHEMA_KIND, load_schema
+from knowledge.reads.editor import schema_preview
 
 FIELDS_TEMPLATE = "knowledge/admin/entries/schema_fields.html"
 

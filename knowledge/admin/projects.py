@@ -10,9 +10,9 @@ from unfold.admin import ModelAdmin, TabularInline
 from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
 from knowledge.admin.tree import mark_open, tree_links
 from knowledge.models import Membership, Project
+from knowledge.note_types.reads import SHAREABLE
+from knowledge.reads.trees import entry_forest
 from knowledge.selectors import maintained_projects, visible_projects
-from knowledge.selectors.note_types import SHAREABLE
-from knowledge.selectors.trees import entry_forest
 from knowledge.services import (
     MembershipChange,
     ProjectFields,

@@ -12,7 +12,7 @@ from django.utils.http import urlencode
 from knowledge.admin.common import actor_for
 from knowledge.errors import ValidationFailed
 from knowledge.paths import normalize_path
-from knowledge.selectors.trees import Forest, TreeNode, entry_forest
+from knowledge.reads.trees import Forest, TreeNode, entry_forest
 
 TREE_PARAM = "tree"
 

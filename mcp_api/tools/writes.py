@@ -11,8 +11,8 @@ from pydantic import Field
 from knowledge import inputs
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
+from knowledge.reads.write_reports import write_report
 from knowledge.selectors.supersession import unseen_links
-from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,

@@ -7,13 +7,13 @@ import pytest
 
 from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
-from knowledge.graph.context import build_context
 from knowledge.graph.selectors import (
     entry_relations,
     graph_data,
     observation_search,
 )
 from knowledge.models import Membership, Observation, Relation, Role, Sensitivity
+from knowledge.reads.context import build_context
 from knowledge.selectors import entry_get
 from knowledge.services import (
     EntryFields,

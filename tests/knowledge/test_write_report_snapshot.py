@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from knowledge.selectors.write_reports import write_report
+from knowledge.reads.write_reports import write_report
 from knowledge.services import EntryFields, entry_edit, entry_upsert
 
 pytestmark = pytest.mark.django_db

@@ -26,11 +26,11 @@ from knowledge.models import (
     embedding_key,
 )
 from knowledge.paths import entry_slug, split_path
+from knowledge.reads.conflicts import entry_conflict
 from knowledge.search import result_cache
 from knowledge.selectors import (
     project_get,
 )
-from knowledge.selectors.conflicts import entry_conflict
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -64,7 +64,7 @@ _TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_b
 def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
     """Refuse a write that read another version, showing what changed since as far as the actor
     may see it, and how to apply only its change: `change` says what the write changes (body,
-    redo and edit, or writes; knowledge.selectors.conflicts.entry_conflict)."""
+    redo and edit, or writes; knowledge.reads.conflicts.entry_conflict)."""
     if expected_version is not None and entry.version != expected_version:
         raise entry_conflict(entry, expected_version, actor=actor, **change)
 

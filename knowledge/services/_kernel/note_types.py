@@ -12,9 +12,9 @@ from knowledge.actors import Actor
 from knowledge.errors import SchemaMisfit, ValidationFailed
 from knowledge.models import Entry, SchemaMode
 from knowledge.note_types import SchemaError, validate
-from knowledge.selectors.note_type_lookup import write_schema
-from knowledge.selectors.note_type_targets import draft_target_kinds
-from knowledge.selectors.note_types import SCHEMA_KIND, facts_of, load_schema
+from knowledge.note_types.lookup import write_schema
+from knowledge.note_types.reads import SCHEMA_KIND, facts_of, load_schema
+from knowledge.note_types.targets import draft_target_kinds
 
 
 def check_schema_entry(entry: Entry) -> None:

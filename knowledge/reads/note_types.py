@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from knowledge.note_types import Schema, to_text
-from knowledge.selectors.note_types import DiffRun, InferenceRun, NoteType, ValidationRun
+from knowledge.note_types.reads import DiffRun, InferenceRun, NoteType, ValidationRun
 
 
 def schema_dict(schema: Schema | None) -> dict | None:

@@ -1,8 +1,8 @@
 """Reads for note-type schemas: validate, infer and diff a note type's schema against the
 entries of that type the actor may see, and list a project's note types. Every surface asks
-these. Finding and parsing the schema itself: knowledge.selectors.note_type_lookup (its names are
+these. Finding and parsing the schema itself: knowledge.note_types.lookup (its names are
 importable from here too). The reports read the entries' stored observations and relations
-(knowledge.selectors.note_type_facts), never their bodies.
+(knowledge.note_types.stored_facts), never their bodies.
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ from knowledge.note_types import (
     infer,
     validate,
 )
-from knowledge.selectors import entry_get, project_get, visible_entries, visible_projects
-from knowledge.selectors.note_type_facts import stored_facts
-from knowledge.selectors.note_type_lookup import (
+from knowledge.note_types.lookup import (
     RETIRED,
     SCHEMA_KIND,
     note_type_of,
@@ -39,10 +37,12 @@ from knowledge.selectors.note_type_lookup import (
     schema_library,
     stored_schema,
 )
-from knowledge.selectors.note_type_lookup import SHAREABLE as SHAREABLE  # callers read these here
-from knowledge.selectors.note_type_lookup import load_schema as load_schema
-from knowledge.selectors.note_type_lookup import schema_entry as schema_entry
-from knowledge.selectors.note_type_targets import Targets, stored_target_kinds
+from knowledge.note_types.lookup import SHAREABLE as SHAREABLE  # callers read these here
+from knowledge.note_types.lookup import load_schema as load_schema
+from knowledge.note_types.lookup import schema_entry as schema_entry
+from knowledge.note_types.stored_facts import stored_facts
+from knowledge.note_types.targets import Targets, stored_target_kinds
+from knowledge.selectors import entry_get, project_get, visible_entries, visible_projects
 
 MAX_ENTRIES = 2000  # entries of one type a report reads (newest first); the report says so
 MAX_TYPES = 200  # note types a project lists

@@ -16,7 +16,15 @@ from knowledge.models import (
     Observation,
     Subtopic,
 )
+from knowledge.note_types.reads import (
+    MAX_ENTRIES,
+    entry_schema_fit,
+    fits_of,
+    note_type_of,
+    note_types_of,
+)
 from knowledge.paths import normalize_path
+from knowledge.reads.listings import entry_list
 from knowledge.selectors import (
     entry_lookup,
     entry_not_found,
@@ -24,14 +32,6 @@ from knowledge.selectors import (
     visible_entries,
     visible_projects,
     writable_projects,
-)
-from knowledge.selectors.listings import entry_list
-from knowledge.selectors.note_types import (
-    MAX_ENTRIES,
-    entry_schema_fit,
-    fits_of,
-    note_type_of,
-    note_types_of,
 )
 
 

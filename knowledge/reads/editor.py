@@ -18,10 +18,10 @@ from knowledge.graph.parsing import Observation, Relation, parse
 from knowledge.graph.resolve import resolve_targets
 from knowledge.models import Entry, Subtopic
 from knowledge.note_types import Facts, Report, Schema, SchemaError, read_schema, validate
+from knowledge.note_types.reads import SCHEMA_KIND, note_type_of, project_schema
+from knowledge.note_types.targets import draft_target_kinds
 from knowledge.paths import normalize_path
 from knowledge.selectors import project_get, visible_entries
-from knowledge.selectors.note_type_targets import draft_target_kinds
-from knowledge.selectors.note_types import SCHEMA_KIND, note_type_of, project_schema
 
 
 @dataclass(frozen=True)

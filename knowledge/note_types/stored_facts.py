@@ -17,7 +17,7 @@ from django.db.models.functions import Left
 from knowledge.models import Entry, Observation, Relation
 from knowledge.note_types import Facts
 from knowledge.note_types.picoschema import MAX_TEXT
-from knowledge.selectors.note_type_targets import Targets
+from knowledge.note_types.targets import Targets
 
 # A value longer than an enum value may be is in no enum; the type checks (integer, number,
 # boolean) see no further either.

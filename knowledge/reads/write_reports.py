@@ -21,8 +21,7 @@ from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
-from knowledge.selectors import visible_projects
-from knowledge.selectors.write_lookups import (
+from knowledge.reads.write_lookups import (
     MAX_SIMILAR,
     Lookups,
     Named,
@@ -30,6 +29,7 @@ from knowledge.selectors.write_lookups import (
     blame_revisions,
     report_lookups,
 )
+from knowledge.selectors import visible_projects
 
 MAX_REMOVED_LINES = 20
 MAX_LINE_CHARS = 300
