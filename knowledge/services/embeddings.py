@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
+from knowledge.db.locks import try_xact_lock
+from knowledge.db.search import recount_lexemes
 from knowledge.models import Entry, EntryChunk, embedding_key
 from knowledge.search import result_cache
 from knowledge.search.chunking import chunk_text, estimated_tokens
@@ -245,25 +247,11 @@ def lexeme_stats_refresh(*, max_age: float = 0.0) -> bool:
     now = time.monotonic()
     if max_age and now - _stats_refreshed_at < max_age:
         return False
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic():
         # One recount at a time: two at once collided on the table's unique key.
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [STATS_LOCK_KEY])
-        if not cursor.fetchone()[0]:
+        if not try_xact_lock(STATS_LOCK_KEY):
             return False
         result_cache.changed()
-        # Readers keep seeing the old counts until this commits.
-        cursor.execute("DELETE FROM knowledge_lexemestat")
-        cursor.execute(
-            """
-            INSERT INTO knowledge_lexemestat (project_id, word, ndoc)
-            SELECT e.project_id, u.lexeme, count(*)
-            FROM knowledge_entry e CROSS JOIN LATERAL unnest(e.search_vector) u
-            WHERE e.searchable AND e.search_vector IS NOT NULL
-            GROUP BY e.project_id, u.lexeme
-            UNION ALL
-            SELECT project_id, '', count(*) FROM knowledge_entry WHERE searchable
-            GROUP BY project_id
-            """
-        )
+        recount_lexemes()  # readers keep seeing the old counts until this commits
     _stats_refreshed_at = now
     return True

@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from knowledge.actors import Actor
+from knowledge.db.locks import xact_lock
 from knowledge.errors import AlreadyExists, KnowledgeError, NotFound
 from knowledge.models import Entry
 from knowledge.search.result_cache import changes_answers
@@ -94,11 +95,7 @@ def entries_import(
 
 def _project(actor: Actor, name: str) -> str:
     """The project's slug, created when missing: the lookup and the creation under one lock."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-            [_PROJECT_LOCK_SPACE, slugify(name) or name],
-        )
+    xact_lock(_PROJECT_LOCK_SPACE, slugify(name) or name)
     try:
         return project_get(actor, name, for_write=True).slug
     except NotFound:

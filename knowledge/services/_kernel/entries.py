@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
+from knowledge.db.revisions import save_revision
 from knowledge.errors import AlreadyExists, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
@@ -45,7 +46,6 @@ from knowledge.services._kernel.checks import (
 from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
 from knowledge.services._kernel.locks import lock_by_identity
 from knowledge.services._kernel.note_types import check_schema
-from knowledge.services._kernel.revisions import save_revision
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields

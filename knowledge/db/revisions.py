@@ -2,13 +2,14 @@
 post_save (which builds and saves a historical model instance through the ORM: about a tenth of
 a write's CPU, bench/write_profile.py). The row is the one simple-history writes: every tracked
 column as saved, who, why, when and the kind of change; the columns the history adds of its own
-(git_commit, sources) take their defaults."""
+(git_commit, sources) take their defaults. And the commit hashes the mirror records on them,
+one statement per batch."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from knowledge.models import Entry, HistoricalEntry
@@ -48,3 +49,18 @@ def save_revision(entry: Entry, created: bool) -> None:
         values.append(field.get_db_prep_save(value, connection))
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
+
+
+def record_commits(shas: dict[int, str]) -> None:
+    """Store commit hashes on their revisions (revision id -> sha); only rows still pending
+    are touched. One statement for the batch, where the ORM would send one per revision."""
+    if not shas:
+        return
+    ids, values = list(shas), [shas[i] for i in shas]
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE {HistoricalEntry._meta.db_table} AS h SET git_commit = v.sha "
+            "FROM unnest(%s::int[], %s::text[]) AS v(id, sha) "
+            "WHERE h.history_id = v.id AND h.git_commit = ''",
+            [ids, values],
+        )
