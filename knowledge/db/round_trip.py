@@ -15,6 +15,12 @@ from knowledge.db.compiled import Bound
 Statement = tuple[str, Sequence] | QuerySet | Bound
 
 
+def statement_of(queryset: QuerySet) -> tuple[str, tuple]:
+    """A queryset's (sql, params), to send with others; raises EmptyResultSet for a queryset
+    that can match nothing."""
+    return queryset.query.sql_with_params()
+
+
 def fetch_together(items: Sequence[Statement]) -> list[list]:
     """Each item's rows, all sent in one `execute`: a (sql, params) statement and a queryset
     give their rows as they come, a Bound call of a compiled queryset as it reads them. An
@@ -26,7 +32,7 @@ def fetch_together(items: Sequence[Statement]) -> list[list]:
                 statements.append((i, item.sql, item.params))
         elif isinstance(item, QuerySet):
             with contextlib.suppress(EmptyResultSet):
-                statements.append((i, *item.query.sql_with_params()))
+                statements.append((i, *statement_of(item)))
         else:
             statements.append((i, *item))
     results: list[list] = [[] for _ in items]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from knowledge.db import fetch_together
+from knowledge.db.search import hit_rows
 from knowledge.search.snippets import highlight, lexemes_of
 from knowledge.search.types import Rankings, SearchHit
 
@@ -79,21 +80,6 @@ class HitRow:
         )
 
 
-# %s: the headline's tsquery (NULL: none), entry ids, chunk ids; e.id = ANY() reads by key.
-_ROWS_SQL = """
-SELECT e.id, e.short_id, e.title, e.slug, e.body, e.kind, e.tags, e.status, e.updated_at,
-       p.slug, s.path,
-       CASE WHEN %s::tsquery IS NOT NULL AND e.id = ANY(%s)
-            THEN ts_headline(%s::regconfig, e.body, %s::tsquery, %s) END,
-       coalesce(c.text, '')
-FROM knowledge_entry e
-JOIN knowledge_project p ON p.id = e.project_id
-LEFT JOIN knowledge_subtopic s ON s.id = e.subtopic_id
-LEFT JOIN knowledge_entrychunk c ON c.entry_id = e.id AND c.id = ANY(%s)
-WHERE e.id = ANY(%s)
-"""
-
-
 def _rows(
     ids: list[int],
     *,
@@ -107,16 +93,16 @@ def _rows(
     sent in the same round trip, and its rows."""
     statements = []
     if ids:
-        params = [
-            headline,
-            list(headed),
-            settings.CAIRN_SEARCH_CONFIG,
-            headline,
-            HEADLINE_OPTIONS,
-            list(chunk_ids),
-            list(ids),
-        ]
-        statements.append((_ROWS_SQL, params))
+        statements.append(
+            hit_rows(
+                list(ids),
+                chunk_ids=list(chunk_ids),
+                headline=headline,
+                headed=list(headed),
+                config=settings.CAIRN_SEARCH_CONFIG,
+                options=HEADLINE_OPTIONS,
+            )
+        )
     if alongside is not None:
         statements.append(alongside)
     if not statements:

@@ -94,7 +94,7 @@ NOT_FUZZED = {
     "knowledge.rendering.render_markdown": "render_page_markdown (fuzzed) without a page",
     "knowledge.rendering.render_entry_body": "render_page_markdown (fuzzed) of a body",
     "knowledge.search.chunking.estimated_tokens": "len of a chunk",
-    "knowledge.search.query.filter_sql": "SQL of a parsed (capped) query",
+    "knowledge.search.query.filter_expression": "SQL of a parsed (capped) query",
     "knowledge.search.query.check_query": "the query's caps: length first, then one scan",
     "knowledge.search.snippets.words_in": "lexemes_of (fuzzed) of one snippet",
     "knowledge.search.snippets.marked": "one bounded snippet",
