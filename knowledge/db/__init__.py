@@ -6,11 +6,12 @@
 - rows.py: rows → model instances as the ORM loads them (`from_row`, `columns`);
 - round_trip.py: several statements in one round trip (`fetch_together`);
 - lookups.py: `field__any=[…]`, a list as one array parameter;
-- and the few statements the ORM cannot say, each held to its ORM form by a test in
-  tests/knowledge/db/: expressions (the embedding key), text (an entry's weighted vector),
-  graph (facts closed and added in one statement), revisions (the revision row, commit hashes),
-  search (word statistics, exact distances, the HNSW scan), generation (the search answers'
-  generation), locks (advisory locks and claims), sequences.
+- and the statements the ORM cannot say or that every write and search sends: expressions (the
+  embedding key), text (an entry's weighted vector), graph (facts closed and added in one
+  statement), revisions (the revision row, commit hashes), write_lookups (a write report's
+  lookups and blame), tokens (a cached token's recheck), search (word statistics, exact
+  distances, the HNSW scan, the rank, hit rows, the query's constraints), generation (the search
+  answers' generation), locks (advisory locks and claims), sequences.
 
 It stands on the models alone: a statement that embeds the projects an actor may see takes
 them as an argument (knowledge.access compiles the rule).

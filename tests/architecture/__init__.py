@@ -23,13 +23,16 @@ One test per rule; each failure names the rule and lists every offender with its
     and the data command base: no admin imports another app's admin, no command reaches into
     the core's insides (MAY_IMPORT in test_admin_and_commands.py is the exact list);
 11. one declaration per thing (a revision model, a restore that says which);
+12. SQL text lives only in knowledge/db/: elsewhere a statement is a queryset, and what the ORM
+    cannot say is named there (SQL_ALLOWED in test_sql.py: ops's own table, the site's server
+    administration);
 13. knowledge/ is built in floors (ground, data access, the access rule, entity reads, search and
     graph, note-type reads, reads for one caller, writes and the app's surfaces): a module imports
     its own package or a floor below (FLOORS in test_floors.py).
 
 Where they live: rules 1 and 5 in test_writes_and_queries.py, 2, 3, 4 and 9 in test_imports.py,
 6 and 7 in test_services.py, 8 in test_module_graph.py, 10 in test_admin_and_commands.py, 11 in
-test_declarations.py, 13 in test_floors.py; each module also shows its detectors failing on a
+test_declarations.py, 12 in test_sql.py, 13 in test_floors.py; each module also shows its detectors failing on a
 sample tree. What they all read (the file sets, the imports of a module, the report) is in
 source.py.
 

@@ -26,7 +26,7 @@ FLOORS = {
     "knowledge.before_write": GROUND, "knowledge.write_result": GROUND, "knowledge.records": GROUND,
     "knowledge.graph.parsing": GROUND,
     "knowledge.note_types": GROUND,  # the schema language: picoschema, validation, inference, cache
-    "knowledge.db": DB, "knowledge.locks": DB,
+    "knowledge.db": DB,
     "knowledge.access": ACCESS,
     "knowledge.selectors": ENTITIES,
     "knowledge.search": SEARCH_GRAPH, "knowledge.graph": SEARCH_GRAPH,

@@ -79,7 +79,7 @@ def sql_offences(path: Path, root: Path = ROOT) -> list[str]:
             }
             if bases & EXPRESSION_BASES and sets & {"template", "arg_joiner", "sql_template"}:
                 hits.append(f"{where}:{node.lineno} an expression's SQL template")
-    return sorted(set(hits), key=lambda h: (h.split(":")[0], int(h.split(":")[1].split()[0])))
+    return sorted(set(hits), key=lambda h: (h.split(":")[0], int(h.split(":")[1].split()[0]), h))
 
 
 def _checked(root: Path = ROOT, files: list[Path] | None = None) -> list[Path]:

@@ -9,6 +9,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from knowledge.actors import Actor
+from knowledge.db import generation
 from knowledge.models import Entry, EntryChunk, Membership, Project, Role, Sensitivity
 from knowledge.search import SearchFilters, query_vectors, result_cache, search_entries
 from knowledge.services import (
@@ -230,11 +231,11 @@ def test_an_answer_over_a_quarter_of_the_budget_is_not_kept(actor, notes, settin
 def test_a_write_whose_advance_fails_is_still_a_committed_write(actor, notes, caplog):
     """The advance runs after the commit: its failure is logged, never the write's error."""
     with connection.cursor() as cursor:
-        cursor.execute(f"ALTER SEQUENCE {result_cache.SEQUENCE} RENAME TO cairn_away")
+        cursor.execute(f"ALTER SEQUENCE {generation.SEQUENCE} RENAME TO cairn_away")
     try:
         _upsert_new(actor, notes)
     finally:
         with connection.cursor() as cursor:
-            cursor.execute(f"ALTER SEQUENCE cairn_away RENAME TO {result_cache.SEQUENCE}")
+            cursor.execute(f"ALTER SEQUENCE cairn_away RENAME TO {generation.SEQUENCE}")
     assert Entry.objects.filter(title="Restore drill").exists()
     assert "Could not advance the search generation" in caplog.text
