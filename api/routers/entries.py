@@ -73,7 +73,7 @@ def _sources(data: EntryCreateIn) -> list[dict] | None:
 def create_entry(request: HttpRequest, data: EntryCreateIn):
     """Create an entry; 409 when one with this title already exists in the subtopic."""
     try:
-        entry = entry_create(
+        result = entry_create(
             actor=request.auth,
             project=data.project,
             subtopic=data.subtopic,
@@ -89,19 +89,18 @@ def create_entry(request: HttpRequest, data: EntryCreateIn):
             f"/api/v1/entries/{exc.data['entry']} changes it.",
             **exc.data,
         ) from exc
-    return Status(201, entry)
+    return Status(201, result.entry)
 
 
 @router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
 def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
-    sources = _sources(data)
     result = entry_upsert(
         actor=request.auth,
         project=data.project,
         subtopic=data.subtopic,
         fields=EntryFields.pick(data.model_dump()),
-        sources=sources,
+        sources=_sources(data),
         expected_version=data.expected_version,
         reason=data.reason,
     )
@@ -113,14 +112,7 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
             "outcome": result.outcome,
             "entry": result.entry,
             "schema_report": report.as_dict() if report is not None else None,
-            "report": write_report(
-                request.auth,
-                result.entry,
-                result.outcome,
-                sources=sources,
-                before=result.before,
-                facts=result.facts,
-            ),
+            "report": write_report(request.auth, result),
         },
     )
 

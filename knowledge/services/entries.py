@@ -8,14 +8,12 @@ from __future__ import annotations
 from django.db import transaction
 
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
 from knowledge.selectors import entry_revision, project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
-
-UpsertResult = k.UpsertResult
+from knowledge.write_result import EntryBeforeWrite, WriteResult
 
 
 @transaction.atomic(durable=True)
@@ -28,7 +26,7 @@ def entry_upsert(
     sources: list[dict] | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> k.UpsertResult:
+) -> WriteResult:
     """Create or replace the entry identified by (project, subtopic, fields.title); the whole
     body is replaced. expected_version 0 = must not exist yet. Returns outcome "unchanged"
     (and writes no revision) when nothing would change."""
@@ -52,7 +50,7 @@ def entry_create(
     fields: EntryFields,
     sources: list[dict] | None = None,
     reason: str = "",
-) -> Entry:
+) -> WriteResult:
     """Create the entry identified by (project, subtopic, fields.title); raises AlreadyExists
     (with field="title" and the existing entry's short id) instead of replacing one."""
     return k.upsert_entry(
@@ -63,7 +61,7 @@ def entry_create(
         sources=sources,
         reason=reason,
         create_only=True,
-    ).entry
+    )
 
 
 @transaction.atomic(durable=True)
@@ -76,7 +74,7 @@ def entry_update(
     subtopic: str | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> k.UpsertResult:
+) -> WriteResult:
     """Edit an entry (a field not given is kept; subtopic "" = the project root; a new project
     or subtopic moves it), as one revision. Raises EntryConflict when it changed since
     expected_version. Outcome "unchanged" (no new revision) when nothing changes; "updated"
@@ -107,9 +105,9 @@ def entry_update(
         node = k.ensure_path(actor=actor, project=target, path=path)
         moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not (changed or moved):
-        return k.UpsertResult(entry, "unchanged")
-    facts = k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
-    return k.UpsertResult(entry, "updated", before, facts)
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 def _update_args(fields: EntryFields, project, subtopic) -> dict:

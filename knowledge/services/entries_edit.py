@@ -13,12 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
+from knowledge.write_result import EntryBeforeWrite, WriteResult
 
 EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
 
@@ -154,7 +154,7 @@ def entry_edit(
     expected_count: int | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> k.UpsertResult:
+) -> WriteResult:
     """Change part of an entry's body (append, prepend, find_replace, replace_section).
     Outcome "unchanged" (no new revision) when the body would read the same."""
     entry = k.lock_entry(actor, ref)
@@ -175,9 +175,9 @@ def entry_edit(
     before = EntryBeforeWrite.of(entry)
     body = apply_edit(entry.body, **edit)
     if not k.apply_changes(entry, EntryFields(body=body)):
-        return k.UpsertResult(entry, "unchanged")
-    facts = k.save_entry(entry, actor, reason or f"edit: {operation}")
-    return k.UpsertResult(entry, "updated", before, facts)
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or f"edit: {operation}")
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 @transaction.atomic(durable=True)

@@ -10,7 +10,6 @@ from pydantic import Field
 
 from knowledge import inputs
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
 from knowledge.selectors.supersession import unseen_links
 from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
@@ -22,6 +21,7 @@ from knowledge.services import (
     entry_update,
     entry_upsert,
 )
+from knowledge.write_result import EntryBeforeWrite, WriteResult
 from mcp_api import render
 from mcp_api.tools.arguments import (
     Body,
@@ -75,7 +75,7 @@ def upsert(actor: Actor, args: UpsertArguments):
         expected_version=args.expected_version,
         reason=args.reason,
     )
-    return _saved(actor, result, sources=args.sources)
+    return _saved(actor, result)
 
 
 class EditArguments(Arguments):
@@ -132,11 +132,9 @@ def update(actor: Actor, args: UpdateArguments):
     return _saved(actor, result)
 
 
-def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
+def _saved(actor: Actor, result: WriteResult):
     entry, outcome = result.entry, result.outcome
-    report = write_report(
-        actor, entry, outcome, sources=sources, before=result.before, facts=result.facts
-    )
+    report = write_report(actor, result)
     return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
 
 
@@ -172,7 +170,7 @@ def correct(actor: Actor, args: CorrectArguments):
     # changed, the facts and links the new text holds. The removed text stays in the old entry.
     was = EntryBeforeWrite.of(new)
     was = replace(was, version=old.version - 1, body=old.body, title=_title_before(old))
-    report = write_report(actor, new, "corrected", before=was)
+    report = write_report(actor, WriteResult(new, "corrected", before=was))
     report["change"]["from_entry"] = old.short_id
     return render.entry_corrected(new, old, report=report, unseen=unseen_links(actor, [new, old]))
 

@@ -72,7 +72,7 @@ def test_upsert_creates_then_updates_by_case_insensitive_identity(actor, project
 def test_create_refuses_an_existing_identity_and_leaves_it_alone(actor, project):
     first = entry_create(
         actor=actor, project="acme", subtopic="a/b", fields=EntryFields(title="Pricing", body="v1")
-    )
+    ).entry
     with pytest.raises(AlreadyExists, match="already exists in acme/a/b") as refused:
         entry_create(
             actor=actor,
