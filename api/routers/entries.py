@@ -173,8 +173,8 @@ def set_entry_status(request: HttpRequest, ref: Ref, data: StatusIn):
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
 def correct_entry(request: HttpRequest, ref: Ref, data: CorrectIn):
     """Record that the entry was wrong: a new entry supersedes it; both are kept."""
-    new, old = entry_correct(actor=request.auth, ref=ref, **data.model_dump())
-    return Status(201, {"entry": new, "superseded": old})
+    result = entry_correct(actor=request.auth, ref=ref, **data.model_dump())
+    return Status(201, {"entry": result.entry, "superseded": result.superseded})
 
 
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])

@@ -321,6 +321,8 @@ def write_report(actor: Actor, result: WriteResult) -> dict:
     if outcome == "unchanged":
         return report
     report["change"] = _change(actor, entry, result.before)
+    if result.superseded is not None:  # the removed text stays in the corrected entry
+        report["change"]["from_entry"] = result.superseded.short_id
     created = outcome == "created"
     lookups = None
     if facts is not None or created:

@@ -189,11 +189,13 @@ def entry_correct(
     reason: str,
     title: str | None = None,
     expected_version: int | None = None,
-) -> tuple[Entry, Entry]:
+) -> WriteResult:
     """Record that an entry was wrong: a new entry supersedes it and both are kept.
 
     The new entry takes over the title (so upserts by title reach it); the old one is renamed
-    `<title> (superseded <short id>)` and marked superseded. Returns (new, old).
+    `<title> (superseded <short id>)` and marked superseded. Returns the new entry, outcome
+    "corrected", with the old one as `superseded` and as it was found as `before` (its body and
+    title before the correction: what the write's report compares with).
     """
     if not (reason or "").strip():
         raise ValidationFailed("Say what was wrong (reason).", field="reason")
@@ -201,6 +203,7 @@ def entry_correct(
         raise ValidationFailed("A correction needs the corrected body.", field="body")
     old = k.lock_entry(actor, ref)
     k.check_version(old, expected_version, actor=actor, body=body)
+    before = EntryBeforeWrite.of(old)
     if old.status == EntryStatus.SUPERSEDED:
         raise ValidationFailed(
             f"Entry {old.short_id} is already superseded"
@@ -219,12 +222,12 @@ def entry_correct(
     new = k.new_entry(
         actor, project=old.project, subtopic=old.subtopic, fields=fields, supersedes=old
     )
-    k.save_entry(new, actor, f"correction: {reason}")
+    saved = k.save_entry(new, actor, f"correction: {reason}")
     new.sources.set(old.sources.all())
     # The link back is derived from the new entry's revision: no third revision for it.
     old.superseded_by = new
     Entry.objects.filter(pk=old.pk).update(superseded_by=new)
-    return new, old
+    return WriteResult(new, "corrected", before, saved.facts, saved.schema, superseded=old)
 
 
 @transaction.atomic(durable=True)

@@ -3,7 +3,6 @@ Each argument model hands the services an EntryFields (or the edit's own argumen
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -21,7 +20,7 @@ from knowledge.services import (
     entry_update,
     entry_upsert,
 )
-from knowledge.write_result import EntryBeforeWrite, WriteResult
+from knowledge.write_result import WriteResult
 from mcp_api import render
 from mcp_api.tools.arguments import (
     Body,
@@ -163,21 +162,12 @@ class CorrectArguments(Arguments):
 def correct(actor: Actor, args: CorrectArguments):
     """Record that an entry was wrong: a new entry supersedes it, both kept; search shows the
     new one."""
-    new, old = entry_correct(
+    result = entry_correct(
         actor=actor, ref=args.id, body=args.body, reason=args.reason, title=args.title or None
     )
-    # Reported like any write, against the body the old entry held: what the correction
-    # changed, the facts and links the new text holds. The removed text stays in the old entry.
-    was = EntryBeforeWrite.of(new)
-    was = replace(was, version=old.version - 1, body=old.body, title=_title_before(old))
-    report = write_report(actor, WriteResult(new, "corrected", before=was))
-    report["change"]["from_entry"] = old.short_id
+    new, old = result.entry, result.superseded
+    report = write_report(actor, result)
     return render.entry_corrected(new, old, report=report, unseen=unseen_links(actor, [new, old]))
-
-
-def _title_before(old) -> str:
-    """The old entry's title before entry_correct marked it `<title> (superseded <short id>)`."""
-    return old.title.removesuffix(f" (superseded {old.short_id})")
 
 
 UPSERT = Tool("upsert", UpsertArguments, upsert, IDEMPOTENT_WRITE)

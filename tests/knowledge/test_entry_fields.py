@@ -98,7 +98,7 @@ def test_an_upsert_without_a_title_is_refused(actor, project):
 def test_a_correction_keeps_the_old_fields_but_the_text(actor, project):
     old = entry_upsert(actor=actor, project="acme", fields=FIRST).entry
 
-    new, _ = entry_correct(actor=actor, ref=old.short_id, body="Hourly.", reason="it changed")
+    new = entry_correct(actor=actor, ref=old.short_id, body="Hourly.", reason="it changed").entry
 
     assert EntryFields.from_revision(new) == dataclasses.replace(FIRST, body="Hourly.")
 

@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from knowledge.selectors.write_reports import write_report
-from knowledge.services import EntryFields, entry_edit, entry_upsert
+from knowledge.services import EntryFields, entry_correct, entry_edit, entry_upsert
+from knowledge.write_result import EntryBeforeWrite
 
 pytestmark = pytest.mark.django_db
 
@@ -86,3 +87,42 @@ def test_a_reports_facts_come_from_the_save_and_equal_the_ones_read_back(actor, 
     with CaptureQueriesContext(connection) as no_links_read_back:
         write_report(actor, replace(plain, facts=None))
     assert len(no_links) == len(no_links_read_back) - 2  # neither observations nor relations
+
+
+def test_a_corrections_report_compares_with_the_corrected_entry_as_it_was_found(actor, project):
+    """entry_correct hands over the corrected entry as it found it (before its title was marked
+    superseded) and the new entry's facts: the report is the one a surface used to rebuild from
+    the new entry, the old body and the old title, facts read back."""
+    body = "# Budget\n\n- [fact] Costs 10 EUR #money\n- relates_to [[Vendor]]\n- ask Sam\n"
+    old = entry_upsert(
+        actor=actor,
+        project="acme",
+        subtopic="ops",
+        fields=EntryFields(title="Budget", body=body, tags=["money"]),
+    ).entry
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Vendor", body="x"))
+    fixed = "# Budget\n\n- [fact] Costs 12 EUR #money\n- relates_to [[Vendor]]\n"
+    result = entry_correct(actor=actor, ref=old.pk, body=fixed, reason="wrong sum")
+    new, superseded = result.entry, result.superseded
+    assert (result.outcome, superseded.pk, new.supersedes_id) == ("corrected", old.pk, old.pk)
+    assert result.before == EntryBeforeWrite.of(old)  # found under the lock, title unmarked
+    assert result.facts is not None
+
+    report = write_report(actor, result)
+    # What the MCP correct tool built before the result carried it.
+    was = replace(
+        EntryBeforeWrite.of(new),
+        version=superseded.version - 1,
+        body=superseded.body,
+        title=superseded.title.removesuffix(f" (superseded {superseded.short_id})"),
+    )
+    rebuilt = write_report(actor, replace(result, before=was, facts=None, superseded=None))
+    rebuilt["change"]["from_entry"] = superseded.short_id
+    assert report == rebuilt
+    assert report["change"]["from_entry"] == old.short_id
+    assert [r["text"] for r in report["change"]["removed_lines"]] == [
+        "- [fact] Costs 10 EUR #money",
+        "- ask Sam",
+    ]
+    assert [(o["content"], o["new"]) for o in report["observations"]] == [("Costs 12 EUR", True)]
+    assert [(r["target"], r["resolved"]) for r in report["relations"]] == [("Vendor", True)]
