@@ -105,13 +105,12 @@ def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
         reason=data.reason,
     )
     status = 201 if result.outcome == "created" else 200
-    report = getattr(result.entry, "schema_report", None)
     return Status(
         status,
         {
             "outcome": result.outcome,
             "entry": result.entry,
-            "schema_report": report.as_dict() if report is not None else None,
+            "schema_report": result.schema.as_dict() if result.schema is not None else None,
             "report": write_report(request.auth, result),
         },
     )

@@ -216,7 +216,7 @@ class EntryAdmin(
                 expected_version=data.get("version"),
                 reason=reason,
             )
-        warn_misfit(request, result.entry)
+        warn_misfit(request, result.schema)
         obj.pk = result.entry.pk
         obj.refresh_from_db()
 

@@ -132,9 +132,9 @@ def update(actor: Actor, args: UpdateArguments):
 
 
 def _saved(actor: Actor, result: WriteResult):
-    entry, outcome = result.entry, result.outcome
-    report = write_report(actor, result)
-    return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
+    return render.entry_saved(
+        result, report=write_report(actor, result), unseen=unseen_links(actor, [result.entry])
+    )
 
 
 class DeleteArguments(Arguments):
@@ -165,9 +165,11 @@ def correct(actor: Actor, args: CorrectArguments):
     result = entry_correct(
         actor=actor, ref=args.id, body=args.body, reason=args.reason, title=args.title or None
     )
-    new, old = result.entry, result.superseded
-    report = write_report(actor, result)
-    return render.entry_corrected(new, old, report=report, unseen=unseen_links(actor, [new, old]))
+    return render.entry_corrected(
+        result,
+        report=write_report(actor, result),
+        unseen=unseen_links(actor, [result.entry, result.superseded]),
+    )
 
 
 UPSERT = Tool("upsert", UpsertArguments, upsert, IDEMPOTENT_WRITE)

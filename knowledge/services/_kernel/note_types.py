@@ -44,7 +44,6 @@ def check_schema(
     """Check `entry` against its type's schema per the project's mode. Returns the report
     (None when nothing was checked); raises SchemaMisfit in strict mode unless `lenient`
     (imports report misfits instead of refusing)."""
-    entry.schema_report = None
     check_schema_entry(entry)
     mode = entry.project.schema_mode
     if mode == SchemaMode.OFF or entry.kind == SCHEMA_KIND:
@@ -55,7 +54,6 @@ def check_schema(
     # a relation field checks the kind of the entry each link names, resolved as the save will
     targets = draft_target_kinds(entry, actor) if schema.has_relations else None
     report = validate(schema, facts_of(entry, targets))
-    entry.schema_report = report
     if report.fits or mode != SchemaMode.STRICT or lenient:
         return report
     raise SchemaMisfit(
