@@ -240,8 +240,8 @@ def verify(request, ref: str):
     except KnowledgeError as exc:  # a stale version: say so on the page, change nothing
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Verified version {done.version}: you checked it.")
-        ref = done.short_id
+        messages.success(request, f"Verified version {done.entry.version}: you checked it.")
+        ref = done.entry.short_id
     return redirect("web:entry", ref=ref)
 
 
@@ -263,8 +263,8 @@ def set_status(request, ref: str):
     except KnowledgeError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Status is now {done.get_status_display().lower()}.")
-        ref = done.short_id
+        messages.success(request, f"Status is now {done.entry.get_status_display().lower()}.")
+        ref = done.entry.short_id
     return redirect("web:entry", ref=ref)
 
 

@@ -161,12 +161,12 @@ def edit_entry(request: HttpRequest, ref: Ref, data: EditIn):
 
 @router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
 def move_entry(request: HttpRequest, ref: Ref, data: MoveIn):
-    return entry_move(actor=request.auth, ref=ref, **data.model_dump())
+    return entry_move(actor=request.auth, ref=ref, **data.model_dump()).entry
 
 
 @router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
 def set_entry_status(request: HttpRequest, ref: Ref, data: StatusIn):
-    return entry_set_status(actor=request.auth, ref=ref, **data.model_dump())
+    return entry_set_status(actor=request.auth, ref=ref, **data.model_dump()).entry
 
 
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
@@ -179,4 +179,4 @@ def correct_entry(request: HttpRequest, ref: Ref, data: CorrectIn):
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
 def verify_entry(request: HttpRequest, ref: Ref, data: VerifyIn):
     """Record that you (a person) confirmed the entry."""
-    return entry_verify(actor=request.auth, ref=ref, **data.model_dump())
+    return entry_verify(actor=request.auth, ref=ref, **data.model_dump()).entry

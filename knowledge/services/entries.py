@@ -125,16 +125,19 @@ def entry_move(
     project: str | int | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
-    """Move an entry to another subtopic (and optionally another project)."""
+) -> WriteResult:
+    """Move an entry to another subtopic (and optionally another project); outcome
+    "unchanged" when it is there already."""
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version, actor=actor, writes=frozenset({"place"}))
+    before = EntryBeforeWrite.of(entry)
     target = project_get(actor, project, for_write=True) if project is not None else entry.project
     node = k.ensure_path(actor=actor, project=target, path=subtopic)
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
-    if moved:
-        k.save_entry(entry, actor, reason or moved)
-    return entry
+    if not moved:
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or moved)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 @transaction.atomic(durable=True)
@@ -145,13 +148,16 @@ def entry_set_status(
     status: str,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
+) -> WriteResult:
+    """Set the entry's status; outcome "unchanged" when it has that status already."""
     k.check_status(status)
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version, actor=actor, writes=frozenset({"status"}))
-    if k.apply_changes(entry, EntryFields(status=status)):
-        k.save_entry(entry, actor, reason or f"status {status}")
-    return entry
+    before = EntryBeforeWrite.of(entry)
+    if not k.apply_changes(entry, EntryFields(status=status)):
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or f"status {status}")
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 @transaction.atomic(durable=True)

@@ -233,7 +233,7 @@ def entry_correct(
 @transaction.atomic(durable=True)
 def entry_verify(
     *, actor: Actor, ref: int | str, expected_version: int | None = None, reason: str = ""
-) -> Entry:
+) -> WriteResult:
     """Record that a person confirmed the entry (verified_by = the acting user).
 
     Only a person signed in (web page, admin) may verify: an actor acting through an API token
@@ -248,10 +248,11 @@ def entry_verify(
     entry = k.lock_entry(actor, ref)
     # A person confirmed the version they read: a later one is shown to be read, never "applies".
     k.check_version(entry, expected_version, actor=actor)
+    before = EntryBeforeWrite.of(entry)
     entry.verified_by, entry.verified_at = actor.db_user, timezone.now()
     # A confirmation is a revision, not a new version of the text.
-    k.save_entry(entry, actor, reason or "verified", authored=False, new_version=False)
-    return entry
+    saved = k.save_entry(entry, actor, reason or "verified", authored=False, new_version=False)
+    return WriteResult(entry, "updated", before, saved.facts)
 
 
 __all__ = ["EDIT_OPERATIONS", "apply_edit", "entry_correct", "entry_edit", "entry_verify"]

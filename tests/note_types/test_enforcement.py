@@ -133,7 +133,7 @@ def test_a_status_change_must_fit_but_a_verification_is_no_new_text(actor, proje
     set_mode(project, "strict")
     with pytest.raises(SchemaMisfit):
         entry_set_status(actor=actor, ref=ada.pk, status="archived")
-    assert entry_verify(actor=actor, ref=ada.pk).is_verified
+    assert entry_verify(actor=actor, ref=ada.pk).entry.is_verified
 
 
 def test_a_schema_that_does_not_parse_is_refused_in_every_mode(actor, project):
