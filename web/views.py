@@ -273,7 +273,7 @@ def set_status(request, ref: str):
 def undelete(request, ref: str):
     reason = (request.POST.get("reason") or "").strip()[:200] or "brought back on its page"
     try:
-        done = entry_undelete(actor=actor_of(request), ref=ref, reason=reason)
+        done = entry_undelete(actor=actor_of(request), ref=ref, reason=reason).entry
     except (NotFound, Forbidden):
         raise
     except KnowledgeError as exc:  # e.g. another entry took its title: say so, change nothing

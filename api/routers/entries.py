@@ -150,7 +150,7 @@ def delete_entry(request: HttpRequest, ref: Ref, reason: ReasonText):
 @router.post("/entries/{ref}/undelete", response=EntryDetailOut, tags=["entries"])
 def undelete_entry(request: HttpRequest, ref: Ref, data: UndeleteIn):
     """Bring a deleted entry back as it was: same id, place, kind, tags, sources and history."""
-    return entry_undelete(actor=request.auth, ref=ref, reason=data.reason)
+    return entry_undelete(actor=request.auth, ref=ref, reason=data.reason).entry
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])

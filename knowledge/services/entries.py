@@ -9,7 +9,6 @@ from django.db import transaction
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry
 from knowledge.selectors import entry_revision, project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
@@ -161,14 +160,15 @@ def entry_set_status(
 
 
 @transaction.atomic(durable=True)
-def entry_delete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
+def entry_delete(*, actor: Actor, ref: int | str, reason: str) -> WriteResult:
     """Delete an entry; its history stays (the last revision records who deleted it and why).
-    Returns the deleted entry (its fields as they were, without a primary key)."""
+    The result's entry is the deleted one (its fields as they were, without a primary key)."""
     if not (reason or "").strip():
         raise ValidationFailed("Say why the entry is deleted (reason).", field="reason")
     entry = k.lock_entry(actor, ref)
+    before = EntryBeforeWrite.of(entry)
     k.delete_entry(entry, actor, reason)
-    return entry
+    return WriteResult(entry, "deleted", before)
 
 
 @transaction.atomic(durable=True)
@@ -179,7 +179,7 @@ def entry_revert(
     to_version: int,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
+) -> WriteResult:
     """Make the entry read as it did at `to_version` again (text, fields and place), as one new
     revision, so a revert can itself be reverted. Raises EntryConflict on a stale
     expected_version, ValidationFailed when the entry already reads like that version."""
@@ -187,6 +187,7 @@ def entry_revert(
     row = entry_revision(actor, entry, to_version)  # revisions never change: no lock needed
     # A revert sets every field: what changed since is shown, never offered as untouched.
     k.check_version(entry, expected_version, actor=actor)
+    before = EntryBeforeWrite.of(entry)
     target = entry.project
     if row.project_id != entry.project_id:
         target = project_get(actor, row.project_id, for_write=True)
@@ -200,5 +201,5 @@ def entry_revert(
             f"Entry {entry.short_id} already reads as version {to_version}; nothing to revert.",
             entry=entry.short_id,
         )
-    k.save_entry(entry, actor, reason or f"revert to version {to_version}")
-    return entry
+    saved = k.save_entry(entry, actor, reason or f"revert to version {to_version}")
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)

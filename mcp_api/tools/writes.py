@@ -146,9 +146,9 @@ class DeleteArguments(Arguments):
 def delete(actor: Actor, args: DeleteArguments):
     """Delete an entry (history kept; undo=true brings it back). To fix one, use correct."""
     if args.undo:
-        entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason)
+        entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason).entry
         return render.entry_deleted(entry.short_id, entry.title, back=entry)
-    entry = entry_delete(actor=actor, ref=args.id, reason=args.reason)
+    entry = entry_delete(actor=actor, ref=args.id, reason=args.reason).entry
     return render.entry_deleted(entry.short_id, entry.title)
 
 

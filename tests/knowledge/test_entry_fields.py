@@ -47,7 +47,7 @@ def test_a_revert_restores_exactly_the_fields_of_the_revision(actor, project):
     entry_update(actor=actor, ref=entry.pk, fields=SECOND)
     first_revision = entry.history.get(version=1)
 
-    reverted = entry_revert(actor=actor, ref=entry.short_id, to_version=1)
+    reverted = entry_revert(actor=actor, ref=entry.short_id, to_version=1).entry
 
     assert EntryFields.from_revision(first_revision) == FIRST
     assert EntryFields.from_revision(reverted) == FIRST
