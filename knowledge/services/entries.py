@@ -105,7 +105,12 @@ def entry_update(
         moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not (changed or moved):
         return WriteResult(entry, "unchanged")
-    saved = k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
+    saved = k.save_entry(
+        entry,
+        actor,
+        reason or moved or f"update {', '.join(sorted(changed))}",
+        moved=moved is not None,
+    )
     return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
@@ -135,7 +140,7 @@ def entry_move(
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not moved:
         return WriteResult(entry, "unchanged")
-    saved = k.save_entry(entry, actor, reason or moved)
+    saved = k.save_entry(entry, actor, reason or moved, moved=True)
     return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
@@ -201,5 +206,7 @@ def entry_revert(
             f"Entry {entry.short_id} already reads as version {to_version}; nothing to revert.",
             entry=entry.short_id,
         )
-    saved = k.save_entry(entry, actor, reason or f"revert to version {to_version}")
+    saved = k.save_entry(
+        entry, actor, reason or f"revert to version {to_version}", moved=moved is not None
+    )
     return WriteResult(entry, "updated", before, saved.facts, saved.schema)

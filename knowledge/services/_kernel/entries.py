@@ -138,7 +138,8 @@ def place_entry(
     actor: Actor, entry: Entry, *, project: Project, subtopic: Subtopic | None
 ) -> str | None:
     """Move the entry to another subtopic or project; returns the reason to record, or None
-    when it is already there."""
+    when it is already there. A move is saved with save_entry(moved=True): links waiting for
+    an entry at the new place may resolve."""
     if project.pk == entry.project_id and subtopic == entry.subtopic:
         return None
     if identity_taken(project, subtopic, entry.title, exclude=entry.pk):
@@ -153,7 +154,6 @@ def place_entry(
             old_path = "another project"
         entry.sources.clear()  # sources belong to a project
     entry.project, entry.subtopic = project, subtopic
-    entry.graph_moved = True  # links waiting for an entry at the new place may resolve
     return f"move from {old_path}"
 
 
@@ -203,6 +203,7 @@ def save_entry(
     authored: bool = True,
     new_version: bool = True,
     schema_lenient: bool = False,
+    moved: bool = False,
 ) -> Saved:
     """Save one revision of an entry: validate, stamp, record who and why, refresh the derived
     data, queue the background work for after the commit. Returns what the save found out (the
@@ -212,13 +213,13 @@ def save_entry(
     `authored=False` is for changes that are not new text (verification, supersession): who
     wrote the text (generated_by) stays, and the schema is not checked. New text is checked
     against its note type's schema per the project's mode (`schema_lenient`: report, never
-    refuse).
+    refuse). `moved`: place_entry put it somewhere else (its waiting links may resolve).
     """
     check_limits(entry)
     schema = None
     if authored:
         schema = check_schema(entry, lenient=schema_lenient, actor=actor)
-    change = graph_change(entry)  # before the stamps below, which it compares with
+    change = graph_change(entry, moved=moved)  # before the stamps below, which it compares with
     if entry.pk is not None and new_version:
         entry.version += 1
     entry.slug = entry_slug(entry.title)

@@ -259,11 +259,11 @@ class GraphChange:
     new: bool = False  # created by this save: it has no facts yet
 
 
-def graph_change(entry: Entry) -> GraphChange:
-    """Call before the save sets slug and content hash: they still hold the stored values."""
+def graph_change(entry: Entry, *, moved: bool = False) -> GraphChange:
+    """Call before the save sets slug and content hash: they still hold the stored values.
+    `moved`: the write put the entry in another subtopic or project (place_entry)."""
     new = entry.pk is None
     renamed = entry.slug != entry_slug(entry.title)
-    moved = getattr(entry, "graph_moved", False)
     body = entry.content_hash != content_hash(entry.kind, entry.body)
     superseded = entry.status == EntryStatus.SUPERSEDED
     return GraphChange(
