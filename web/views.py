@@ -241,8 +241,8 @@ def verify(request, ref: str):
     except KnowledgeError as exc:  # a stale version: say so on the page, change nothing
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Verified version {done.version}: you checked it.")
-        ref = done.short_id
+        messages.success(request, f"Verified version {done.entry.version}: you checked it.")
+        ref = done.entry.short_id
     return redirect("web:entry", ref=ref)
 
 
@@ -264,8 +264,8 @@ def set_status(request, ref: str):
     except KnowledgeError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Status is now {done.get_status_display().lower()}.")
-        ref = done.short_id
+        messages.success(request, f"Status is now {done.entry.get_status_display().lower()}.")
+        ref = done.entry.short_id
     return redirect("web:entry", ref=ref)
 
 
@@ -274,7 +274,7 @@ def set_status(request, ref: str):
 def undelete(request, ref: str):
     reason = (request.POST.get("reason") or "").strip()[:200] or "brought back on its page"
     try:
-        done = entry_undelete(actor=actor_of(request), ref=ref, reason=reason)
+        done = entry_undelete(actor=actor_of(request), ref=ref, reason=reason).entry
     except (NotFound, Forbidden):
         raise
     except KnowledgeError as exc:  # e.g. another entry took its title: say so, change nothing

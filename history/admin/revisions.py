@@ -124,7 +124,7 @@ class RevisionAdminMixin:
                     actor=Actor.for_user(request.user),
                     ref=unquote(object_id),
                     reason=request.POST.get("reason", ""),
-                )
+                ).entry
         except KnowledgeError as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(self._url("history", unquote(object_id)))
@@ -192,7 +192,7 @@ class RevisionAdminMixin:
                         to_version=version,
                         expected_version=int(request.POST.get("expected_version") or 0) or None,
                         reason=request.POST.get("reason", ""),
-                    )
+                    ).entry
             except KnowledgeError as exc:
                 messages.error(request, exc.message)
             else:

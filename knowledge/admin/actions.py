@@ -21,10 +21,16 @@ from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.admin.common import actor_for, themed
 from knowledge.errors import KnowledgeError, ValidationFailed
-from knowledge.models import Entry, EntryStatus
+from knowledge.models import EntryStatus
 from knowledge.paths import normalize_path
 from knowledge.selectors import writable_projects
-from knowledge.services import entry_move, entry_retag, entry_set_status, entry_verify
+from knowledge.services import (
+    WriteResult,
+    entry_move,
+    entry_retag,
+    entry_set_status,
+    entry_verify,
+)
 from ops.timing import timed
 
 MAX_BULK = 500  # entries per action: one revision each, in one request
@@ -94,7 +100,7 @@ class BulkAction:
     title: str  # the intermediate page's heading
     done_words: str  # "Moved", "Verified", …
     form: type[ReasonForm]
-    apply: Callable[..., Entry]
+    apply: Callable[..., WriteResult]
 
 
 def _move(actor, entry, data, version):

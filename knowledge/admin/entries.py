@@ -199,7 +199,7 @@ class EntryAdmin(
             metadata=data["metadata"],
         )
         if not change:
-            entry = entry_create(
+            result = entry_create(
                 actor=actor,
                 project=data["project"].pk,
                 subtopic=data["subtopic_path"],
@@ -207,7 +207,7 @@ class EntryAdmin(
                 reason=reason,
             )
         else:
-            entry = entry_update(
+            result = entry_update(
                 actor=actor,
                 ref=obj.pk,
                 fields=fields,
@@ -215,9 +215,9 @@ class EntryAdmin(
                 subtopic=data["subtopic_path"] or "",
                 expected_version=data.get("version"),
                 reason=reason,
-            ).entry
-        warn_misfit(request, entry)
-        obj.pk = entry.pk
+            )
+        warn_misfit(request, result.schema)
+        obj.pk = result.entry.pk
         obj.refresh_from_db()
 
     def delete_model(self, request, obj):

@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from knowledge.admin.common import actor_for
 from knowledge.errors import SchemaMisfit
 from knowledge.models import Entry
-from knowledge.note_types import SchemaError
+from knowledge.note_types import Report, SchemaError
 from knowledge.note_types.reads import SCHEMA_KIND, load_schema
 from knowledge.reads.editor import schema_preview
 
@@ -56,9 +56,9 @@ def schema_refusal(exc: SchemaMisfit) -> str:
     )
 
 
-def warn_misfit(request: HttpRequest, entry: Entry) -> None:
-    """In warn mode a save that does not fit is kept; say what it lacks."""
-    report = getattr(entry, "schema_report", None)
+def warn_misfit(request: HttpRequest, report: Report | None) -> None:
+    """In warn mode a save that does not fit is kept; say what it lacks (`report`: the
+    write's schema report, WriteResult.schema)."""
     if report is None or report.fits:
         return
     schema = report.schema

@@ -16,7 +16,6 @@ import difflib
 import re
 
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
 from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
@@ -30,6 +29,7 @@ from knowledge.reads.write_lookups import (
     report_lookups,
 )
 from knowledge.selectors import visible_projects
+from knowledge.write_result import EntryBeforeWrite, WriteResult
 
 MAX_REMOVED_LINES = 20
 MAX_LINE_CHARS = 300
@@ -246,7 +246,7 @@ def _facts_read_back(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]
     return observations, relations
 
 
-def _sources(entry: Entry, given: list[dict] | None) -> list[dict]:
+def _sources(entry: Entry, given) -> list[dict]:
     if not given:
         return []
     wanted = {(str(s.get("kind", "")).lower(), str(s.get("external_id", ""))) for s in given}
@@ -312,30 +312,24 @@ def same_body_entries(actor: Actor, entry: Entry) -> list[dict]:
     return _same_body(report_lookups(actor, entry, new=True).same_body)
 
 
-def write_report(
-    actor: Actor,
-    entry: Entry,
-    outcome: str,
-    *,
-    sources: list[dict] | None = None,
-    before: EntryBeforeWrite | None = None,
-    facts=None,
-) -> dict:
-    """What the write that left `entry` as it is did (outcome: created, updated, unchanged).
-    `before`: the entry as the write found it (UpsertResult.before); without it the previous
-    revision is read back. `facts`: the graph facts the save indexed (UpsertResult.facts);
-    without them the entry's current facts are read back."""
+def write_report(actor: Actor, result: WriteResult) -> dict:
+    """What the write did, from its result alone (outcome: created, updated, unchanged,
+    corrected). Without `result.before` (and past version 1) the previous revision is read
+    back; without `result.facts` the entry's current facts are read back."""
+    entry, outcome, facts = result.entry, result.outcome, result.facts
     report: dict = {"outcome": outcome, "address": entry.permalink}
     if outcome == "unchanged":
         return report
-    report["change"] = _change(actor, entry, before)
+    report["change"] = _change(actor, entry, result.before)
+    if result.superseded is not None:  # the removed text stays in the corrected entry
+        report["change"]["from_entry"] = result.superseded.short_id
     created = outcome == "created"
     lookups = None
     if facts is not None or created:
         targets = {t for _, _, t in facts.relations[:MAX_FACTS] if t} if facts else set()
         lookups = report_lookups(actor, entry, targets=targets, new=created)
     report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
-    report["sources"] = _sources(entry, sources)
+    report["sources"] = _sources(entry, result.sources)
     if created:
         report["similar"] = _similar(entry, lookups.similar)
         report["same_body"] = _same_body(lookups.same_body)

@@ -125,7 +125,7 @@ def _import_one(
         schema_lenient=not strict,
     )
     entry, link, dropped = result.entry, None, False
-    report = getattr(entry, "schema_report", None)
+    report = result.schema
     misfit = f"does not fit its schema: {report.summary()}" if report and not report.fits else ""
     if result.outcome == "created" and item.provenance:
         dropped = _restore_provenance(entry, item.provenance, keep_verified)

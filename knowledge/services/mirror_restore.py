@@ -185,13 +185,13 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
             Entry.objects.filter(pk=entry.supersedes_id).update(superseded_by=entry)
             entry.supersedes.superseded_by = entry
     else:
-        entry.graph_moved = (entry.project_id, entry.subtopic_id) != (
+        moved = (entry.project_id, entry.subtopic_id) != (
             values["project"].pk,
             values["subtopic"].pk if values["subtopic"] else None,
         )
         for name, value in values.items():
             setattr(entry, name, value)
-        change = graph_change(entry)  # slug and hash still the stored ones
+        change = graph_change(entry, moved=moved)  # slug and hash still the stored ones
         entry.slug, entry.content_hash = slug, digest
         # One UPDATE per revision (update() leaves the stamps as given: no auto_now).
         Entry.objects.filter(pk=entry.pk).update(**values, **stamps, slug=slug, content_hash=digest)

@@ -60,5 +60,5 @@ def subtopic_move(*, actor: Actor, project: str | int, path: str, to: str, reaso
             actor=actor, project=proj, path=target + entry.subtopic.path[len(source) :]
         )
         if k.place_entry(actor, entry, project=proj, subtopic=node):
-            k.save_entry(entry, actor, reason)
+            k.save_entry(entry, actor, reason, moved=True)
     return len(ids)

@@ -23,7 +23,7 @@ FLOORS = {
     "knowledge.inputs": GROUND, "knowledge.limits": GROUND, "knowledge.paths": GROUND,
     "knowledge.markdown": GROUND, "knowledge.diffs": GROUND, "knowledge.merges": GROUND,
     "knowledge.rendering": GROUND, "knowledge.safe_yaml": GROUND,
-    "knowledge.before_write": GROUND, "knowledge.write_result": GROUND, "knowledge.records": GROUND,
+    "knowledge.write_result": GROUND,
     "knowledge.graph.parsing": GROUND,
     "knowledge.note_types": GROUND,  # the schema language: picoschema, validation, inference, cache
     "knowledge.db": DB,
@@ -99,13 +99,6 @@ def test_every_floor_prefix_names_code_that_exists():
         prefix
         for prefix in FLOORS
         if not any(m == prefix or m.startswith(f"{prefix}.") for m in modules)
-        and prefix
-        not in (
-            "knowledge.before_write",
-            "knowledge.write_result",
-            "knowledge.records",
-            "knowledge.locks",
-        )
     ]
     assert stale == [], f"FLOORS names modules that are gone: {stale}"
 

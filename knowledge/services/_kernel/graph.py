@@ -18,7 +18,6 @@ from knowledge.db import compile_once, fetch_together
 from knowledge.db.graph import write_facts
 from knowledge.errors import ValidationFailed
 from knowledge.graph.parsing import Graph, parse
-from knowledge.graph.parsing import Observation as ParsedObservation
 from knowledge.graph.resolve import may_reference, resolve_targets, split_target, target_key
 from knowledge.models import (
     Entry,
@@ -30,6 +29,7 @@ from knowledge.models import (
 )
 from knowledge.paths import entry_slug, normalize_path
 from knowledge.selectors import visible_projects
+from knowledge.write_result import GraphFacts
 
 MAX_WAITING = 1000  # waiting links resolved per write
 
@@ -90,16 +90,6 @@ def _current(entry_id: int) -> list[tuple]:
     return [
         ("o", pk, a, b, context, tags, None) for pk, a, b, context, tags in found_observations
     ] + [("r", pk, a, b, "", [], target) for pk, a, b, target in found_relations]
-
-
-@dataclass(frozen=True)
-class GraphFacts:
-    """The entry's current facts as the save left them, for the write's report (no reading
-    back): observations as (parsed observation, new at this revision), in the body's order;
-    relations as (type, link text, target entry id or None while waiting)."""
-
-    observations: list[tuple[ParsedObservation, bool]]
-    relations: list[tuple[str, str, int | None]]
 
 
 def index_graph(
@@ -269,11 +259,11 @@ class GraphChange:
     new: bool = False  # created by this save: it has no facts yet
 
 
-def graph_change(entry: Entry) -> GraphChange:
-    """Call before the save sets slug and content hash: they still hold the stored values."""
+def graph_change(entry: Entry, *, moved: bool = False) -> GraphChange:
+    """Call before the save sets slug and content hash: they still hold the stored values.
+    `moved`: the write put the entry in another subtopic or project (place_entry)."""
     new = entry.pk is None
     renamed = entry.slug != entry_slug(entry.title)
-    moved = getattr(entry, "graph_moved", False)
     body = entry.content_hash != content_hash(entry.kind, entry.body)
     superseded = entry.status == EntryStatus.SUPERSEDED
     return GraphChange(
