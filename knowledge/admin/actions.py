@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 
 from knowledge import limits
 from knowledge.actors import Actor
-from knowledge.admin.common import actor_for, themed
+from knowledge.admin.common import themed
 from knowledge.errors import KnowledgeError, ValidationFailed
 from knowledge.models import EntryStatus
 from knowledge.paths import normalize_path
@@ -164,7 +164,7 @@ def _versions(post) -> dict[int, int]:
 def run_bulk(modeladmin, request, queryset, name: str):
     """The intermediate page (first call) or the work and its report (the page's submit)."""
     action = ACTIONS[name]
-    actor = actor_for(request)
+    actor = request.actor
     entries = list(queryset.select_related("project", "subtopic").order_by("title")[: MAX_BULK + 1])
     if len(entries) > MAX_BULK:
         messages.error(

@@ -17,7 +17,6 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
-from knowledge.admin.common import actor_for
 from knowledge.admin.plots import Plot, Point, day_label, days_back
 from knowledge.models import Entry, EntryStatus
 from knowledge.reads.health import embedding_state
@@ -133,7 +132,7 @@ def breakdown_plots(actor) -> list[Plot]:
 def dashboard(request: HttpRequest) -> dict:
     """What the index shows this person (entries scoped like every read; the backlogs and the
     timings are site-wide counts, no names; timings for those who may open them)."""
-    actor = actor_for(request)
+    actor = request.actor
     entries = entry_list(actor)
     days = days_back(timezone.localdate(), DAYS)
     open_items = list(entries.filter(status=EntryStatus.OPEN)[:SHOWN])

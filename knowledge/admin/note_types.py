@@ -10,7 +10,6 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
-from knowledge.admin.common import actor_for
 from knowledge.errors import SchemaMisfit
 from knowledge.models import Entry
 from knowledge.note_types import Report, SchemaError
@@ -74,7 +73,7 @@ def live_schema(request: HttpRequest) -> dict:
     post = request.POST
     return {
         "schema_preview": schema_preview(
-            actor_for(request),
+            request.actor,
             project=post.get("project", "")[:200] or None,
             kind=post.get("kind", "")[:100],
             body=post.get("text", ""),

@@ -1,5 +1,6 @@
-"""What the workbench tests share: a staff member signed in to the admin, and four notes in acme
-(in ops, ops/storage, people and at the top), embedded and indexed so that search ranks them."""
+"""What the admin tests share: a mirror of each test's own, a staff member signed in to the admin,
+and four notes in acme (in ops, ops/storage, people and at the top), embedded and indexed so
+that search ranks them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,14 @@ import pytest
 
 from knowledge.services import entries_embed, lexeme_stats_refresh
 from tests.factories import EntryFactory
+
+
+@pytest.fixture(autouse=True)
+def mirror_path(settings, tmp_path):
+    """The revision tests drain the mirror (mirror.drain()): each into a mirror of its own."""
+    settings.CAIRN_MIRROR_PATH = str(tmp_path / "mirror.git")
+    settings.CAIRN_MIRROR_PUSH_URL = ""
+    return tmp_path / "mirror.git"
 
 
 @pytest.fixture

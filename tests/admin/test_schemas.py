@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_upsert
-from tests.admin_forms import project_form
+from tests.admin.forms import project_form
 
 pytestmark = pytest.mark.django_db
 
@@ -17,12 +17,6 @@ SCHEMA = (
     "```yaml\nrole: string, job title\nlevel?(enum): [junior, senior]\n"
     "works_at?: Organization\ncontact?(object):\n  email: string\n```\n"
 )
-
-
-@pytest.fixture
-def admin_client(client, staff):
-    client.force_login(staff)
-    return client
 
 
 def write(actor, title, body, *, kind="person"):

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from knowledge.models import Entry
-from tests.admin_workbench.workbench import CHANGELIST, fill, live, queries
+from tests.admin.workbench import CHANGELIST, fill, live, queries
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from knowledge.models import Entry
-from tests.admin_workbench.workbench import CHANGELIST, row_titles
+from tests.admin.workbench import CHANGELIST, row_titles
 from tests.factories import EntryFactory
 
 pytestmark = pytest.mark.django_db

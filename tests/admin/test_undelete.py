@@ -7,7 +7,7 @@ from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_delete, entry_upsert
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.history.admin_urls")]
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.admin.urls")]
 
 
 @pytest.fixture

@@ -35,12 +35,6 @@ STORED = {
 
 
 @pytest.fixture
-def admin_client(client, staff):
-    client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def tom(staff, project):
     me = Actor.for_user(staff)
     entry_upsert(actor=me, project="acme", fields=EntryFields(title="person", kind="schema",

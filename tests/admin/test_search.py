@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Membership, Role
-from tests.admin_workbench.workbench import CHANGELIST, row_titles
+from tests.admin.workbench import CHANGELIST, row_titles
 from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

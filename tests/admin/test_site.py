@@ -6,16 +6,10 @@ import pytest
 from django.urls import reverse
 
 from knowledge.models import Entry, Membership, Project, Role, Subtopic
-from tests.admin_forms import project_form
+from tests.admin.forms import project_form
 from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def admin_client(client, staff):
-    client.force_login(staff)
-    return client
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from knowledge.models import Entry, Membership, Role
 from knowledge.services import EntryFields, entry_update
-from tests.admin_workbench.workbench import live, sam
+from tests.admin.workbench import live, sam
 from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

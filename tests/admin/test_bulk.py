@@ -7,7 +7,7 @@ import pytest
 
 from knowledge.models import Entry, Membership, Role
 from knowledge.services import EntryFields, entry_update
-from tests.admin_workbench.workbench import CHANGELIST, sam
+from tests.admin.workbench import CHANGELIST, sam
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.utils import timezone
 from history.snapshots import backlog_snapshot_take
 from knowledge.actors import Actor
 from knowledge.services import EntryFields, entry_upsert
-from tests.admin_workbench.workbench import fill
+from tests.admin.workbench import fill
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
