@@ -1,13 +1,21 @@
-"""The search answers' generation (knowledge.search.result_cache): a sequence every write that
-can change an answer advances after it commits."""
+"""The search answers' generation (knowledge.search.result_cache): a sequence that advances after
+every commit that wrote a table a search reads.
+
+A rule of the write path, not a list of writes: `watch_writes` wraps every statement of every
+connection (installed by knowledge.apps when a connection opens) and, for an INSERT, UPDATE or
+DELETE of a searched table, has the generation advance once the transaction commits (at once
+outside one). A trigger could not do this: nextval is not transactional, so it would advance
+before the commit and a search in between could keep an old answer under the new generation."""
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 
 import psycopg
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 
 SEQUENCE = "knowledge_search_generation"
 # The generation now. A sequence not advanced yet (fresh from its migration) has is_called
@@ -50,3 +58,40 @@ def fetch(statement: tuple[str, list]) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(*statement)
         return cursor.fetchall()
+
+
+# The tables a search's answer reads: entries and their chunks and vectors, the facts, projects,
+# subtopics, memberships (who sees a project) and the word statistics.
+SEARCHED = ("Entry", "EntryChunk", "Observation", "Relation", "Project", "Subtopic", "Membership",
+            "LexemeStat")  # fmt: skip
+
+
+@functools.cache
+def _writes() -> re.Pattern:
+    from django.apps import apps
+
+    tables = sorted({apps.get_model("knowledge", name)._meta.db_table for name in SEARCHED})
+    names = "|".join(re.escape(t) for t in tables)
+    return re.compile(rf'\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:{names})"?(?![\w])')
+
+
+def _after_commit() -> None:
+    if not connection.in_atomic_block:
+        advance()
+    elif not any(hook is advance for _, hook, *_ in connection.run_on_commit):
+        transaction.on_commit(advance)
+
+
+def watch_writes(execute, sql, params, many, context):
+    result = execute(sql, params, many, context)
+    # A read is the common case: one prefix check, then nothing.
+    if sql.lstrip()[:6].upper() != "SELECT" and _writes().search(sql):
+        _after_commit()
+    return result
+
+
+def install(connection, **kwargs) -> None:
+    """Watch this connection's statements (connection_created). First in the list: Django's
+    execute_wrapper() context removes the last one on exit, which must stay its own."""
+    if watch_writes not in connection.execute_wrappers:
+        connection.execute_wrappers.insert(0, watch_writes)

@@ -5,8 +5,9 @@ A repeated search already skips the query model (query_vectors.py); this skips t
 word statistics, both rankings and the hits.
 
 A kept answer is valid for one *generation* of the stored data. The generation is a Postgres
-sequence that every write which can change an answer (an entry, its chunks and vectors, a
-project, a subtopic, the word statistics) advances *after it commits* (`changed()`): a search
+sequence that advances *after* every commit that wrote a table a search reads (an entry, its
+chunks and vectors, a project, a subtopic, a membership, the word statistics:
+knowledge.db.generation watches every statement, so no write can forget it): a search
 that reads the generation afterwards misses and computes again, and an answer computed from
 data older than its generation is never kept under a newer one, because it read the
 generation first. The sequence is read with the actor's visible projects in one statement (a
@@ -24,12 +25,11 @@ of its own, not yet committed, that no other reader may see.
 from __future__ import annotations
 
 import copy
-import functools
 import logging
 from collections.abc import Callable, Hashable
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from knowledge.actors import Actor
 from knowledge.db import generation
@@ -48,16 +48,6 @@ def _seconds() -> float:
 _answers: BoundedCache[SearchResults] = BoundedCache(
     lambda: settings.CAIRN_SEARCH_RESULT_CACHE_BYTES, seconds=_seconds
 )
-
-
-def changed() -> None:
-    """Call inside a write that can change a search's answer: the generation advances once
-    its transaction commits (right away outside one), however often this is called in it."""
-    if not connection.in_atomic_block:
-        generation.advance()
-        return
-    if not any(hook is generation.advance for _, hook, *_ in connection.run_on_commit):
-        transaction.on_commit(generation.advance)
 
 
 def generation_statement(actor: Actor) -> tuple[str, list]:
@@ -114,15 +104,3 @@ def _copy(answer: SearchResults) -> SearchResults:
 
 def clear() -> None:
     _answers.clear()
-
-
-def changes_answers(service: Callable) -> Callable:
-    """Marks a service whose writes can change a search's answer (place it below
-    `transaction.atomic`): the generation advances when the service's transaction commits."""
-
-    @functools.wraps(service)
-    def wrapper(*args, **kwargs):
-        changed()
-        return service(*args, **kwargs)
-
-    return wrapper

@@ -17,7 +17,6 @@ from django.db.models.functions import Now
 
 from knowledge.db.locks import advisory_lock, claim_entries, release_entries
 from knowledge.models import Entry
-from knowledge.search import result_cache
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.services.embeddings import EmbedOutcome, entries_embed
@@ -121,12 +120,9 @@ def entries_embed_stale(
     with advisory_lock(SWEEP_LOCK_KEY) as got:
         if not got:
             return {"busy": 1}
-        if (
-            stale_embeddings(model_name=provider.name)
-            .filter(embed_pending_since__isnull=True)
-            .update(embed_pending_since=Now())
-        ):
-            result_cache.changed()  # the answers' note on entries waiting for vectors
+        stale_embeddings(model_name=provider.name).filter(embed_pending_since__isnull=True).update(
+            embed_pending_since=Now()
+        )  # the answers' note on entries waiting for vectors
         run = entries_embed_pending(
             batch_size=batch_size, max_seconds=max_seconds, workers=workers, provider=provider
         )

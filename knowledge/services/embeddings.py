@@ -17,7 +17,6 @@ from django.db import transaction
 from knowledge.db.locks import try_xact_lock
 from knowledge.db.search import recount_lexemes
 from knowledge.models import Entry, EntryChunk, embedding_key
-from knowledge.search import result_cache
 from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.services._kernel import index_text
@@ -198,7 +197,6 @@ def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
         for i, digest in enumerate(plan.hashes)
         if i not in kept
     )
-    result_cache.changed()
     # update() rather than save(): derived data, not a new revision of the entry.
     Entry.objects.filter(pk=entry.pk).update(
         embedded_hash=embedding_key(entry), embedding_model=model_name, embed_pending_since=None
@@ -210,7 +208,6 @@ def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
 def _store_unchanged(entry: Entry) -> None:
     if _lock_current(entry):
         Entry.objects.filter(pk=entry.pk).update(embed_pending_since=None)
-        result_cache.changed()  # the answers' note on entries still waiting for vectors
 
 
 def entry_embed(*, entry_id: int, force: bool = False) -> EmbedOutcome:
@@ -224,7 +221,6 @@ def entries_reindex_text(*, entry_ids: list[int]) -> int:
     for entry in Entry.objects.filter(pk__in=entry_ids).select_related("subtopic"):
         with transaction.atomic():
             index_text(entry)
-            result_cache.changed()
         count += 1
     return count
 
@@ -251,7 +247,6 @@ def lexeme_stats_refresh(*, max_age: float = 0.0) -> bool:
         # One recount at a time: two at once collided on the table's unique key.
         if not try_xact_lock(STATS_LOCK_KEY):
             return False
-        result_cache.changed()
         recount_lexemes()  # readers keep seeing the old counts until this commits
     _stats_refreshed_at = now
     return True

@@ -7,14 +7,12 @@ from django.db import transaction
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.search.result_cache import changes_answers
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
 from knowledge.write_result import EntryBeforeWrite, WriteResult
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def entry_retag(
     *,
     actor: Actor,

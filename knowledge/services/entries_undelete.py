@@ -15,7 +15,6 @@ from django.db import transaction
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, Forbidden, ValidationFailed
 from knowledge.models import Entry, Subtopic
-from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import (
     entry_lookup,
     entry_not_found,
@@ -32,7 +31,6 @@ from knowledge.write_result import WriteResult
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def entry_undelete(*, actor: Actor, ref: int | str, reason: str) -> WriteResult:
     """Bring the deleted entry `ref` names back with its id, short id, place, text, kind, tags,
     status and sources, as one new revision (one version up). Refused when it is not deleted,

@@ -18,7 +18,6 @@ from knowledge.actors import Actor
 from knowledge.db.locks import xact_lock
 from knowledge.errors import AlreadyExists, KnowledgeError, NotFound
 from knowledge.models import Entry
-from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields, ProjectFields
@@ -52,7 +51,6 @@ _PROJECT_LOCK_SPACE = 0x43494D50  # "CIMP"
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def entries_import(
     *,
     actor: Actor,

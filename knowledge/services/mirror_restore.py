@@ -17,7 +17,6 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
-from knowledge.search.result_cache import changes_answers
 from knowledge.services._kernel import index_text
 from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.mirror_restore import (
@@ -71,7 +70,6 @@ def _wipe() -> None:
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def memory_restore(
     *,
     actor: Actor,

@@ -27,7 +27,6 @@ from knowledge.models import (
 from knowledge.note_types import Report
 from knowledge.paths import entry_slug, split_path
 from knowledge.reads.conflicts import entry_conflict
-from knowledge.search import result_cache
 from knowledge.selectors import (
     project_get,
 )
@@ -257,7 +256,6 @@ def save_entry(
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)
     entry_written(entry.pk)
-    result_cache.changed()
     return Saved(facts, schema)
 
 
@@ -273,7 +271,6 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
             sources=linked
         )
     entry_written(entry_id)
-    result_cache.changed()
 
 
 def new_entry(
