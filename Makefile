@@ -91,6 +91,7 @@ test: $(STAMP) chromium redis
 ## and the in-process tests of the core (CHECK_TESTS); tests/quick.py leaves out every module
 ## that starts a process (subprocess, browser, live server). `make test` still runs everything.
 CHECK_TESTS ?= tests/architecture tests/knowledge tests/note_types tests/hardening tests/ops \
+	tests/admin/test_graph.py tests/admin/test_schemas.py \
 	tests/search/test_query.py tests/search/test_filters.py tests/search/test_chunking.py \
 	tests/search/test_providers.py tests/search/test_provider_errors.py
 check: $(STAMP)

@@ -1,4 +1,9 @@
-"""REST authentication: a bearer token or the browser session (with CSRF)."""
+"""REST authentication: a bearer token or the browser session (with CSRF).
+
+Each sets `request.actor` to the actor it found, so inside a route `request.actor is
+request.auth` and a token call never acts as the browser session that may ride along
+(memory_site/actors.py set the session's actor before routing).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,10 @@ class TokenAuth(HttpBearer):
     """`Authorization: Bearer cairn_…` — a personal API token."""
 
     def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
-        return token_authenticate(token)
+        actor = token_authenticate(token)
+        if actor is not None:
+            request.actor = actor
+        return actor
 
 
 class BrowserSessionAuth(SessionAuth):
@@ -21,4 +29,7 @@ class BrowserSessionAuth(SessionAuth):
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Actor | None:
         user = super().authenticate(request, key)
-        return Actor.for_user(user) if user is not None else None
+        if user is None:
+            return None
+        request.actor = actor = Actor.for_user(user)
+        return actor

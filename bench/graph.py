@@ -122,7 +122,7 @@ def bench_writes(actor, slug: str, n: int, writes: int) -> dict:
 
 
 def bench_context(actor, refs: list[str], depth: int) -> dict:
-    from knowledge.graph.context import build_context
+    from knowledge.reads.context import build_context
 
     timings, box, related = [], {"sql": 0.0, "queries": 0}, []
     with sql_timer(box):

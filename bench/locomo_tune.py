@@ -127,12 +127,10 @@ def run(bench: Bench, text_fn, fusion=None, post=None) -> dict:
 
 def scope_and_terms(bench: Bench, item, question: str | None = None):
     from django.conf import settings
-    from django.db.models import BooleanField
-    from django.db.models.expressions import RawSQL
 
     from knowledge.search.filters import SearchFilters
     from knowledge.search.fulltext import word_stats
-    from knowledge.search.query import filter_sql, parse
+    from knowledge.search.query import filter_expression, parse
     from knowledge.search.scope import search_scope
     from knowledge.selectors import visible_projects
 
@@ -143,9 +141,9 @@ def scope_and_terms(bench: Bench, item, question: str | None = None):
     scope, searched = search_scope(
         bench.actor, SearchFilters.parse(project=bench.projects[item["sid"]])
     )
-    constraint, cparams = filter_sql(parsed, settings.CAIRN_SEARCH_CONFIG)
-    if constraint:
-        scope = scope.filter(RawSQL(constraint, cparams, BooleanField()))
+    constraint = filter_expression(parsed, settings.CAIRN_SEARCH_CONFIG)
+    if constraint is not None:
+        scope = scope.filter(constraint)
         allowed = set(scope.values_list("pk", flat=True))
         if not allowed:  # the engine searches again without the quotes
             item["_relaxed"] = True

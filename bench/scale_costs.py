@@ -141,8 +141,8 @@ def measure(
     from django.db import connection
 
     from bench._setup import percentile
-    from knowledge.graph.context import build_context
     from knowledge.models import Entry
+    from knowledge.reads.context import build_context
     from knowledge.services import EntryFields, entry_upsert, token_create
     from memory_site import embedded
 

@@ -16,6 +16,7 @@ from history.models import BacklogSnapshot
 from knowledge import diffs
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryStatus, HistoricalEntry
+from knowledge.reads.write_reports import fields_changed, metadata_line
 from knowledge.rendering import too_large
 from knowledge.selectors import (
     entry_get,
@@ -26,7 +27,6 @@ from knowledge.selectors import (
     visible_projects,
 )
 from knowledge.selectors.supersession import LINKS, UNSEEN, unseen_links
-from knowledge.selectors.write_reports import fields_changed, metadata_line
 
 _ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 

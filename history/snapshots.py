@@ -16,7 +16,7 @@ from history import selectors
 from history.models import BacklogSnapshot
 from knowledge.actors import Actor
 from knowledge.models import Entry, EntryStatus
-from knowledge.selectors.health import embedding_state
+from knowledge.reads.health import embedding_state
 
 
 def interval_start(now: dt.datetime) -> dt.datetime:

@@ -31,10 +31,10 @@ def fix_call(entry: Entry, report: Report) -> str:
     return f'get("{entry.short_id}") then edit("{entry.short_id}", "find_replace", …)'
 
 
-def schema_fit_note(entry: Entry) -> str:
-    """For a saved entry its note type's schema checked: that it fits, or (in a warn-mode
-    project) what it lacks and the call that adds it. Nothing when no schema checked it."""
-    report = getattr(entry, "schema_report", None)
+def schema_fit_note(entry: Entry, report: Report | None) -> str:
+    """For a saved entry its note type's schema checked (`report`: the write's, WriteResult.
+    schema): that it fits, or (in a warn-mode project) what it lacks and the call that adds it.
+    Nothing when no schema checked it."""
     if report is None:
         return ""
     if report.fits:

@@ -15,6 +15,7 @@ from mcp_types import CallToolResult, TextContent
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Project
 from knowledge.selectors.supersession import UNSEEN
+from knowledge.write_result import WriteResult
 from mcp_api import hints
 from mcp_api.entry_meta import entry_meta
 from mcp_api.graph_text import context_text, relation_lines
@@ -107,19 +108,15 @@ def context(ctx: dict) -> CallToolResult:
 
 
 def entry_saved(
-    entry: Entry,
-    outcome: str,
-    extra: str = "",
-    report: dict | None = None,
-    *,
-    unseen: frozenset[int],
+    written: WriteResult, *, report: dict | None = None, unseen: frozenset[int]
 ) -> CallToolResult:
-    """What the write did (knowledge.selectors.write_reports): the change, then the rest."""
+    """What the write did (knowledge.reads.write_reports): the change, then the rest."""
+    entry, outcome = written.entry, written.outcome
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
     lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
-        f"{entry.path} (version {entry.version}){change_summary(report)}.{extra}"
-        f"{schema_fit_note(entry)}",
+        f"{entry.path} (version {entry.version}){change_summary(report)}."
+        f"{schema_fit_note(entry, written.schema)}",
         *report_lines(report, entry.short_id),
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
         "read it.",
@@ -127,8 +124,8 @@ def entry_saved(
     data = {"outcome": outcome, "entry": entry_meta(entry, unseen)}
     if report is not None:
         data["report"] = report
-    if (report := getattr(entry, "schema_report", None)) is not None:
-        data["schema"] = report.as_dict()
+    if written.schema is not None:
+        data["schema"] = written.schema.as_dict()
     return result("\n".join(lines), data)
 
 
@@ -180,7 +177,7 @@ def projects(overview: Iterable[Project]) -> CallToolResult:
 
 
 def project_page(page: dict, subtopic: str, *, unseen: frozenset[int]) -> CallToolResult:
-    """One project from selectors.listings.project_browse: counts, subtopic tree, entries here."""
+    """One project from reads.listings.project_browse: counts, subtopic tree, entries here."""
     proj, tree = page["project"], page["subtopics"]
     here = [entry_meta(e, unseen) for e in page["entries"]]
     counts = {"total": page["total"], "open": page["open"]}
@@ -249,20 +246,22 @@ def project_created(project: Project) -> CallToolResult:
 
 
 def entry_corrected(
-    new: Entry, old: Entry, *, report: dict | None = None, unseen: frozenset[int]
+    written: WriteResult, *, report: dict | None = None, unseen: frozenset[int]
 ) -> CallToolResult:
     """The correction, then what it changed against the old body (write_text.report_lines)."""
+    new, old = written.entry, written.superseded
     lines = [
         f"Recorded the correction: {new.short_id} {new.title!r} (new) supersedes "
         f"{old.short_id} (kept as {old.title!r}, status superseded){change_summary(report)}. "
-        f"Search now shows the new one; include_history=true shows both.{schema_fit_note(new)}",
+        f"Search now shows the new one; include_history=true shows both."
+        f"{schema_fit_note(new, written.schema)}",
         *report_lines(report, new.short_id),
     ]
     data = {"entry": entry_meta(new, unseen), "superseded": entry_meta(old, unseen)}
     if report is not None:
         data["report"] = report
-    if (fit := getattr(new, "schema_report", None)) is not None:
-        data["schema"] = fit.as_dict()
+    if written.schema is not None:
+        data["schema"] = written.schema.as_dict()
     return result("\n".join(lines), data)
 
 

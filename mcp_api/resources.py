@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
+from knowledge.reads.listings import entries_page, entries_recent
 from knowledge.selectors import entry_get
-from knowledge.selectors.listings import entries_page, entries_recent
 from mcp_api import tools
 from mcp_api.auth import current_actor
 from mcp_api.connections import recycle_connection

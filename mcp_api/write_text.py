@@ -1,4 +1,4 @@
-"""The lines of a write's answer that say what it did (from knowledge.selectors.write_reports):
+"""The lines of a write's answer that say what it did (from knowledge.reads.write_reports):
 lines added and removed, the removed text with who wrote it, fields changed, observations and
 relations parsed, links resolved or waiting, sources recorded, similar entries and entries with
 the same body. Imports nothing

@@ -26,7 +26,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from history.selectors import mirror_state, revision_count
-from knowledge.selectors.health import embedding_state, entry_count, project_count
+from knowledge.db import ping
+from knowledge.reads.health import embedding_state, entry_count, project_count
 from memory_site.proxies import local_caller
 from ops import metrics
 
@@ -98,8 +99,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 def check_database() -> dict:
     try:
-        with connection.cursor() as cur:
-            cur.execute("SELECT 1")
+        ping()
         return {"status": "ok"}
     except Exception as exc:
         return {"status": "fail", "error": type(exc).__name__}

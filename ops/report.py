@@ -111,3 +111,19 @@ def _window(days: float) -> str:
     if days >= 1:
         return f"{days:g} day(s)"
     return f"{days * 24:.1f} hour(s)" if days * 24 >= 1 else f"{math.ceil(days * 1440)} minute(s)"
+
+
+def searches_by_day(*, since: dt.datetime, tz: str) -> dict[dt.date, tuple[int, float, float]]:
+    """Searches per day (in `tz`) since `since`, on every surface (the MCP tool, the REST
+    route, the pages): {day: (count, p50 ms, p95 ms)}."""
+    sql = f"""
+        SELECT (at AT TIME ZONE %s)::date AS day, count(*),
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY total_ms),
+               percentile_cont(0.95) WITHIN GROUP (ORDER BY total_ms)
+        FROM {TABLE}
+        WHERE at >= %s AND (operation = 'search' OR operation LIKE %s)
+        GROUP BY 1
+    """
+    with connection.cursor() as cur:
+        cur.execute(sql, [tz, since, "%/search%"])
+        return {day: (n, p50, p95) for day, n, p50, p95 in cur.fetchall()}

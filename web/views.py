@@ -21,11 +21,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from history import selectors as history
 from knowledge import selectors
-from knowledge.actors import Actor
 from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
 from knowledge.graph.selectors import MAX_DEPTH, graph_data
 from knowledge.inputs import find_nul
 from knowledge.models import EntryStatus
+from knowledge.reads import pages
 from knowledge.search import (
     EXPLAIN_TOP,
     SearchFilters,
@@ -33,17 +33,13 @@ from knowledge.search import (
     no_words_note,
     search_entries,
 )
-from knowledge.selectors import entry_revision, pages
+from knowledge.selectors import entry_revision
 from knowledge.selectors.deleted import may_undelete
 from knowledge.services import entry_set_status, entry_undelete, entry_verify
 
 LOGIN_URL = "/accounts/login/"
 SEARCH_LIMIT = 50
 MAX_QUERY = 500
-
-
-def actor_of(request) -> Actor:
-    return Actor.for_user(request.user)
 
 
 def person(view=None, *, as_json: bool = False):
@@ -83,7 +79,7 @@ def refusal(request, exc: KnowledgeError, *, as_json: bool):
     page = {"message": exc.message}
     if gone := exc.data.get("deleted"):  # the deleted-entry page: its last text, and for an
         # editor of its project a button that brings it back
-        page |= {"deleted": gone, "may_undelete": may_undelete(actor_of(request), gone)}
+        page |= {"deleted": gone, "may_undelete": may_undelete(request.actor, gone)}
     return render(request, template, page, status=status)
 
 
@@ -114,14 +110,14 @@ def not_modified(request, *parts) -> tuple[str, HttpResponseNotModified | None]:
 @require_GET
 @person
 def home(request):
-    return render(request, "web/home.html", pages.home_page(actor_of(request)))
+    return render(request, "web/home.html", pages.home_page(request.actor))
 
 
 @require_GET
 @person
 def project(request, slug: str, path: str = ""):
     page = pages.project_page(
-        actor_of(request),
+        request.actor,
         project=slug,
         subtopic=path or None,
         kind=(request.GET.get("kind") or "")[:60] or None,
@@ -133,7 +129,7 @@ def project(request, slug: str, path: str = ""):
 @require_GET
 @person
 def entry(request, ref: str):
-    actor = actor_of(request)
+    actor = request.actor
     page = pages.entry_page(actor, ref)
     item = page["entry"]
     revisions = history.entry_history(actor, item, limit=100)
@@ -188,7 +184,7 @@ def _expected_version(request) -> int | None:
 @require_GET
 @person
 def diff(request, ref: str):
-    actor = actor_of(request)
+    actor = request.actor
     item = selectors.entry_get(actor, ref)
     new = _version(request.GET.get("to"), item.version)
     old = _version(request.GET.get("from"), max(new - 1, 1))
@@ -227,7 +223,7 @@ def _line_kind(line: str) -> str:
 @require_POST
 @person
 def verify(request, ref: str):
-    actor = actor_of(request)
+    actor = request.actor
     try:
         done = entry_verify(
             actor=actor,
@@ -240,15 +236,15 @@ def verify(request, ref: str):
     except KnowledgeError as exc:  # a stale version: say so on the page, change nothing
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Verified version {done.version}: you checked it.")
-        ref = done.short_id
+        messages.success(request, f"Verified version {done.entry.version}: you checked it.")
+        ref = done.entry.short_id
     return redirect("web:entry", ref=ref)
 
 
 @require_POST
 @person
 def set_status(request, ref: str):
-    actor = actor_of(request)
+    actor = request.actor
     status = request.POST.get("status", "")[:20]
     try:
         done = entry_set_status(
@@ -263,8 +259,8 @@ def set_status(request, ref: str):
     except KnowledgeError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Status is now {done.get_status_display().lower()}.")
-        ref = done.short_id
+        messages.success(request, f"Status is now {done.entry.get_status_display().lower()}.")
+        ref = done.entry.short_id
     return redirect("web:entry", ref=ref)
 
 
@@ -273,7 +269,7 @@ def set_status(request, ref: str):
 def undelete(request, ref: str):
     reason = (request.POST.get("reason") or "").strip()[:200] or "brought back on its page"
     try:
-        done = entry_undelete(actor=actor_of(request), ref=ref, reason=reason)
+        done = entry_undelete(actor=request.actor, ref=ref, reason=reason).entry
     except (NotFound, Forbidden):
         raise
     except KnowledgeError as exc:  # e.g. another entry took its title: say so, change nothing
@@ -292,7 +288,7 @@ FILTER_NAMES = {"kind": "kinds", "tag": "tags", "history": "include_history"}
 @require_GET
 @person
 def search(request):
-    actor = actor_of(request)
+    actor = request.actor
     form = {name: (request.GET.get(name) or "").strip()[:MAX_QUERY] for name in SEARCH_FIELDS}
     form["history"] = request.GET.get("history") == "on"
     form["explain"] = request.GET.get("explain") == "on"
@@ -345,7 +341,7 @@ GRAPH_LIMIT = 2000
 @require_GET
 @person
 def graph(request):
-    actor = actor_of(request)
+    actor = request.actor
     context = pages.search_choices(actor) | {
         "project": (request.GET.get("project") or "").strip()[:80],
         "around": (request.GET.get("around") or "").strip()[:200],
@@ -364,7 +360,5 @@ def graph_json(request):
         depth = max(1, min(int(request.GET.get("depth") or 1), MAX_DEPTH))
     except ValueError:
         depth = 1
-    data = graph_data(
-        actor_of(request), project=project, around=around, depth=depth, limit=GRAPH_LIMIT
-    )
+    data = graph_data(request.actor, project=project, around=around, depth=depth, limit=GRAPH_LIMIT)
     return JsonResponse(data)

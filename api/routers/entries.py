@@ -26,10 +26,10 @@ from api.schemas.entries import (
 )
 from api.schemas.fields import ReasonText, Ref
 from knowledge.errors import AlreadyExists
+from knowledge.reads.listings import entry_list
+from knowledge.reads.write_reports import write_report
 from knowledge.search import SearchFilters
 from knowledge.selectors import entry_get
-from knowledge.selectors.listings import entry_list
-from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,
@@ -73,7 +73,7 @@ def _sources(data: EntryCreateIn) -> list[dict] | None:
 def create_entry(request: HttpRequest, data: EntryCreateIn):
     """Create an entry; 409 when one with this title already exists in the subtopic."""
     try:
-        entry = entry_create(
+        result = entry_create(
             actor=request.auth,
             project=data.project,
             subtopic=data.subtopic,
@@ -89,38 +89,29 @@ def create_entry(request: HttpRequest, data: EntryCreateIn):
             f"/api/v1/entries/{exc.data['entry']} changes it.",
             **exc.data,
         ) from exc
-    return Status(201, entry)
+    return Status(201, result.entry)
 
 
 @router.put("/entries", response={200: UpsertOut, 201: UpsertOut}, tags=["entries"])
 def upsert_entry(request: HttpRequest, data: EntryUpsertIn):
     """Create or replace by (project, subtopic, title); `unchanged` writes no revision."""
-    sources = _sources(data)
     result = entry_upsert(
         actor=request.auth,
         project=data.project,
         subtopic=data.subtopic,
         fields=EntryFields.pick(data.model_dump()),
-        sources=sources,
+        sources=_sources(data),
         expected_version=data.expected_version,
         reason=data.reason,
     )
     status = 201 if result.outcome == "created" else 200
-    report = getattr(result.entry, "schema_report", None)
     return Status(
         status,
         {
             "outcome": result.outcome,
             "entry": result.entry,
-            "schema_report": report.as_dict() if report is not None else None,
-            "report": write_report(
-                request.auth,
-                result.entry,
-                result.outcome,
-                sources=sources,
-                before=result.before,
-                facts=result.facts,
-            ),
+            "schema_report": result.schema.as_dict() if result.schema is not None else None,
+            "report": write_report(request.auth, result),
         },
     )
 
@@ -159,7 +150,7 @@ def delete_entry(request: HttpRequest, ref: Ref, reason: ReasonText):
 @router.post("/entries/{ref}/undelete", response=EntryDetailOut, tags=["entries"])
 def undelete_entry(request: HttpRequest, ref: Ref, data: UndeleteIn):
     """Bring a deleted entry back as it was: same id, place, kind, tags, sources and history."""
-    return entry_undelete(actor=request.auth, ref=ref, reason=data.reason)
+    return entry_undelete(actor=request.auth, ref=ref, reason=data.reason).entry
 
 
 @router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
@@ -170,22 +161,22 @@ def edit_entry(request: HttpRequest, ref: Ref, data: EditIn):
 
 @router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
 def move_entry(request: HttpRequest, ref: Ref, data: MoveIn):
-    return entry_move(actor=request.auth, ref=ref, **data.model_dump())
+    return entry_move(actor=request.auth, ref=ref, **data.model_dump()).entry
 
 
 @router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
 def set_entry_status(request: HttpRequest, ref: Ref, data: StatusIn):
-    return entry_set_status(actor=request.auth, ref=ref, **data.model_dump())
+    return entry_set_status(actor=request.auth, ref=ref, **data.model_dump()).entry
 
 
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])
 def correct_entry(request: HttpRequest, ref: Ref, data: CorrectIn):
     """Record that the entry was wrong: a new entry supersedes it; both are kept."""
-    new, old = entry_correct(actor=request.auth, ref=ref, **data.model_dump())
-    return Status(201, {"entry": new, "superseded": old})
+    result = entry_correct(actor=request.auth, ref=ref, **data.model_dump())
+    return Status(201, {"entry": result.entry, "superseded": result.superseded})
 
 
 @router.post("/entries/{ref}/verify", response=EntryDetailOut, tags=["entries"])
 def verify_entry(request: HttpRequest, ref: Ref, data: VerifyIn):
     """Record that you (a person) confirmed the entry."""
-    return entry_verify(actor=request.auth, ref=ref, **data.model_dump())
+    return entry_verify(actor=request.auth, ref=ref, **data.model_dump()).entry

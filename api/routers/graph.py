@@ -14,8 +14,8 @@ from api.schemas.graph import (
     ObservationParams,
     RelationsOut,
 )
-from knowledge.graph.context import build_context
 from knowledge.graph.selectors import entry_relations, graph_data, observation_search
+from knowledge.reads.context import build_context
 from knowledge.selectors import entry_get
 
 router = Router()

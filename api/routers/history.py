@@ -45,4 +45,4 @@ def history_diff(
 @router.post("/entries/{ref}/revert", response=EntryDetailOut, tags=["history"])
 def history_revert(request: HttpRequest, ref: Ref, data: RevertIn):
     """Make the entry look as it did at `to_version`, as a new revision."""
-    return entry_revert(actor=request.auth, ref=ref, **data.model_dump())
+    return entry_revert(actor=request.auth, ref=ref, **data.model_dump()).entry

@@ -6,13 +6,13 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from api.schemas.fields import ProjectRef, Ref, Short
-from knowledge.selectors import note_type_reports
-from knowledge.selectors.note_types import (
+from knowledge.note_types.reads import (
     project_note_types,
     schema_diff,
     schema_infer,
     schema_validate,
 )
+from knowledge.reads import note_types as note_type_reports
 
 router = Router()
 

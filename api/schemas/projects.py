@@ -6,7 +6,7 @@ from ninja import Field, Schema
 
 from api.schemas.fields import StrictIn
 from knowledge import limits
-from knowledge.selectors.note_type_lookup import readable_schema_library
+from knowledge.note_types.lookup import readable_schema_library
 
 
 class ProjectIn(StrictIn):

@@ -78,9 +78,7 @@ def add_mirror_state(site: admin.AdminSite) -> None:
         extra = extra_context or {}
         state = selectors.mirror_state()
         cairn = {"mirror": state, **extra.get("cairn", {})}
-        cairn["more_plots"] = lambda now: backlog_plots(
-            Actor.for_user(request.user), {**state, **now}
-        )
+        cairn["more_plots"] = lambda now: backlog_plots(request.actor, {**state, **now})
         return index(request, {**extra, "cairn": cairn})
 
     site.index = index_with_mirror

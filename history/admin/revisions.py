@@ -19,7 +19,6 @@ from django.urls import path, reverse
 from django.utils.safestring import mark_safe
 
 from history import selectors
-from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError, NotFound
 from knowledge.selectors import entry_not_found, entry_revision
 from knowledge.services import entry_revert, entry_undelete
@@ -67,7 +66,7 @@ class RevisionAdminMixin:
         if "\x00" in ref:  # no entry is named with one, and no query may hold it
             raise Http404("An entry reference holds no NUL byte (\\x00).")
         try:
-            return selectors.entry_get(Actor.for_user(request.user), ref)
+            return selectors.entry_get(request.actor, ref)
         except KnowledgeError as exc:  # not found, or refused by the rules (too long)
             raise Http404(exc.message) from exc
 
@@ -77,11 +76,11 @@ class RevisionAdminMixin:
         except Http404:
             if "\x00" in unquote(object_id):
                 raise
-            gone = entry_not_found(Actor.for_user(request.user), unquote(object_id))
+            gone = entry_not_found(request.actor, unquote(object_id))
             if not gone.data.get("deleted"):
                 raise
             return self._deleted_view(request, gone)
-        rows = selectors.entry_revisions(Actor.for_user(request.user), entry, limit=500)
+        rows = selectors.entry_revisions(request.actor, entry, limit=500)
         extra = {
             "revisions": [
                 {
@@ -121,10 +120,10 @@ class RevisionAdminMixin:
         try:
             with timed("admin", "entry.undelete"):
                 entry = entry_undelete(
-                    actor=Actor.for_user(request.user),
+                    actor=request.actor,
                     ref=unquote(object_id),
                     reason=request.POST.get("reason", ""),
-                )
+                ).entry
         except KnowledgeError as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(self._url("history", unquote(object_id)))
@@ -138,12 +137,12 @@ class RevisionAdminMixin:
         try:
             old_v = int(request.GET.get("from") or max(entry.version - 1, 1))
             new_v = int(request.GET.get("to") or entry.version)
-            old_row = entry_revision(Actor.for_user(request.user), entry, old_v)
-            new_row = entry_revision(Actor.for_user(request.user), entry, new_v)
+            old_row = entry_revision(request.actor, entry, old_v)
+            new_row = entry_revision(request.actor, entry, new_v)
         except (ValueError, NotFound) as exc:
             messages.error(request, getattr(exc, "message", "Pick two versions to compare."))
             return HttpResponseRedirect(self._url("history", entry.pk))
-        actor = Actor.for_user(request.user)
+        actor = request.actor
         old, new = selectors.revision_text(old_row, actor), selectors.revision_text(new_row, actor)
         labels = {"old_label": f"version {old_v}", "new_label": f"version {new_v}"}
         mode = "unified" if request.GET.get("mode") == "unified" else "side"
@@ -168,12 +167,7 @@ class RevisionAdminMixin:
             "revert_url": self._url("revision_revert", entry.pk, old_v),
             "can_revert": self.has_change_permission(request, entry) and old_v != entry.version,
             "versions": sorted(
-                {
-                    r.version
-                    for r in selectors.entry_revisions(
-                        Actor.for_user(request.user), entry, limit=500
-                    )
-                },
+                {r.version for r in selectors.entry_revisions(request.actor, entry, limit=500)},
                 reverse=True,
             ),
         }
@@ -187,12 +181,12 @@ class RevisionAdminMixin:
             try:
                 with timed("admin", "entry.revert"):
                     entry = entry_revert(
-                        actor=Actor.for_user(request.user),
+                        actor=request.actor,
                         ref=entry.pk,
                         to_version=version,
                         expected_version=int(request.POST.get("expected_version") or 0) or None,
                         reason=request.POST.get("reason", ""),
-                    )
+                    ).entry
             except KnowledgeError as exc:
                 messages.error(request, exc.message)
             else:
@@ -201,7 +195,7 @@ class RevisionAdminMixin:
                 )
             return HttpResponseRedirect(self._url("history", entry.pk))
         try:
-            row = entry_revision(Actor.for_user(request.user), entry, version)
+            row = entry_revision(request.actor, entry, version)
         except NotFound as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(self._url("history", entry.pk))
@@ -214,10 +208,10 @@ class RevisionAdminMixin:
             "revision": selectors.revision_summary(row),
             "diff": selectors.unified_diff(
                 selectors.revision_text(
-                    entry_revision(Actor.for_user(request.user), entry, entry.version),
-                    Actor.for_user(request.user),
+                    entry_revision(request.actor, entry, entry.version),
+                    request.actor,
                 ),
-                selectors.revision_text(row, Actor.for_user(request.user)),
+                selectors.revision_text(row, request.actor),
                 old_label=f"now (version {entry.version})",
                 new_label=f"after revert (as version {version})",
             ),

@@ -10,12 +10,13 @@ from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, connection, models, transaction
+from django.db import DatabaseError, models
 from django.utils import timezone
 
 from history.mirror.git import Mirror, Person
 from history.models import ParkedRevision
-from knowledge import locks
+from knowledge.db import locks
+from knowledge.db.revisions import record_commits as store_commits
 from knowledge.models import HistoricalEntry
 
 log = logging.getLogger("history.mirror")  # one logger for the mirror, as before the split
@@ -75,13 +76,4 @@ def retry(revisions: Iterable[int] | None = None) -> int:
 
 def record_commits(shas: dict[int, str]) -> None:
     """Store commit hashes on their revisions; only rows still pending are touched."""
-    if not shas:
-        return
-    ids, values = list(shas), [shas[i] for i in shas]
-    with transaction.atomic(), connection.cursor() as cur:
-        cur.execute(
-            f"UPDATE {HistoricalEntry._meta.db_table} AS h SET git_commit = v.sha "
-            "FROM unnest(%s::int[], %s::text[]) AS v(id, sha) "
-            "WHERE h.history_id = v.id AND h.git_commit = ''",
-            [ids, values],
-        )
+    store_commits(shas)

@@ -19,12 +19,18 @@ from django.utils.html import format_html, format_html_join
 
 from knowledge import limits
 from knowledge.actors import Actor
-from knowledge.admin.common import actor_for, themed
+from knowledge.admin.common import themed
 from knowledge.errors import KnowledgeError, ValidationFailed
-from knowledge.models import Entry, EntryStatus
+from knowledge.models import EntryStatus
 from knowledge.paths import normalize_path
 from knowledge.selectors import writable_projects
-from knowledge.services import entry_move, entry_retag, entry_set_status, entry_verify
+from knowledge.services import (
+    WriteResult,
+    entry_move,
+    entry_retag,
+    entry_set_status,
+    entry_verify,
+)
 from ops.timing import timed
 
 MAX_BULK = 500  # entries per action: one revision each, in one request
@@ -94,7 +100,7 @@ class BulkAction:
     title: str  # the intermediate page's heading
     done_words: str  # "Moved", "Verified", …
     form: type[ReasonForm]
-    apply: Callable[..., Entry]
+    apply: Callable[..., WriteResult]
 
 
 def _move(actor, entry, data, version):
@@ -158,7 +164,7 @@ def _versions(post) -> dict[int, int]:
 def run_bulk(modeladmin, request, queryset, name: str):
     """The intermediate page (first call) or the work and its report (the page's submit)."""
     action = ACTIONS[name]
-    actor = actor_for(request)
+    actor = request.actor
     entries = list(queryset.select_related("project", "subtopic").order_by("title")[: MAX_BULK + 1])
     if len(entries) > MAX_BULK:
         messages.error(

@@ -1,4 +1,5 @@
-"""Shared pieces of Cairn's admin: who acts, scoping by project, the Markdown editor."""
+"""Shared pieces of Cairn's admin: scoping by project (as `request.actor`, set by
+memory_site/actors.py), the Markdown editor."""
 
 from __future__ import annotations
 
@@ -17,15 +18,10 @@ from unfold.widgets import (
     UnfoldAdminTextInputWidget,
 )
 
-from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, KnowledgeError, NotFound
 from knowledge.models import Project
 from knowledge.selectors import visible_projects, writable_projects
 from ops.timing import content_size, timed
-
-
-def actor_for(request: HttpRequest) -> Actor:
-    return Actor.for_user(request.user)
 
 
 class MarkdownEditor(forms.Textarea):
@@ -74,13 +70,13 @@ class ScopedAdminMixin:
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        return qs.filter(**{f"{self.project_field}__in": visible_projects(actor_for(request))})
+        return qs.filter(**{f"{self.project_field}__in": visible_projects(request.actor)})
 
     def get_history_queryset(self, request, history_manager, pk_name, object_id):
         # History outlives deletions, so scope it by the project recorded on each revision.
         qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
         field = "id" if self.project_field == "pk" else f"{self.project_field}_id"
-        return qs.filter(**{f"{field}__in": visible_projects(actor_for(request)).values("pk")})
+        return qs.filter(**{f"{field}__in": visible_projects(request.actor).values("pk")})
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         history = self.model.history
@@ -91,7 +87,7 @@ class ScopedAdminMixin:
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.related_model is Project:
-            kwargs["queryset"] = writable_projects(actor_for(request))
+            kwargs["queryset"] = writable_projects(request.actor)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 

@@ -11,20 +11,18 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import admin
-from django.db import connection
 from django.db.models import Case, CharField, Count, F, Value, When
 from django.db.models.functions import TruncDate
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
-from knowledge.admin.common import actor_for
 from knowledge.admin.plots import Plot, Point, day_label, days_back
 from knowledge.models import Entry, EntryStatus
+from knowledge.reads.health import embedding_state
+from knowledge.reads.listings import entry_list
 from knowledge.selectors import visible_projects
-from knowledge.selectors.health import embedding_state
-from knowledge.selectors.listings import entry_list
-from ops.models import OperationTiming
+from ops.report import searches_by_day
 
 SHOWN = 8
 DAYS = 30
@@ -96,18 +94,8 @@ def opened_plot(actor, days: list, open_now: int) -> Plot:
 def searches_plot(days: list) -> Plot:
     """Searches per day on every surface (the MCP tool, the REST route, the pages), with the
     day's p50 and p95 in ms, from the operation timings."""
-    sql = f"""
-        SELECT (at AT TIME ZONE %s)::date AS day, count(*),
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY total_ms),
-               percentile_cont(0.95) WITHIN GROUP (ORDER BY total_ms)
-        FROM {OperationTiming._meta.db_table}
-        WHERE at >= %s AND (operation = 'search' OR operation LIKE %s)
-        GROUP BY 1
-    """  # the table name is the model's; values are parameters
     since = timezone.now() - timezone.timedelta(days=len(days))
-    with connection.cursor() as cur:
-        cur.execute(sql, [timezone.get_current_timezone_name(), since, "%/search%"])
-        by_day = {day: (n, p50, p95) for day, n, p50, p95 in cur.fetchall()}
+    by_day = searches_by_day(since=since, tz=timezone.get_current_timezone_name())
     url = reverse("admin:ops_operationtiming_changelist") + "?operation__exact=search"
     points, lines = [], []
     for d in days:
@@ -144,7 +132,7 @@ def breakdown_plots(actor) -> list[Plot]:
 def dashboard(request: HttpRequest) -> dict:
     """What the index shows this person (entries scoped like every read; the backlogs and the
     timings are site-wide counts, no names; timings for those who may open them)."""
-    actor = actor_for(request)
+    actor = request.actor
     entries = entry_list(actor)
     days = days_back(timezone.localdate(), DAYS)
     open_items = list(entries.filter(status=EntryStatus.OPEN)[:SHOWN])

@@ -9,11 +9,10 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
 
-from knowledge.admin.common import actor_for
 from knowledge.admin.note_types import live_schema
 from knowledge.errors import KnowledgeError
+from knowledge.reads.editor import body_preview
 from knowledge.rendering import render_markdown, render_page_markdown
-from knowledge.selectors.editor import body_preview
 
 
 @staff_member_required
@@ -36,7 +35,7 @@ def live_preview(request: HttpRequest) -> HttpResponse:
     context = {"error": "", "preview": None, "html": ""}
     try:
         context["preview"] = body_preview(
-            actor_for(request),
+            request.actor,
             body=text,
             project=post.get("project", "")[:200] or None,
             subtopic=post.get("subtopic_path", "")[:500],

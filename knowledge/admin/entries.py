@@ -11,7 +11,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from unfold.admin import ModelAdmin
 
 from knowledge.admin.actions import BulkActionsMixin
-from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin
 from knowledge.admin.editor import live_preview, markdown_preview
 from knowledge.admin.entry_form import EntryForm
 from knowledge.admin.note_types import SchemaFieldsMixin, schema_refusal, warn_misfit
@@ -87,8 +87,8 @@ class EntryAdmin(
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.pk:
             # What this person may see: a link to a hidden entry shows its text only.
-            obj.graph_links = entry_relations(actor_for(request), obj)
-            obj.unseen_links = unseen_links(actor_for(request), [obj])
+            obj.graph_links = entry_relations(request.actor, obj)
+            obj.unseen_links = unseen_links(request.actor, [obj])
         return super().get_readonly_fields(request, obj)
 
     def _supersession(self, obj: Entry, field: str):
@@ -155,7 +155,7 @@ class EntryAdmin(
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
         extra = {
-            "actor": actor_for(request),
+            "actor": request.actor,
             "refusal": getattr(request, "cairn_refusal", None),
             "misfits": getattr(request, "cairn_misfits", None),
         }
@@ -187,7 +187,7 @@ class EntryAdmin(
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
-        actor = actor_for(request)
+        actor = request.actor
         reason = data.get("reason") or ("edited in the admin" if change else "created in the admin")
         fields = EntryFields(
             title=data["title"],
@@ -199,7 +199,7 @@ class EntryAdmin(
             metadata=data["metadata"],
         )
         if not change:
-            entry = entry_create(
+            result = entry_create(
                 actor=actor,
                 project=data["project"].pk,
                 subtopic=data["subtopic_path"],
@@ -207,7 +207,7 @@ class EntryAdmin(
                 reason=reason,
             )
         else:
-            entry = entry_update(
+            result = entry_update(
                 actor=actor,
                 ref=obj.pk,
                 fields=fields,
@@ -215,14 +215,14 @@ class EntryAdmin(
                 subtopic=data["subtopic_path"] or "",
                 expected_version=data.get("version"),
                 reason=reason,
-            ).entry
-        warn_misfit(request, entry)
-        obj.pk = entry.pk
+            )
+        warn_misfit(request, result.schema)
+        obj.pk = result.entry.pk
         obj.refresh_from_db()
 
     def delete_model(self, request, obj):
         entry_delete(
-            actor=actor_for(request),
+            actor=request.actor,
             ref=obj.pk,
             reason=f"deleted in the admin by {request.user.get_username()}",
         )

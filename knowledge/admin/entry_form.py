@@ -12,8 +12,8 @@ from knowledge.admin.common import MarkdownEditor, themed
 from knowledge.admin.metadata import MetadataField, schema_fields
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, Project
+from knowledge.note_types.lookup import project_schema
 from knowledge.paths import normalize_path
-from knowledge.selectors.note_type_lookup import project_schema
 
 
 def _line_class(line: str) -> str:

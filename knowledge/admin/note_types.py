@@ -10,12 +10,11 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
-from knowledge.admin.common import actor_for
 from knowledge.errors import SchemaMisfit
 from knowledge.models import Entry
-from knowledge.note_types import SchemaError
-from knowledge.selectors.editor import schema_preview
-from knowledge.selectors.note_types import SCHEMA_KIND, load_schema
+from knowledge.note_types import Report, SchemaError
+from knowledge.note_types.reads import SCHEMA_KIND, load_schema
+from knowledge.reads.editor import schema_preview
 
 FIELDS_TEMPLATE = "knowledge/admin/entries/schema_fields.html"
 
@@ -56,9 +55,9 @@ def schema_refusal(exc: SchemaMisfit) -> str:
     )
 
 
-def warn_misfit(request: HttpRequest, entry: Entry) -> None:
-    """In warn mode a save that does not fit is kept; say what it lacks."""
-    report = getattr(entry, "schema_report", None)
+def warn_misfit(request: HttpRequest, report: Report | None) -> None:
+    """In warn mode a save that does not fit is kept; say what it lacks (`report`: the
+    write's schema report, WriteResult.schema)."""
     if report is None or report.fits:
         return
     schema = report.schema
@@ -74,7 +73,7 @@ def live_schema(request: HttpRequest) -> dict:
     post = request.POST
     return {
         "schema_preview": schema_preview(
-            actor_for(request),
+            request.actor,
             project=post.get("project", "")[:200] or None,
             kind=post.get("kind", "")[:100],
             body=post.get("text", ""),

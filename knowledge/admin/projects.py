@@ -7,12 +7,12 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 from unfold.admin import ModelAdmin, TabularInline
 
-from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin
 from knowledge.admin.tree import mark_open, tree_links
 from knowledge.models import Membership, Project
+from knowledge.note_types.reads import SHAREABLE
+from knowledge.reads.trees import entry_forest
 from knowledge.selectors import maintained_projects, visible_projects
-from knowledge.selectors.note_types import SHAREABLE
-from knowledge.selectors.trees import entry_forest
 from knowledge.services import (
     MembershipChange,
     ProjectFields,
@@ -24,7 +24,7 @@ from knowledge.services import (
 def _maintains(request, project: Project | None) -> bool:
     if project is None:
         return True
-    return maintained_projects(actor_for(request)).filter(pk=project.pk).exists()
+    return maintained_projects(request.actor).filter(pk=project.pk).exists()
 
 
 class MembershipForm(forms.ModelForm):
@@ -99,7 +99,7 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, Mod
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None and obj.pk:
-            forest = entry_forest(actor_for(request), project=obj.pk)
+            forest = entry_forest(request.actor, project=obj.pk)
             mark_open(forest, obj.slug)
             tree_links(forest)
             context["cairn_tree"] = forest
@@ -112,7 +112,7 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, Mod
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
         if db_field.name == "schema_library":  # only libraries the person may read
-            field.queryset = visible_projects(actor_for(request)).filter(
+            field.queryset = visible_projects(request.actor).filter(
                 schemas_shared=True, sensitivity__in=SHAREABLE
             )
             field.required = False
@@ -134,7 +134,7 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, Mod
             return  # saved with its members in save_related: one service call for the page
         data = form.cleaned_data
         created = project_create(
-            actor=actor_for(request),
+            actor=request.actor,
             slug=data["slug"],
             reason="created in the admin",
             fields=ProjectFields(
@@ -151,7 +151,7 @@ class ProjectAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, Mod
         # swapping the last maintainer is one change, not two.
         data = form.cleaned_data
         project_update(
-            actor=actor_for(request),
+            actor=request.actor,
             project=form.instance.pk,
             reason="edited in the admin",
             memberships=[c for fs in formsets if fs.model is Membership for c in _changes(fs)],

@@ -12,7 +12,6 @@ from django.db.models import Case, IntegerField, TextField, Value, When
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from knowledge.admin.common import actor_for
 from knowledge.errors import KnowledgeError
 from knowledge.search import SearchFilters, search_entries
 
@@ -64,7 +63,7 @@ class CairnSearchMixin:
                 return exact, False
         try:
             hits = search_entries(
-                actor_for(request),
+                request.actor,
                 term,
                 filters=search_filters(request.GET),
                 limit=SEARCH_LIMIT,

@@ -10,7 +10,6 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from unfold.admin import ModelAdmin
 
-from knowledge.actors import Actor
 from knowledge.admin.common import ServiceWritesMixin
 from knowledge.models import ApiToken
 from knowledge.selectors import visible_projects
@@ -49,7 +48,7 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "projects":
-            kwargs["queryset"] = visible_projects(Actor.for_user(request.user))
+            kwargs["queryset"] = visible_projects(request.actor)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
@@ -73,7 +72,7 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             token_update(
-                actor=Actor.for_user(request.user),
+                actor=request.actor,
                 token_id=obj.pk,
                 name=obj.name,
                 agent_label=obj.agent_label,
@@ -81,7 +80,7 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
             )
             return
         created = token_create(
-            actor=Actor.for_user(request.user),
+            actor=request.actor,
             user=form.cleaned_data["user"],
             name=form.cleaned_data["name"],
             scope=form.cleaned_data["scope"],
@@ -110,7 +109,7 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke_tokens(self, request, queryset):
-        actor = Actor.for_user(request.user)
+        actor = request.actor
         for token in queryset:
             token_revoke(actor=actor, token_id=token.pk)
         self.message_user(request, f"Revoked {queryset.count()} token(s).")

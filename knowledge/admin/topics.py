@@ -14,7 +14,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from unfold.admin import ModelAdmin
 
 from knowledge import limits
-from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, actor_for, themed
+from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, themed
 from knowledge.errors import KnowledgeError
 from knowledge.models import Source, Subtopic
 from knowledge.paths import normalize_path
@@ -86,7 +86,7 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, Mo
 
     def move_view(self, request):
         """Move a subtopic with its entries (one revision each, with the reason)."""
-        actor = actor_for(request)
+        actor = request.actor
         form = SubtopicMoveForm(
             request.POST if request.method == "POST" else None, actor=actor, initial=request.GET
         )
@@ -128,7 +128,7 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, Mo
 
     def save_model(self, request, obj, form, change):
         node = subtopic_ensure(
-            actor=actor_for(request),
+            actor=request.actor,
             project=form.cleaned_data["project"].pk,
             path=form.cleaned_data["path"],
         )

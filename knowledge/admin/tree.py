@@ -9,10 +9,9 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from knowledge.admin.common import actor_for
 from knowledge.errors import ValidationFailed
 from knowledge.paths import normalize_path
-from knowledge.selectors.trees import Forest, TreeNode, entry_forest
+from knowledge.reads.trees import Forest, TreeNode, entry_forest
 
 TREE_PARAM = "tree"
 
@@ -95,7 +94,7 @@ class SubtopicTreeFilter(admin.ListFilter):
         return queryset
 
     def choices(self, changelist):
-        forest = entry_forest(actor_for(self.request))
+        forest = entry_forest(self.request.actor)
         mark_open(forest, self.value)
         for node in _walk(forest.roots):
             node.url = changelist.get_query_string({TREE_PARAM: node.key})

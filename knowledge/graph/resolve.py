@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.search import TrigramSimilarity
-from django.db import connection
+from django.db.models import Q
 
+from knowledge.access import projects_for, reach
 from knowledge.actors import Actor
+from knowledge.db import Stand, compile_once
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryStatus, Sensitivity
 from knowledge.paths import entry_slug, normalize_path
-from knowledge.selectors.access import project_ids_sql
 
 # A project may resolve links into projects at most as closed as itself: a public entry's link
 # never points into a restricted project (readers are filtered again when it is shown).
@@ -45,28 +46,34 @@ def split_target(text: str) -> tuple[str | None, str | None, str]:
         return None, None, target_key(text)
 
 
-# The entries whose slug a link names, in the source's project or in a project the link names
-# that the writer can read. Plain SQL: every save with links runs it, and building it as an ORM
-# query cost more than running it (bench/write_profile.py).
-_CANDIDATES = """SELECT e.id, e.slug, e.project_id, p.slug, p.sensitivity, s.path, e.status
-  FROM knowledge_entry e
-  JOIN knowledge_project p ON p.id = e.project_id
-  LEFT JOIN knowledge_subtopic s ON s.id = e.subtopic_id
- WHERE e.slug = ANY(%(keys)s) AND e.id IS DISTINCT FROM %(id)s
-   AND (e.project_id = %(project)s{elsewhere})
- ORDER BY e.id"""
-
-
 def _candidates(source: Entry, keys: set[str], firsts: set[str], writer: Actor | None):
-    params = {"keys": sorted(keys), "id": source.pk, "project": source.project_id}
-    elsewhere = ""
-    if firsts and writer is not None:
-        readable, more = project_ids_sql(writer, "read")
-        elsewhere = f" OR (p.slug = ANY(%(firsts)s) AND e.project_id IN ({readable}))"
-        params |= more | {"firsts": sorted(firsts)}
-    with connection.cursor() as cursor:
-        cursor.execute(_CANDIDATES.format(elsewhere=elsewhere), params)
-        return cursor.fetchall()
+    """The entries whose slug a link names, in the source's project or in a project the link
+    names that the writer can read: (id, slug, project id, project slug, its sensitivity,
+    subtopic path, status). Every save with links runs it: compiled once per shape."""
+    r = reach(writer) if firsts and writer is not None else None
+    new = source.pk is None
+
+    def build(s: Stand):
+        here = Q(project_id=s.int("project"))
+        if r is not None:
+            readable = projects_for(r, "read", s)
+            here |= Q(project__slug__any=s.texts("firsts"), project__in=readable)
+        found = Entry.objects.filter(slug__any=s.texts("keys")).filter(here)
+        if not new:
+            found = found.exclude(pk=s.int("id"))
+        return found.order_by("pk").values_list(
+            "pk", "slug", "project_id", "project__slug", "project__sensitivity",
+            "subtopic__path", "status",
+        )  # fmt: skip
+
+    compiled = compile_once(("link_candidates", r and r.shape, new), build)
+    return compiled.rows(
+        keys=sorted(keys),
+        id=source.pk,
+        project=source.project_id,
+        firsts=sorted(firsts),
+        **(r.values if r is not None else {}),
+    )
 
 
 def resolve_targets(source: Entry, texts: list[str], writer: Actor | None) -> dict[str, int | None]:

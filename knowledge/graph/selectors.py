@@ -1,6 +1,6 @@
 """Graph reads, scoped by the actor like every selector: an entry's relations and backlinks,
 the neighbourhood walk, graph data for a page, and observation search (build_context, an entry
-and its neighbourhood in one answer, builds on these in knowledge.graph.context).
+and its neighbourhood in one answer, builds on these in knowledge.reads.context).
 
 What the reader may not see never shows: a relation to a hidden entry shows only the link text
 its author wrote; a hidden entry's links to a visible one are not backlinks; traversal never

@@ -1,5 +1,5 @@
 """Note types with schemas (Picoschema, as Basic Memory writes them): parse, validate, infer and
-diff, all pure. The database side is knowledge.selectors.note_types (reads) and the write
+diff, all pure. The database side is knowledge.note_types.reads (reads) and the write
 kernel's schema step (enforcement)."""
 
 from knowledge.note_types.inference import REQUIRED, THRESHOLD, Drift, Inference, Usage, diff, infer

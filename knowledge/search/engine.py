@@ -15,12 +15,14 @@ from dataclasses import replace
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
-from django.db.models import BooleanField, OuterRef, QuerySet, Subquery
-from django.db.models.expressions import RawSQL
+from django.db.models import OuterRef, QuerySet, Subquery
 from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from knowledge.actors import Actor
+from knowledge.db import fetch_together
+from knowledge.db.round_trip import statement_of
+from knowledge.db.search import exact_distances, hnsw_scan
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryChunk
 from knowledge.search import result_cache, stages
@@ -30,9 +32,9 @@ from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_from, pending_statement
 from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_stats_statement
 from knowledge.search.fusion import Fusion, above_floor, fuse_lists
-from knowledge.search.hits import fetch_together, load_hits, preload
+from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable
-from knowledge.search.query import check_query, filter_sql, parse
+from knowledge.search.query import check_query, filter_expression, parse
 from knowledge.search.query_vectors import start_query_vector
 from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchResults
@@ -42,17 +44,6 @@ log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "text", "semantic")
 MAX_LIMIT = 100
-
-
-# Every chunk of a small scope, compared exactly: "+ 0" keeps the planner off the HNSW index
-# (it would stop after ef_search rows). Written by hand: the ORM built it slower than it ran.
-_EXACT_SQL = """
-SELECT entry_id, (embedding <=> %s::vector) + 0.0 AS distance, id
-FROM knowledge_entrychunk
-WHERE model = %s AND entry_id IN ({scope})
-ORDER BY distance
-LIMIT %s
-"""
 
 
 def _semantic_ranking(
@@ -78,7 +69,7 @@ def _semantic_ranking(
     statements = []
     if along is not None:
         with contextlib.suppress(EmptyResultSet):  # a scope that cannot hold anything
-            statements.append(along.query.sql_with_params())
+            statements.append(statement_of(along))
     texts = len(statements)
     with contextlib.suppress(EmptyResultSet):  # an actor who sees no project
         statements += _vector_statements(scope, provider, vector, n, exact=exact)
@@ -94,13 +85,7 @@ def _vector_statements(scope: QuerySet[Entry], provider, vector, n: int, *, exac
     # A chunk row per hit and a few more: entries have 1-2 chunks. Reading more costs nothing
     # when exact, and ~1 ms per 15 rows when walking the index with the scope check.
     if exact:
-        scope_sql, scope_params = scope.order_by().values("pk").query.sql_with_params()
-        return [
-            (
-                _EXACT_SQL.format(scope=scope_sql),
-                [Vector._to_db(vector), provider.name, *scope_params, n * 3],
-            )
-        ]
+        return [exact_distances(scope, Vector._to_db(vector), provider.name, n * 3)]
     chunks = EntryChunk.objects.filter(model=provider.name)
     in_scope = scope.order_by().filter(pk=OuterRef("entry_id")).values("pk")[:1]
     query = (
@@ -110,15 +95,10 @@ def _vector_statements(scope: QuerySet[Entry], provider, vector, n: int, *, exac
         .order_by("distance")
         .values_list("entry_id", "distance", "pk")[: n * 2]
     )
-    # Filtered HNSW scans go on until enough rows pass the filters (pgvector 0.8). The
-    # settings hold for one transaction: sent with the query in one round trip, both
-    # statements run as one (instead of BEGIN, set_config, query, COMMIT).
-    scan = (
-        "SELECT set_config('hnsw.ef_search', %s, true), "
-        "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-        [str(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))],
-    )
-    return [scan, query.query.sql_with_params()]
+    # Sent with the query in one round trip, both statements run as one transaction
+    # (instead of BEGIN, set_config, query, COMMIT).
+    scan = hnsw_scan(max(settings.CAIRN_SEARCH_EF_SEARCH, n * 4))
+    return [scan, statement_of(query)]
 
 
 def _by_similarity(rows: list, n: int) -> tuple[list[int], dict[int, int], dict[int, float]]:
@@ -184,9 +164,9 @@ def rankings(
         parsed = parse(query)
         scope, searched = search_scope(actor, filters)
         searched_set = scope  # before the query's own words narrow it
-        constraint, constraint_params = filter_sql(parsed, config)
-        if constraint:
-            scope = scope.filter(RawSQL(constraint, constraint_params, BooleanField()))
+        constraint = filter_expression(parsed, config)
+        if constraint is not None:
+            scope = scope.filter(constraint)
     words = [*parsed.words, *(phrase for group in parsed.required for phrase in group)]
     terms, known = [], None
     statements = {"generation": first} if first is not None else {}

@@ -11,8 +11,7 @@ word of the query.
 
 from __future__ import annotations
 
-from django.db import connection
-
+from knowledge.db.search import fetch_rows, hit_matches
 from knowledge.search.snippets import highlight, lexemes_of, marked, words_in
 from knowledge.search.types import Rankings, SearchHit, SearchResults, Signals
 
@@ -38,7 +37,7 @@ def annotate(
     lexemes = lexemes_of(found.rank_tsquery)
     if matched is None:
         statement = matches_statement([h.id for h in hits], found)
-        matched = _read(statement) if statement else []
+        matched = fetch_rows(statement) if statement else []
     observations, passages = _matches(matched)
     words_part, meaning_part = parts
     for hit in hits:
@@ -110,24 +109,6 @@ def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
     return rows
 
 
-# One round trip for both: per entry, the current observation that best matches the words
-# ("o": category, content), and the place of the chunk its vector matched among its chunks of
-# the same model ("c": place, count).
-_MATCHES_SQL = """
-SELECT * FROM (
-    SELECT DISTINCT ON (entry_id) 'o', entry_id, category, content, NULL::int, NULL::int
-    FROM knowledge_observation
-    WHERE entry_id = ANY(%s) AND valid_to IS NULL AND search_vector @@ %s::tsquery
-    ORDER BY entry_id, ts_rank(search_vector, %s::tsquery) DESC, position
-) observations
-UNION ALL
-SELECT 'c', b.entry_id, NULL, NULL, b.ordinal + 1,
-       (SELECT count(*) FROM knowledge_entrychunk x
-        WHERE x.entry_id = b.entry_id AND x.model = b.model)::int
-FROM knowledge_entrychunk b WHERE b.id = ANY(%s)
-"""
-
-
 def matches_statement(ids: list[int], found: Rankings) -> tuple[str, list] | None:
     """The statement reading what annotate shows of hits `ids`: their observations that hold
     the words, and the places of the passages their vectors matched (None: nothing to read)."""
@@ -137,13 +118,7 @@ def matches_statement(ids: list[int], found: Rankings) -> tuple[str, list] | Non
     chunk_ids = [found.chunks[pk] for pk in ids if pk in found.chunks]
     if not (word_ids or chunk_ids):
         return None
-    return _MATCHES_SQL, [word_ids, tsquery or "", tsquery or "", chunk_ids]
-
-
-def _read(statement: tuple[str, list]) -> list[tuple]:
-    with connection.cursor() as cursor:
-        cursor.execute(*statement)
-        return cursor.fetchall()
+    return hit_matches(word_ids, tsquery or "", chunk_ids)
 
 
 def _matches(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from knowledge.db.round_trip import statement_of
 from knowledge.models import Entry
 
 # Counted up to this many: past it the note says "more than".
@@ -58,7 +59,7 @@ def pending_in(scope: QuerySet[Entry]) -> Pending | None:
 def pending_statement(scope: QuerySet[Entry]) -> tuple[str, tuple]:
     """pending_in's statement, for a caller that sends it with others (pending_from reads its
     rows). Raises EmptyResultSet for a scope that cannot hold anything."""
-    return _waiting(scope).query.sql_with_params()
+    return statement_of(_waiting(scope))
 
 
 def pending_from(rows: list) -> Pending | None:

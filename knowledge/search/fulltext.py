@@ -13,11 +13,16 @@ import math
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
-from django.db import connection
-from django.db.models import BooleanField, FloatField, QuerySet, Subquery
-from django.db.models.expressions import RawSQL
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import QuerySet, Subquery
 
+from knowledge.db.search import (
+    fetch_rows,
+    idf_rank_sum,
+    matches,
+    weighted_rank,
+    word_stats_sql,
+)
 from knowledge.models import Entry, Project
 
 # ts_rank normalization 1: divide by 1 + log(length), so a long entry that mentions a word
@@ -69,9 +74,9 @@ def word_stats(
     `projects` (which must be projects the reader may see; a queryset, or its ids compiled as
     (sql, params) by selectors.visible_projects_sql), and how many entries the project
     `searched` (else all of `projects`) holds: one query answers both."""
-    with connection.cursor() as cursor:
-        cursor.execute(*word_stats_statement(words, config, projects, searched=searched))
-        return word_stats_from(cursor.fetchall())
+    return word_stats_from(
+        fetch_rows(word_stats_statement(words, config, projects, searched=searched))
+    )
 
 
 def word_stats_statement(
@@ -83,29 +88,7 @@ def word_stats_statement(
 ) -> tuple[str, list]:
     """word_stats' statement, for a caller that sends it with others (word_stats_from reads
     its rows)."""
-    if isinstance(projects, tuple):
-        scope_sql, scope_params = projects
-    else:
-        try:
-            scope_sql, scope_params = projects.values("pk").query.sql_with_params()
-        except EmptyResultSet:  # no project at all (anonymous): nothing counted
-            scope_sql, scope_params = "SELECT NULL::bigint WHERE false", ()
-    return (
-        f"""
-        WITH scope AS MATERIALIZED ({scope_sql})
-        SELECT quote_literal(u.lexeme), coalesce(sum(s.ndoc), 0)::int, NULL::int
-        FROM unnest(to_tsvector(%s::regconfig, %s)) u
-        LEFT JOIN knowledge_lexemestat s
-          ON s.word = u.lexeme AND s.project_id IN (SELECT * FROM scope)
-        GROUP BY u.lexeme
-        UNION ALL
-        SELECT NULL, coalesce(sum(ndoc), 0)::int,
-               (sum(ndoc) FILTER (WHERE %s::bigint IS NULL OR project_id = %s))::int
-        FROM knowledge_lexemestat
-        WHERE word = '' AND project_id IN (SELECT * FROM scope)
-        """,
-        [*scope_params, config, " ".join(words), searched, searched],
-    )
+    return word_stats_sql(words, config, projects, searched=searched)
 
 
 def word_stats_from(rows: list[tuple]) -> WordStats:
@@ -140,30 +123,19 @@ def text_ranking_query(scope: QuerySet[Entry], terms: list[Term], n: int) -> Que
         pool += term.ndoc
     match = " | ".join(t.tsquery for t in matching)
     weights = rank_weights()
-    rank_sql = " + ".join(
-        f"%s * ts_rank(%s::float4[], search_vector, %s::tsquery, {RANK_NORMALIZATION})"
-        for _ in terms
-    )
-    rank_params: list = []
-    for term in terms:
-        rank_params += [term.idf, weights, term.tsquery]
-    candidates = scope.filter(RawSQL("search_vector @@ %s::tsquery", [match], BooleanField()))
+    candidates = scope.filter(matches(match))
     if pool > FIRST_CUT:
         every_word = " | ".join(t.tsquery for t in terms)
         first = (
-            candidates.annotate(
-                first=RawSQL(
-                    f"ts_rank(%s::float4[], search_vector, %s::tsquery, {RANK_NORMALIZATION})",
-                    [weights, every_word],
-                    FloatField(),
-                )
-            )
+            candidates.annotate(first=weighted_rank(weights, every_word, RANK_NORMALIZATION))
             .order_by("-first", "-updated_at", "-pk")
             .values("pk")[:FIRST_CUT]
         )
         candidates = Entry.objects.filter(pk__in=Subquery(first))
     return (
-        candidates.annotate(rank=RawSQL(rank_sql, rank_params, FloatField()))
+        candidates.annotate(
+            rank=idf_rank_sum([(t.idf, t.tsquery) for t in terms], weights, RANK_NORMALIZATION)
+        )
         .order_by("-rank", "-updated_at", "-pk")
         .values_list("pk", "rank")[:n]
     )

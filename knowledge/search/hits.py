@@ -10,8 +10,9 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
 
+from knowledge.db import fetch_together
+from knowledge.db.search import hit_rows
 from knowledge.search.snippets import highlight, lexemes_of
 from knowledge.search.types import Rankings, SearchHit
 
@@ -79,21 +80,6 @@ class HitRow:
         )
 
 
-# %s: the headline's tsquery (NULL: none), entry ids, chunk ids; e.id = ANY() reads by key.
-_ROWS_SQL = """
-SELECT e.id, e.short_id, e.title, e.slug, e.body, e.kind, e.tags, e.status, e.updated_at,
-       p.slug, s.path,
-       CASE WHEN %s::tsquery IS NOT NULL AND e.id = ANY(%s)
-            THEN ts_headline(%s::regconfig, e.body, %s::tsquery, %s) END,
-       coalesce(c.text, '')
-FROM knowledge_entry e
-JOIN knowledge_project p ON p.id = e.project_id
-LEFT JOIN knowledge_subtopic s ON s.id = e.subtopic_id
-LEFT JOIN knowledge_entrychunk c ON c.entry_id = e.id AND c.id = ANY(%s)
-WHERE e.id = ANY(%s)
-"""
-
-
 def _rows(
     ids: list[int],
     *,
@@ -107,16 +93,16 @@ def _rows(
     sent in the same round trip, and its rows."""
     statements = []
     if ids:
-        params = [
-            headline,
-            list(headed),
-            settings.CAIRN_SEARCH_CONFIG,
-            headline,
-            HEADLINE_OPTIONS,
-            list(chunk_ids),
-            list(ids),
-        ]
-        statements.append((_ROWS_SQL, params))
+        statements.append(
+            hit_rows(
+                list(ids),
+                chunk_ids=list(chunk_ids),
+                headline=headline,
+                headed=list(headed),
+                config=settings.CAIRN_SEARCH_CONFIG,
+                options=HEADLINE_OPTIONS,
+            )
+        )
     if alongside is not None:
         statements.append(alongside)
     if not statements:
@@ -124,21 +110,6 @@ def _rows(
     results = fetch_together(statements)
     loaded = {row[0]: HitRow(*row) for row in results[0]} if ids else {}
     return loaded, results[-1] if alongside is not None else []
-
-
-def fetch_together(statements: list[tuple[str, list]]) -> list[list[tuple]]:
-    """Each statement's rows, all sent in one round trip (parameters are bound on the client,
-    so several statements travel as one query string)."""
-    sql = ";\n".join(sql.strip().rstrip(";") for sql, _ in statements)
-    params = [param for _, statement_params in statements for param in statement_params]
-    results = []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        while True:
-            results.append(cursor.fetchall())
-            if not cursor.nextset():
-                break
-    return results
 
 
 def preload(ids: list[int], rank_tsquery: str | None) -> tuple[dict[int, HitRow], dict[int, str]]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from knowledge.db.search import text_constraint
 from knowledge.errors import ValidationFailed
 
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
@@ -77,29 +78,10 @@ def parse(text: str) -> ParsedQuery:
     return parsed
 
 
-def _or_sql(func: str, items: list[str], config: str) -> tuple[str, list]:
-    sql = " || ".join(f"{func}(%s::regconfig, %s)" for _ in items)
-    params: list = []
-    for item in items:
-        params += [config, item]
-    return f"({sql})", params
-
-
-def filter_sql(parsed: ParsedQuery, config: str) -> tuple[str | None, list]:
-    """The hard constraints alone (required phrases, exclusions), for semantic candidates too."""
-    parts: list[str] = []
-    params: list = []
-    for group in parsed.required:
-        s, p = _or_sql("phraseto_tsquery", group, config)
-        parts.append(f"search_vector @@ {s}")
-        params += p
-    for value in parsed.excluded:
-        func = "phraseto_tsquery" if " " in value else "plainto_tsquery"
-        parts.append(f"NOT coalesce(search_vector @@ {func}(%s::regconfig, %s), false)")
-        params += [config, value]
-    if not parts:
-        return None, []
-    return " AND ".join(f"({p})" for p in parts), params
+def filter_expression(parsed: ParsedQuery, config: str):
+    """The hard constraints alone (required phrases, exclusions), for semantic candidates too:
+    a boolean expression to filter entries by, or None when the query has none."""
+    return text_constraint(parsed.required, parsed.excluded, config)
 
 
 def check_query(query: str) -> None:

@@ -5,8 +5,9 @@ A repeated search already skips the query model (query_vectors.py); this skips t
 word statistics, both rankings and the hits.
 
 A kept answer is valid for one *generation* of the stored data. The generation is a Postgres
-sequence that every write which can change an answer (an entry, its chunks and vectors, a
-project, a subtopic, the word statistics) advances *after it commits* (`changed()`): a search
+sequence that advances *after* every commit that wrote a table a search reads (an entry, its
+chunks and vectors, a project, a subtopic, a membership, the word statistics:
+knowledge.db.generation watches every statement, so no write can forget it): a search
 that reads the generation afterwards misses and computes again, and an answer computed from
 data older than its generation is never kept under a newer one, because it read the
 generation first. The sequence is read with the actor's visible projects in one statement (a
@@ -24,25 +25,19 @@ of its own, not yet committed, that no other reader may see.
 from __future__ import annotations
 
 import copy
-import functools
 import logging
 from collections.abc import Callable, Hashable
 
-import psycopg
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection
 
 from knowledge.actors import Actor
+from knowledge.db import generation
 from knowledge.search import stages
 from knowledge.search.types import SearchResults
 from knowledge.selectors import visible_projects_sql
 from ops.lru import BoundedCache
 
-SEQUENCE = "knowledge_search_generation"
-# The generation now. A sequence not advanced yet (fresh from its migration) has is_called
-# false and last_value the value its next nextval will give: it reads as the one before (0), so
-# that first advance moves the generation. memory_site/backup/restore.py reads it too.
-CURRENT = f"SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM {SEQUENCE}"
 log = logging.getLogger(__name__)
 
 
@@ -55,41 +50,9 @@ _answers: BoundedCache[SearchResults] = BoundedCache(
 )
 
 
-def _advance() -> None:
-    # After the commit: a failure here must not turn a committed write into an error. Kept
-    # answers then stay until CAIRN_SEARCH_RESULT_CACHE_SECONDS, which is what the bound is for.
-    try:
-        # The driver's own connection: every write pays this, and Django's cursor (its wrappers,
-        # the timing hook) would cost several times the statement.
-        connection.ensure_connection()
-        connection.connection.execute(f"SELECT nextval('{SEQUENCE}')")
-    except (DatabaseError, psycopg.Error) as exc:
-        connection.errors_occurred = True  # Django checks the connection before its next use
-        log.warning(
-            "Could not advance the search generation (%s); repeated searches may answer from "
-            "before this write for up to %ss.",
-            exc,
-            _seconds(),
-        )
-
-
-def changed() -> None:
-    """Call inside a write that can change a search's answer: the generation advances once
-    its transaction commits (right away outside one), however often this is called in it."""
-    if not connection.in_atomic_block:
-        _advance()
-        return
-    if not any(hook is _advance for _, hook, *_ in connection.run_on_commit):
-        transaction.on_commit(_advance)
-
-
 def generation_statement(actor: Actor) -> tuple[str, list]:
     """The generation and the actor's visible project ids, as one statement (sql, params)."""
-    visible, params = visible_projects_sql(actor)
-    return (
-        f"SELECT ({CURRENT}), ARRAY(SELECT v.id FROM ({visible}) v(id) ORDER BY 1)",
-        list(params),
-    )
+    return generation.generation_statement(visible_projects_sql(actor))
 
 
 def stamp(rows: list) -> tuple[int, tuple[int, ...]]:
@@ -118,9 +81,8 @@ def cached(
     # own could put a newly visible project's hits under a key another reader shares.
     who = (getattr(actor.user, "pk", None), actor.token_id)
     if look:
-        with stages.stage("result cache"), connection.cursor() as cursor:
-            cursor.execute(*generation_statement(actor))
-            full_key = (*stamp(cursor.fetchall()), who, key)
+        with stages.stage("result cache"):
+            full_key = (*stamp(generation.fetch(generation_statement(actor))), who, key)
             kept = _answers.get(full_key)
             if kept is not None:
                 return _copy(kept)
@@ -142,15 +104,3 @@ def _copy(answer: SearchResults) -> SearchResults:
 
 def clear() -> None:
     _answers.clear()
-
-
-def changes_answers(service: Callable) -> Callable:
-    """Marks a service whose writes can change a search's answer (place it below
-    `transaction.atomic`): the generation advances when the service's transaction commits."""
-
-    @functools.wraps(service)
-    def wrapper(*args, **kwargs):
-        changed()
-        return service(*args, **kwargs)
-
-    return wrapper

@@ -1,11 +1,11 @@
 """Every read, scoped by the actor. Selectors never write.
 
-`visible_projects` (selectors/access.py) is the one place that decides what an actor may see;
+`visible_projects` (knowledge/access.py) is the one place that decides what an actor may see;
 every other selector (and search) starts from it, so access rules change there and nowhere else.
 This package's modules split the reads by what they read; the common ones are re-exported here.
 """
 
-from knowledge.selectors.access import (
+from knowledge.access import (
     MAINTAIN_ROLES,
     WRITE_ROLES,
     maintained_projects,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from knowledge.access import writable_projects
 from knowledge.actors import Actor
 from knowledge.models import Entry, Subtopic
 from knowledge.paths import normalize_path
-from knowledge.selectors.access import writable_projects
 
 MAX_BODY = 8000
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import difflib
-import re
 
 from django.db.models import Case, Q, QuerySet, When
 
 from knowledge import limits
+from knowledge.access import visible_entries, visible_projects
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.models import Entry, Source
 from knowledge.paths import normalize_path
-from knowledge.selectors.access import visible_entries, visible_projects
 from knowledge.selectors.deleted import deleted_entry
 from knowledge.selectors.projects import project_get
 
@@ -26,59 +25,53 @@ def strip_memory_scheme(text: str) -> str:
     return text
 
 
-def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
-    """The condition naming one entry (numeric id, short id, `project/subtopic/title-or-slug`
-    or its `memory://project/subtopic/slug` permalink) and, for a number that could also be a
-    short id, the ordering that prefers the id."""
+def entry_ref_parts(ref: str | int) -> tuple[str, dict]:
+    """What kind of reference `ref` is (numeric id, short id, path at the project root, path in
+    a subtopic), and its values by name: entry_ref_q's two arguments."""
     text = strip_memory_scheme(str(ref).strip())
     limits.check_length(text, field="entry reference", limit=limits.REF)
     if text.isdigit():
         number = int(text)
         if number > 2**63 - 1:
-            return Q(short_id=text), None
-        return Q(pk=number) | Q(short_id=text), Case(When(pk=number, then=0), default=1)
+            return "short", {"text": text}
+        return "id", {"id": number, "text": text}
     if "/" not in text:
-        return Q(short_id=text.lower()), None
+        return "short", {"text": text.lower()}
     project_slug, _, rest = text.strip("/").partition("/")
     sub_path, _, name = rest.rpartition("/")
-    where = Q(project__slug__iexact=project_slug) & (Q(title__iexact=name) | Q(slug=name.lower()))
+    values = {"project": project_slug, "name": name, "slug": name.lower()}
     if sub_path:
-        return where & Q(subtopic__path=normalize_path(sub_path)), None
+        return "subpath", values | {"path": normalize_path(sub_path)}
+    return "path", values
+
+
+REF_NAMES = {  # the values of each kind of reference: name -> int or text
+    "id": {"id": int, "text": str},
+    "short": {"text": str},
+    "path": {"project": str, "name": str, "slug": str},
+    "subpath": {"project": str, "name": str, "slug": str, "path": str},
+}
+
+
+def entry_ref_q(kind: str, v: dict) -> tuple[Q, Case | None]:
+    """The condition naming one entry, and for a number that could also be a short id the
+    ordering that prefers the id: the one reference rule, whether `v` holds a call's values or
+    a compiled statement's stand-ins (REF_NAMES)."""
+    if kind == "id":
+        return Q(pk=v["id"]) | Q(short_id=v["text"]), Case(When(pk=v["id"], then=0), default=1)
+    if kind == "short":
+        return Q(short_id=v["text"]), None
+    where = Q(project__slug__iexact=v["project"]) & (Q(title__iexact=v["name"]) | Q(slug=v["slug"]))
+    if kind == "subpath":
+        return where & Q(subtopic__path=v["path"]), None
     return where & Q(subtopic__isnull=True), None
 
 
-def entry_ref_sql(ref: str | int) -> tuple[str, str, dict]:
-    """entry_ref_filter's condition and ordering as plain SQL over "knowledge_entry" (not
-    aliased, as the ORM writes it), its project `p` and its subtopic `s` (left joined), with
-    named parameters `ref_*`: the same rule, for the writes' lock (tests/knowledge/
-    test_write_locks.py holds the two to agree)."""
-    where, order, params = _ref_sql(strip_memory_scheme(str(ref).strip()))
-    table = '"knowledge_entry".'
-    return re.sub(r"\be\.", table, where), re.sub(r"\be\.", table, order), params
-
-
-def _ref_sql(text: str) -> tuple[str, str, dict]:
-    limits.check_length(text, field="entry reference", limit=limits.REF)
-    newest = "e.updated_at DESC"  # Entry's own ordering, as .first() applies it
-    if text.isdigit():
-        number = int(text)
-        if number > 2**63 - 1:
-            return "e.short_id = %(ref_text)s", newest, {"ref_text": text}
-        where = "(e.id = %(ref_id)s OR e.short_id = %(ref_text)s)"
-        return where, "CASE WHEN e.id = %(ref_id)s THEN 0 ELSE 1 END", {
-            "ref_id": number, "ref_text": text,
-        }  # fmt: skip
-    if "/" not in text:
-        return "e.short_id = %(ref_text)s", newest, {"ref_text": text.lower()}
-    project_slug, _, rest = text.strip("/").partition("/")
-    sub_path, _, name = rest.rpartition("/")
-    where = """UPPER(p.slug::text) = UPPER(%(ref_project)s)
-       AND (UPPER(e.title::text) = UPPER(%(ref_name)s) OR e.slug = %(ref_slug)s)"""
-    params = {"ref_project": project_slug, "ref_name": name, "ref_slug": name.lower()}
-    if sub_path:
-        where += " AND s.path = %(ref_path)s"
-        return where, newest, params | {"ref_path": normalize_path(sub_path)}
-    return where + " AND e.subtopic_id IS NULL", newest, params
+def entry_ref_filter(ref: str | int) -> tuple[Q, Case | None]:
+    """The condition naming one entry (numeric id, short id, `project/subtopic/title-or-slug`
+    or its `memory://project/subtopic/slug` permalink) and, for a number that could also be a
+    short id, the ordering that prefers the id."""
+    return entry_ref_q(*entry_ref_parts(ref))
 
 
 def entry_lookup(entries: QuerySet[Entry], ref: str | int) -> Entry | None:

@@ -4,31 +4,27 @@ from __future__ import annotations
 
 import difflib
 
-from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from knowledge import limits
-from knowledge.actors import Actor
-from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
-from knowledge.models import Project, Sensitivity, Subtopic
-from knowledge.selectors.access import (
-    project_ids_sql,
+from knowledge.access import (
     project_maintainers,
+    projects_for,
+    reach,
     signed_in,
     visible_projects,
-    visible_projects_sql,
 )
-from knowledge.selectors.rows import columns
+from knowledge.actors import Actor
+from knowledge.db import compile_once
+from knowledge.errors import Forbidden, KnowledgeError, NotFound, ValidationFailed
+from knowledge.models import Project, Sensitivity, Subtopic
 
 
 def project_ref_filter(ref: str | int) -> Q:
     """Every project `ref` could name: its id (digits), slug or name (case-insensitive)."""
     text = str(ref).strip()
     limits.check_length(text, field="project", limit=limits.PROJECT)
-    lookup = Q(slug__iexact=text) | Q(name__iexact=text)
-    if text.isdigit() and int(text) <= 2**63 - 1:
-        lookup |= Q(pk=int(text))
-    return lookup
+    return _ref_q(text, _id_of(text))
 
 
 def resolve_project(projects, ref: str | int) -> Project | None:
@@ -58,25 +54,33 @@ def _pick(matches: list[Project], text: str) -> Project | None:
     return (by_slug or matches)[0]
 
 
-# Up to two of the visible projects a reference could name (as project_ref_filter).
-_REF_SQL = (
-    "SELECT id FROM knowledge_project WHERE id IN ({visible}) AND "
-    "(upper(slug) = upper(%s) OR upper(name) = upper(%s) OR id = %s) LIMIT 2"
-)
+def _ref_q(text: str, by_id: int | None) -> Q:
+    lookup = Q(slug__iexact=text) | Q(name__iexact=text)
+    return lookup | Q(pk=by_id) if by_id is not None else lookup
+
+
+def _id_of(text: str) -> int | None:
+    return int(text) if text.isdigit() and int(text) <= 2**63 - 1 else None
 
 
 def project_id_get(actor: Actor, ref: str | int) -> int:
-    """project_get(actor, ref).pk for reading, by one plain statement when `ref` names exactly
-    one project the actor can read (a search's every call resolves its project; building
-    project_get's query cost more than running it). Anything else goes to project_get, which
-    decides and explains (no match, several, a reference too long)."""
+    """project_get(actor, ref).pk for reading, by one statement compiled once per shape when
+    `ref` names exactly one project the actor can read (a search's every call resolves its
+    project). Anything else goes to project_get, which decides and explains (no match,
+    several, a reference too long)."""
     text = str(ref).strip()
     if text and len(text) <= limits.PROJECT:
-        visible, params = visible_projects_sql(actor)
-        pk = int(text) if text.isdigit() and int(text) <= 2**63 - 1 else None
-        with connection.cursor() as cursor:
-            cursor.execute(_REF_SQL.format(visible=visible), [*params, text, text, pk])
-            rows = cursor.fetchall()
+        r, pk = reach(actor), _id_of(text)
+        compiled = compile_once(
+            ("project_id_get", r.shape, pk is not None),
+            lambda s: (
+                Project.objects.filter(pk__in=projects_for(r, "read", s))
+                .filter(_ref_q(s.text("text"), s.int("id") if pk is not None else None))
+                .order_by()
+                .values_list("pk")[:2]
+            ),
+        )
+        rows = compiled.rows(**r.values, text=text, id=pk)
         if len(rows) == 1:
             return rows[0][0]
     return project_get(actor, ref).pk
@@ -97,37 +101,33 @@ def project_get(
     text = str(ref).strip()
     lookup = project_ref_filter(text)  # checks the length too
     need = "maintain" if for_maintain else ("write" if for_write else None)
-    project = _pick(_named(actor, text, need), text)
-    if project is not None and (need is None or project.allowed):
+    named = _named(actor, text, need)
+    project = _pick([p for p, _ in named], text)
+    if project is not None and next(may for p, may in named if p is project):
         return project
     raise project_refusal(actor, text, project, for_maintain=for_maintain, lookup=lookup)
 
 
-def _named(actor: Actor, text: str, need: str | None) -> list[Project]:
+def _named(actor: Actor, text: str, need: str | None) -> list[tuple[Project, bool]]:
     """The projects the actor can read that `text` could name (as project_ref_filter), by slug,
-    each with `allowed`: whether it has the `need` on it. One statement in plain SQL: project_get
-    runs on every write, and building this as an ORM query cost more than running it."""
-    read, params = project_ids_sql(actor, "read")
-    allowed = "true"
-    if need is not None:
-        needed, more = project_ids_sql(actor, need)
-        allowed, params = f"p.id IN ({needed})", params | more
-    # As the ORM writes iexact, so that both ways of naming a project agree.
-    by_id = " OR p.id = %(id)s" if text.isdigit() and int(text) <= 2**63 - 1 else ""
-    cols = columns(Project, "p")
-    sql = f"""SELECT {cols.sql}, {allowed} FROM knowledge_project p
- WHERE p.id IN ({read}) AND (UPPER(p.slug::text) = UPPER(%(text)s)
-   OR UPPER(p.name::text) = UPPER(%(text)s){by_id})
- ORDER BY p.slug LIMIT 3"""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params | {"text": text, "id": int(text) if by_id else None})
-        rows = cursor.fetchall()
-    found = []
-    for *values, may in rows:
-        project = cols.instance(values)
-        project.allowed = may
-        found.append(project)
-    return found
+    each with whether it has the `need` on it: one statement, compiled once per shape
+    (project_get runs on every write)."""
+    r, pk = reach(actor), _id_of(text)
+
+    def build(s):
+        found = (
+            Project.objects.filter(pk__in=projects_for(r, "read", s))
+            .filter(_ref_q(s.text("text"), s.int("id") if pk is not None else None))
+            .order_by("slug")
+        )
+        if need is not None:
+            allowed = Q(pk__in=projects_for(r, need, s))
+            found = found.annotate(allowed=ExpressionWrapper(allowed, BooleanField()))
+        return found[:3]
+
+    compiled = compile_once(("project_named", r.shape, need, pk is not None), build)
+    loaded = compiled.rows(**r.values, text=text, id=pk)
+    return [(found.obj, bool(found.extra.get("allowed", True))) for found in loaded]
 
 
 def project_refusal(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from knowledge.access import visible_projects
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.models import Entry, HistoricalEntry
-from knowledge.selectors.access import visible_projects
 
 # What a listing shows of each revision (who, when, why, which version): never its body, so
 # 500 revisions of a 1 MB entry cost a page of rows, not 500 MB.

@@ -4,7 +4,6 @@ Each public service opens one durable transaction and composes the steps in `_ke
 calls another.
 """
 
-from knowledge.services._kernel import UpsertResult
 from knowledge.services.embeddings import (
     entries_embed,
     entries_reindex_text,
@@ -54,6 +53,7 @@ from knowledge.services.tokens import (
     token_update,
     user_access_revoke,
 )
+from knowledge.write_result import WriteResult
 
 __all__ = [
     "EDIT_OPERATIONS",
@@ -65,7 +65,7 @@ __all__ = [
     "ProjectFields",
     "RestoreReport",
     "RestoredRevision",
-    "UpsertResult",
+    "WriteResult",
     "apply_edit",
     "entries_embed",
     "entries_import",

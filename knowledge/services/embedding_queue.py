@@ -13,12 +13,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db import connection
 from django.db.models.functions import Now
 
-from knowledge.locks import advisory_lock
+from knowledge.db.locks import advisory_lock, claim_entries, release_entries
 from knowledge.models import Entry
-from knowledge.search import result_cache
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.selectors.embeddings import stale_embeddings
 from knowledge.services.embeddings import EmbedOutcome, entries_embed
@@ -50,35 +48,14 @@ def _claim(batch: int, *, first: int | None, skip: list[int], workers: int) -> l
     write asks for it), then the oldest waiting ones no other process holds; no more than a
     `workers`-th of those, so a short queue is shared by the worker processes, not taken by
     the first one while the others idle."""
-    with connection.cursor() as cur:
-        cur.execute(
-            """
-            SELECT id FROM (
-                (SELECT id, 0 AS o, NULL::timestamptz AS t FROM knowledge_entry WHERE id = %s)
-                UNION ALL
-                (SELECT id, 1, embed_pending_since FROM knowledge_entry
-                 WHERE embed_pending_since IS NOT NULL AND id IS DISTINCT FROM %s
-                   AND NOT id = ANY(%s)
-                 ORDER BY embed_pending_since, id LIMIT %s)
-            ) c
-            WHERE pg_try_advisory_lock(%s, (c.id & 2147483647)::int)
-            ORDER BY o, t, id
-            """,
-            [first, first, skip, batch * _LOOK_AHEAD, ENTRY_LOCK_SPACE],
-        )
-        locked = [row[0] for row in cur.fetchall()]
+    locked = claim_entries(first=first, skip=skip, take=batch * _LOOK_AHEAD, space=ENTRY_LOCK_SPACE)
     take = max(1, min(batch, -(-len(locked) // max(1, workers))))
     _release(locked[take:])
     return locked[:take]
 
 
 def _release(ids: list[int]) -> None:
-    if ids:
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT pg_advisory_unlock(%s, (i & 2147483647)::int) FROM unnest(%s::bigint[]) i",
-                [ENTRY_LOCK_SPACE, ids],
-            )
+    release_entries(ids, space=ENTRY_LOCK_SPACE)
 
 
 def entries_embed_pending(
@@ -143,12 +120,9 @@ def entries_embed_stale(
     with advisory_lock(SWEEP_LOCK_KEY) as got:
         if not got:
             return {"busy": 1}
-        if (
-            stale_embeddings(model_name=provider.name)
-            .filter(embed_pending_since__isnull=True)
-            .update(embed_pending_since=Now())
-        ):
-            result_cache.changed()  # the answers' note on entries waiting for vectors
+        stale_embeddings(model_name=provider.name).filter(embed_pending_since__isnull=True).update(
+            embed_pending_since=Now()
+        )  # the answers' note on entries waiting for vectors
         run = entries_embed_pending(
             batch_size=batch_size, max_seconds=max_seconds, workers=workers, provider=provider
         )

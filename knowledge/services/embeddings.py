@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
+from knowledge.db.locks import try_xact_lock
+from knowledge.db.search import recount_lexemes
 from knowledge.models import Entry, EntryChunk, embedding_key
-from knowledge.search import result_cache
 from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.services._kernel import index_text
@@ -196,7 +197,6 @@ def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
         for i, digest in enumerate(plan.hashes)
         if i not in kept
     )
-    result_cache.changed()
     # update() rather than save(): derived data, not a new revision of the entry.
     Entry.objects.filter(pk=entry.pk).update(
         embedded_hash=embedding_key(entry), embedding_model=model_name, embed_pending_since=None
@@ -208,7 +208,6 @@ def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
 def _store_unchanged(entry: Entry) -> None:
     if _lock_current(entry):
         Entry.objects.filter(pk=entry.pk).update(embed_pending_since=None)
-        result_cache.changed()  # the answers' note on entries still waiting for vectors
 
 
 def entry_embed(*, entry_id: int, force: bool = False) -> EmbedOutcome:
@@ -222,7 +221,6 @@ def entries_reindex_text(*, entry_ids: list[int]) -> int:
     for entry in Entry.objects.filter(pk__in=entry_ids).select_related("subtopic"):
         with transaction.atomic():
             index_text(entry)
-            result_cache.changed()
         count += 1
     return count
 
@@ -245,25 +243,10 @@ def lexeme_stats_refresh(*, max_age: float = 0.0) -> bool:
     now = time.monotonic()
     if max_age and now - _stats_refreshed_at < max_age:
         return False
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic():
         # One recount at a time: two at once collided on the table's unique key.
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [STATS_LOCK_KEY])
-        if not cursor.fetchone()[0]:
+        if not try_xact_lock(STATS_LOCK_KEY):
             return False
-        result_cache.changed()
-        # Readers keep seeing the old counts until this commits.
-        cursor.execute("DELETE FROM knowledge_lexemestat")
-        cursor.execute(
-            """
-            INSERT INTO knowledge_lexemestat (project_id, word, ndoc)
-            SELECT e.project_id, u.lexeme, count(*)
-            FROM knowledge_entry e CROSS JOIN LATERAL unnest(e.search_vector) u
-            WHERE e.searchable AND e.search_vector IS NOT NULL
-            GROUP BY e.project_id, u.lexeme
-            UNION ALL
-            SELECT project_id, '', count(*) FROM knowledge_entry WHERE searchable
-            GROUP BY project_id
-            """
-        )
+        recount_lexemes()  # readers keep seeing the old counts until this commits
     _stats_refreshed_at = now
     return True

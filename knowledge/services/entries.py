@@ -8,14 +8,11 @@ from __future__ import annotations
 from django.db import transaction
 
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry
 from knowledge.selectors import entry_revision, project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
-
-UpsertResult = k.UpsertResult
+from knowledge.write_result import EntryBeforeWrite, WriteResult
 
 
 @transaction.atomic(durable=True)
@@ -28,7 +25,7 @@ def entry_upsert(
     sources: list[dict] | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> k.UpsertResult:
+) -> WriteResult:
     """Create or replace the entry identified by (project, subtopic, fields.title); the whole
     body is replaced. expected_version 0 = must not exist yet. Returns outcome "unchanged"
     (and writes no revision) when nothing would change."""
@@ -52,7 +49,7 @@ def entry_create(
     fields: EntryFields,
     sources: list[dict] | None = None,
     reason: str = "",
-) -> Entry:
+) -> WriteResult:
     """Create the entry identified by (project, subtopic, fields.title); raises AlreadyExists
     (with field="title" and the existing entry's short id) instead of replacing one."""
     return k.upsert_entry(
@@ -63,7 +60,7 @@ def entry_create(
         sources=sources,
         reason=reason,
         create_only=True,
-    ).entry
+    )
 
 
 @transaction.atomic(durable=True)
@@ -76,7 +73,7 @@ def entry_update(
     subtopic: str | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> k.UpsertResult:
+) -> WriteResult:
     """Edit an entry (a field not given is kept; subtopic "" = the project root; a new project
     or subtopic moves it), as one revision. Raises EntryConflict when it changed since
     expected_version. Outcome "unchanged" (no new revision) when nothing changes; "updated"
@@ -107,9 +104,14 @@ def entry_update(
         node = k.ensure_path(actor=actor, project=target, path=path)
         moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not (changed or moved):
-        return k.UpsertResult(entry, "unchanged")
-    facts = k.save_entry(entry, actor, reason or moved or f"update {', '.join(sorted(changed))}")
-    return k.UpsertResult(entry, "updated", before, facts)
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(
+        entry,
+        actor,
+        reason or moved or f"update {', '.join(sorted(changed))}",
+        moved=moved is not None,
+    )
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 def _update_args(fields: EntryFields, project, subtopic) -> dict:
@@ -127,16 +129,19 @@ def entry_move(
     project: str | int | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
-    """Move an entry to another subtopic (and optionally another project)."""
+) -> WriteResult:
+    """Move an entry to another subtopic (and optionally another project); outcome
+    "unchanged" when it is there already."""
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version, actor=actor, writes=frozenset({"place"}))
+    before = EntryBeforeWrite.of(entry)
     target = project_get(actor, project, for_write=True) if project is not None else entry.project
     node = k.ensure_path(actor=actor, project=target, path=subtopic)
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
-    if moved:
-        k.save_entry(entry, actor, reason or moved)
-    return entry
+    if not moved:
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or moved, moved=True)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 @transaction.atomic(durable=True)
@@ -147,24 +152,28 @@ def entry_set_status(
     status: str,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
+) -> WriteResult:
+    """Set the entry's status; outcome "unchanged" when it has that status already."""
     k.check_status(status)
     entry = k.lock_entry(actor, ref)
     k.check_version(entry, expected_version, actor=actor, writes=frozenset({"status"}))
-    if k.apply_changes(entry, EntryFields(status=status)):
-        k.save_entry(entry, actor, reason or f"status {status}")
-    return entry
+    before = EntryBeforeWrite.of(entry)
+    if not k.apply_changes(entry, EntryFields(status=status)):
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or f"status {status}")
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 @transaction.atomic(durable=True)
-def entry_delete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
+def entry_delete(*, actor: Actor, ref: int | str, reason: str) -> WriteResult:
     """Delete an entry; its history stays (the last revision records who deleted it and why).
-    Returns the deleted entry (its fields as they were, without a primary key)."""
+    The result's entry is the deleted one (its fields as they were, without a primary key)."""
     if not (reason or "").strip():
         raise ValidationFailed("Say why the entry is deleted (reason).", field="reason")
     entry = k.lock_entry(actor, ref)
+    before = EntryBeforeWrite.of(entry)
     k.delete_entry(entry, actor, reason)
-    return entry
+    return WriteResult(entry, "deleted", before)
 
 
 @transaction.atomic(durable=True)
@@ -175,7 +184,7 @@ def entry_revert(
     to_version: int,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
+) -> WriteResult:
     """Make the entry read as it did at `to_version` again (text, fields and place), as one new
     revision, so a revert can itself be reverted. Raises EntryConflict on a stale
     expected_version, ValidationFailed when the entry already reads like that version."""
@@ -183,6 +192,7 @@ def entry_revert(
     row = entry_revision(actor, entry, to_version)  # revisions never change: no lock needed
     # A revert sets every field: what changed since is shown, never offered as untouched.
     k.check_version(entry, expected_version, actor=actor)
+    before = EntryBeforeWrite.of(entry)
     target = entry.project
     if row.project_id != entry.project_id:
         target = project_get(actor, row.project_id, for_write=True)
@@ -196,5 +206,7 @@ def entry_revert(
             f"Entry {entry.short_id} already reads as version {to_version}; nothing to revert.",
             entry=entry.short_id,
         )
-    k.save_entry(entry, actor, reason or f"revert to version {to_version}")
-    return entry
+    saved = k.save_entry(
+        entry, actor, reason or f"revert to version {to_version}", moved=moved is not None
+    )
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)

@@ -13,12 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
+from knowledge.write_result import EntryBeforeWrite, WriteResult
 
 EDIT_OPERATIONS = ("append", "prepend", "find_replace", "replace_section")
 
@@ -154,7 +154,7 @@ def entry_edit(
     expected_count: int | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> k.UpsertResult:
+) -> WriteResult:
     """Change part of an entry's body (append, prepend, find_replace, replace_section).
     Outcome "unchanged" (no new revision) when the body would read the same."""
     entry = k.lock_entry(actor, ref)
@@ -175,9 +175,9 @@ def entry_edit(
     before = EntryBeforeWrite.of(entry)
     body = apply_edit(entry.body, **edit)
     if not k.apply_changes(entry, EntryFields(body=body)):
-        return k.UpsertResult(entry, "unchanged")
-    facts = k.save_entry(entry, actor, reason or f"edit: {operation}")
-    return k.UpsertResult(entry, "updated", before, facts)
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or f"edit: {operation}")
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
 
 
 @transaction.atomic(durable=True)
@@ -189,11 +189,13 @@ def entry_correct(
     reason: str,
     title: str | None = None,
     expected_version: int | None = None,
-) -> tuple[Entry, Entry]:
+) -> WriteResult:
     """Record that an entry was wrong: a new entry supersedes it and both are kept.
 
     The new entry takes over the title (so upserts by title reach it); the old one is renamed
-    `<title> (superseded <short id>)` and marked superseded. Returns (new, old).
+    `<title> (superseded <short id>)` and marked superseded. Returns the new entry, outcome
+    "corrected", with the old one as `superseded` and as it was found as `before` (its body and
+    title before the correction: what the write's report compares with).
     """
     if not (reason or "").strip():
         raise ValidationFailed("Say what was wrong (reason).", field="reason")
@@ -201,6 +203,7 @@ def entry_correct(
         raise ValidationFailed("A correction needs the corrected body.", field="body")
     old = k.lock_entry(actor, ref)
     k.check_version(old, expected_version, actor=actor, body=body)
+    before = EntryBeforeWrite.of(old)
     if old.status == EntryStatus.SUPERSEDED:
         raise ValidationFailed(
             f"Entry {old.short_id} is already superseded"
@@ -219,18 +222,18 @@ def entry_correct(
     new = k.new_entry(
         actor, project=old.project, subtopic=old.subtopic, fields=fields, supersedes=old
     )
-    k.save_entry(new, actor, f"correction: {reason}")
+    saved = k.save_entry(new, actor, f"correction: {reason}")
     new.sources.set(old.sources.all())
     # The link back is derived from the new entry's revision: no third revision for it.
     old.superseded_by = new
     Entry.objects.filter(pk=old.pk).update(superseded_by=new)
-    return new, old
+    return WriteResult(new, "corrected", before, saved.facts, saved.schema, superseded=old)
 
 
 @transaction.atomic(durable=True)
 def entry_verify(
     *, actor: Actor, ref: int | str, expected_version: int | None = None, reason: str = ""
-) -> Entry:
+) -> WriteResult:
     """Record that a person confirmed the entry (verified_by = the acting user).
 
     Only a person signed in (web page, admin) may verify: an actor acting through an API token
@@ -245,10 +248,11 @@ def entry_verify(
     entry = k.lock_entry(actor, ref)
     # A person confirmed the version they read: a later one is shown to be read, never "applies".
     k.check_version(entry, expected_version, actor=actor)
+    before = EntryBeforeWrite.of(entry)
     entry.verified_by, entry.verified_at = actor.db_user, timezone.now()
     # A confirmation is a revision, not a new version of the text.
-    k.save_entry(entry, actor, reason or "verified", authored=False, new_version=False)
-    return entry
+    saved = k.save_entry(entry, actor, reason or "verified", authored=False, new_version=False)
+    return WriteResult(entry, "updated", before, saved.facts)
 
 
 __all__ = ["EDIT_OPERATIONS", "apply_edit", "entry_correct", "entry_edit", "entry_verify"]

@@ -7,14 +7,12 @@ from django.db import transaction
 
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.models import Entry
-from knowledge.search.result_cache import changes_answers
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
+from knowledge.write_result import EntryBeforeWrite, WriteResult
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def entry_retag(
     *,
     actor: Actor,
@@ -23,17 +21,19 @@ def entry_retag(
     remove: list[str] | str | None = None,
     expected_version: int | None = None,
     reason: str = "",
-) -> Entry:
+) -> WriteResult:
     """Add `add` and remove `remove` (lists or comma-separated) from the entry's tags, as one
-    revision; no revision when its tags already read so."""
+    revision; no revision (outcome "unchanged") when its tags already read so."""
     adding, removing = k.normalize_tags(add) or [], set(k.normalize_tags(remove) or [])
     if not adding and not removing:
         raise ValidationFailed("Name a tag to add or to remove.", field="tags")
     entry = k.lock_entry(actor, ref)
     # By difference: another writer's tags are kept, so a change of tags alone never clashes.
     k.check_version(entry, expected_version, actor=actor, writes=frozenset())
+    before = EntryBeforeWrite.of(entry)
     tags = [t for t in entry.tags if t not in removing]
     tags += [t for t in adding if t not in tags and t not in removing]
-    if k.apply_changes(entry, EntryFields(tags=tags)):
-        k.save_entry(entry, actor, reason or "tags changed")
-    return entry
+    if not k.apply_changes(entry, EntryFields(tags=tags)):
+        return WriteResult(entry, "unchanged")
+    saved = k.save_entry(entry, actor, reason or "tags changed")
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema)

@@ -15,7 +15,6 @@ from django.db import transaction
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, Forbidden, ValidationFailed
 from knowledge.models import Entry, Subtopic
-from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import (
     entry_lookup,
     entry_not_found,
@@ -28,11 +27,11 @@ from knowledge.selectors import (
 from knowledge.selectors.deleted import deleted_entry
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
+from knowledge.write_result import WriteResult
 
 
 @transaction.atomic(durable=True)
-@changes_answers
-def entry_undelete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
+def entry_undelete(*, actor: Actor, ref: int | str, reason: str) -> WriteResult:
     """Bring the deleted entry `ref` names back with its id, short id, place, text, kind, tags,
     status and sources, as one new revision (one version up). Refused when it is not deleted,
     when its project is not writable, or when another entry has since taken its title there."""
@@ -74,11 +73,11 @@ def entry_undelete(*, actor: Actor, ref: int | str, reason: str) -> Entry:
             field="title",
         )
     entry = _restored(row, project, subtopic)
-    k.save_entry(entry, actor, f"undelete: {reason.strip()}", authored=False)
+    saved = k.save_entry(entry, actor, f"undelete: {reason.strip()}", authored=False)
     Entry.objects.filter(pk=entry.pk).update(created_at=row.created_at)  # it was never new
     k.link_sources(entry, row.sources)
     _relink_corrections(entry)
-    return entry
+    return WriteResult(entry, "undeleted", facts=saved.facts)
 
 
 def _place(actor: Actor, project, subtopic_id: int | None) -> Subtopic | None:

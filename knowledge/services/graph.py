@@ -8,14 +8,12 @@ from django.db import transaction
 
 from knowledge.actors import Actor
 from knowledge.models import Entry
-from knowledge.search.result_cache import changes_answers
 from knowledge.services._kernel import graph as graph_steps
 
 MAX_BATCH = 1000
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def entries_reindex_graph(*, actor: Actor, entry_ids: list[int]) -> int:
     """Bring these entries' current observations and relations in line with their bodies (what
     a save would index), resolving their links against every entry there is; facts that no

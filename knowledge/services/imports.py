@@ -11,13 +11,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from knowledge.actors import Actor
+from knowledge.db.locks import xact_lock
 from knowledge.errors import AlreadyExists, KnowledgeError, NotFound
 from knowledge.models import Entry
-from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields, ProjectFields
@@ -51,7 +51,6 @@ _PROJECT_LOCK_SPACE = 0x43494D50  # "CIMP"
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def entries_import(
     *,
     actor: Actor,
@@ -94,11 +93,7 @@ def entries_import(
 
 def _project(actor: Actor, name: str) -> str:
     """The project's slug, created when missing: the lookup and the creation under one lock."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-            [_PROJECT_LOCK_SPACE, slugify(name) or name],
-        )
+    xact_lock(_PROJECT_LOCK_SPACE, slugify(name) or name)
     try:
         return project_get(actor, name, for_write=True).slug
     except NotFound:
@@ -128,7 +123,7 @@ def _import_one(
         schema_lenient=not strict,
     )
     entry, link, dropped = result.entry, None, False
-    report = getattr(entry, "schema_report", None)
+    report = result.schema
     misfit = f"does not fit its schema: {report.summary()}" if report and not report.fits else ""
     if result.outcome == "created" and item.provenance:
         dropped = _restore_provenance(entry, item.provenance, keep_verified)

@@ -8,14 +8,12 @@ from django.db import transaction
 from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.models import Membership, Role
-from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
 from knowledge.services._kernel import MembershipChange
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def membership_grant(
     *,
     actor: Actor,
@@ -44,7 +42,6 @@ def membership_grant(
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def membership_revoke(
     *,
     actor: Actor,
@@ -65,7 +62,6 @@ def membership_revoke(
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def project_memberships_set(
     *, actor: Actor, project: str | int, changes: list[MembershipChange]
 ) -> None:

@@ -17,7 +17,6 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
-from knowledge.search.result_cache import changes_answers
 from knowledge.services._kernel import index_text
 from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.mirror_restore import (
@@ -71,7 +70,6 @@ def _wipe() -> None:
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def memory_restore(
     *,
     actor: Actor,
@@ -185,13 +183,13 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
             Entry.objects.filter(pk=entry.supersedes_id).update(superseded_by=entry)
             entry.supersedes.superseded_by = entry
     else:
-        entry.graph_moved = (entry.project_id, entry.subtopic_id) != (
+        moved = (entry.project_id, entry.subtopic_id) != (
             values["project"].pk,
             values["subtopic"].pk if values["subtopic"] else None,
         )
         for name, value in values.items():
             setattr(entry, name, value)
-        change = graph_change(entry)  # slug and hash still the stored ones
+        change = graph_change(entry, moved=moved)  # slug and hash still the stored ones
         entry.slug, entry.content_hash = slug, digest
         # One UPDATE per revision (update() leaves the stamps as given: no auto_now).
         Entry.objects.filter(pk=entry.pk).update(**values, **stamps, slug=slug, content_hash=digest)

@@ -8,14 +8,12 @@ from django.db import transaction
 
 from knowledge.actors import Actor
 from knowledge.models import Project
-from knowledge.search.result_cache import changes_answers
 from knowledge.services import _kernel as k
 from knowledge.services._kernel import MembershipChange
 from knowledge.services.fields import ProjectFields
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def project_create(
     *, actor: Actor, slug: str, fields: ProjectFields | None = None, reason: str = ""
 ) -> Project:
@@ -30,7 +28,6 @@ def project_create(
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def project_update(
     *,
     actor: Actor,

@@ -11,7 +11,6 @@ from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
 from knowledge.models import Entry, Subtopic
 from knowledge.paths import normalize_path
-from knowledge.search.result_cache import changes_answers
 from knowledge.selectors import project_get
 from knowledge.services import _kernel as k
 
@@ -19,7 +18,6 @@ MAX_MOVED = 2000  # entries moved in one transaction
 
 
 @transaction.atomic(durable=True)
-@changes_answers
 def subtopic_move(*, actor: Actor, project: str | int, path: str, to: str, reason: str) -> int:
     """Give the subtopic at `path` (and its subtopics) the new path `to` in the same project;
     returns how many entries moved. The old nodes stay, empty: their revisions point at them."""
@@ -60,5 +58,5 @@ def subtopic_move(*, actor: Actor, project: str | int, path: str, to: str, reaso
             actor=actor, project=proj, path=target + entry.subtopic.path[len(source) :]
         )
         if k.place_entry(actor, entry, project=proj, subtopic=node):
-            k.save_entry(entry, actor, reason)
+            k.save_entry(entry, actor, reason, moved=True)
     return len(ids)

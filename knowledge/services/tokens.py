@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.contrib.sessions.models import Session
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from knowledge.actors import Actor
+from knowledge.db.tokens import token_recheck
 from knowledge.errors import Forbidden, NotFound, ValidationFailed
 from knowledge.models import ApiToken, Project, TokenScope
 from ops.lru import BoundedCache
@@ -216,28 +215,6 @@ def _forget_actor(digest: str) -> None:
     _actors.pop(digest)
 
 
-@functools.cache
-def _recheck_sql() -> str:
-    """The cached actor's per-request check as plain SQL: the same conditions as `live` and an
-    active user, without building an ORM query on every request (that cost more than the
-    query itself)."""
-    quote = connection.ops.quote_name
-    token, user = ApiToken._meta, get_user_model()._meta
-    user_id, user_pk = token.get_field("user").column, user.pk.column
-    through = ApiToken.projects.through._meta
-    to_token = quote(through.get_field("apitoken").column)
-    to_project = quote(through.get_field("project").column)
-    return (
-        "SELECT t.last_used_at, t.agent_label, u.is_superuser, t.scope, t.narrowed, "
-        f"ARRAY(SELECT p.{to_project} FROM {quote(through.db_table)} p "
-        f"WHERE p.{to_token} = t.id) FROM {quote(token.db_table)} t "
-        f"JOIN {quote(user.db_table)} u ON u.{quote(user_pk)} = t.{quote(user_id)} "
-        "WHERE t.id = %s AND t.secret_hash = %s AND t.revoked_at IS NULL AND u.is_active "
-        "AND (t.expires_at IS NULL OR t.expires_at > %s) "
-        "AND (%s::timestamptz IS NULL OR t.created_at > %s)"
-    )
-
-
 def _reach(scope: str, narrowed: bool, project_ids) -> tuple[frozenset[str], frozenset[int] | None]:
     """What a token with these columns may do: its scopes and its projects (None: all of its
     user's). A narrowed token whose projects were all deleted sees nothing: an empty frozenset,
@@ -265,9 +242,7 @@ def token_authenticate(secret: str) -> Actor | None:
     if cached is not None:
         # One primary-key read of what may have changed since the Actor was built.
         oldest = now - _max_lifetime() if _max_lifetime() else None
-        with connection.cursor() as cursor:
-            cursor.execute(_recheck_sql(), [cached.token_id, digest, now, oldest, oldest])
-            row = cursor.fetchone()
+        row = token_recheck(cached.token_id, digest, now=now, oldest=oldest)
         if row is None:
             _forget_actor(digest)
             return None

@@ -8,8 +8,8 @@ from pydantic import Field
 
 from knowledge import inputs
 from knowledge.actors import Actor
+from knowledge.reads.listings import entries_open, entries_recent, project_browse
 from knowledge.selectors import project_overview
-from knowledge.selectors.listings import entries_open, entries_recent, project_browse
 from knowledge.selectors.supersession import unseen_links
 from mcp_api import render
 from mcp_api.tools.arguments import OptProject, Short, Subtopic

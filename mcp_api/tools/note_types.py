@@ -10,7 +10,7 @@ from pydantic import Field
 from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.errors import ValidationFailed
-from knowledge.selectors import note_types
+from knowledge.note_types import reads as note_types
 from mcp_api import render
 from mcp_api.note_type_text import (
     MAX_LISTED,

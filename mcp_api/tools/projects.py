@@ -8,7 +8,7 @@ from pydantic import Field
 
 from knowledge import limits
 from knowledge.actors import Actor
-from knowledge.selectors.whoami import actor_profile
+from knowledge.reads.whoami import actor_profile
 from knowledge.services import ProjectFields, project_create
 from mcp_api import render
 from mcp_api.tools.arguments import ToolArguments as Arguments

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from knowledge import limits
 from knowledge.actors import Actor
-from knowledge.graph.context import build_context as context_of
+from knowledge.reads.context import build_context as context_of
 from knowledge.search import (
     EXPLAIN_TOP,
     SearchFilters,

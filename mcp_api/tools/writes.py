@@ -3,16 +3,14 @@ Each argument model hands the services an EntryFields (or the edit's own argumen
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import Field
 
 from knowledge import inputs
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
+from knowledge.reads.write_reports import write_report
 from knowledge.selectors.supersession import unseen_links
-from knowledge.selectors.write_reports import write_report
 from knowledge.services import (
     EntryFields,
     entry_correct,
@@ -22,6 +20,7 @@ from knowledge.services import (
     entry_update,
     entry_upsert,
 )
+from knowledge.write_result import WriteResult
 from mcp_api import render
 from mcp_api.tools.arguments import (
     Body,
@@ -75,7 +74,7 @@ def upsert(actor: Actor, args: UpsertArguments):
         expected_version=args.expected_version,
         reason=args.reason,
     )
-    return _saved(actor, result, sources=args.sources)
+    return _saved(actor, result)
 
 
 class EditArguments(Arguments):
@@ -132,12 +131,10 @@ def update(actor: Actor, args: UpdateArguments):
     return _saved(actor, result)
 
 
-def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
-    entry, outcome = result.entry, result.outcome
-    report = write_report(
-        actor, entry, outcome, sources=sources, before=result.before, facts=result.facts
+def _saved(actor: Actor, result: WriteResult):
+    return render.entry_saved(
+        result, report=write_report(actor, result), unseen=unseen_links(actor, [result.entry])
     )
-    return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
 
 
 class DeleteArguments(Arguments):
@@ -149,9 +146,9 @@ class DeleteArguments(Arguments):
 def delete(actor: Actor, args: DeleteArguments):
     """Delete an entry (history kept; undo=true brings it back). To fix one, use correct."""
     if args.undo:
-        entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason)
+        entry = entry_undelete(actor=actor, ref=args.id, reason=args.reason).entry
         return render.entry_deleted(entry.short_id, entry.title, back=entry)
-    entry = entry_delete(actor=actor, ref=args.id, reason=args.reason)
+    entry = entry_delete(actor=actor, ref=args.id, reason=args.reason).entry
     return render.entry_deleted(entry.short_id, entry.title)
 
 
@@ -165,21 +162,14 @@ class CorrectArguments(Arguments):
 def correct(actor: Actor, args: CorrectArguments):
     """Record that an entry was wrong: a new entry supersedes it, both kept; search shows the
     new one."""
-    new, old = entry_correct(
+    result = entry_correct(
         actor=actor, ref=args.id, body=args.body, reason=args.reason, title=args.title or None
     )
-    # Reported like any write, against the body the old entry held: what the correction
-    # changed, the facts and links the new text holds. The removed text stays in the old entry.
-    was = EntryBeforeWrite.of(new)
-    was = replace(was, version=old.version - 1, body=old.body, title=_title_before(old))
-    report = write_report(actor, new, "corrected", before=was)
-    report["change"]["from_entry"] = old.short_id
-    return render.entry_corrected(new, old, report=report, unseen=unseen_links(actor, [new, old]))
-
-
-def _title_before(old) -> str:
-    """The old entry's title before entry_correct marked it `<title> (superseded <short id>)`."""
-    return old.title.removesuffix(f" (superseded {old.short_id})")
+    return render.entry_corrected(
+        result,
+        report=write_report(actor, result),
+        unseen=unseen_links(actor, [result.entry, result.superseded]),
+    )
 
 
 UPSERT = Tool("upsert", UpsertArguments, upsert, IDEMPOTENT_WRITE)

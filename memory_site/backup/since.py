@@ -27,8 +27,8 @@ import psycopg
 from django.contrib.auth import get_user_model
 from psycopg import sql
 
+from knowledge.db.generation import CURRENT, SEQUENCE
 from knowledge.models import ApiToken, HistoricalEntry, HistoricalProject, HistoricalSubtopic
-from knowledge.search.result_cache import CURRENT, SEQUENCE
 
 _BATCH = 2000
 _NAMED = 5  # revisions named in the report, the newest first

@@ -29,7 +29,7 @@ CAIRN_BROKER_BACKOFF_SECONDS = env.float("CAIRN_BROKER_BACKOFF_SECONDS", default
 # that mean a caller was refused, the memory's size kept with each timing row, and the gauges
 # of the memory's state that /metrics shows.
 CAIRN_OPS_REFUSED_ERRORS = ("knowledge.errors.KnowledgeError",)
-CAIRN_OPS_MEMORY_SIZE = "knowledge.selectors.health.entry_count"
+CAIRN_OPS_MEMORY_SIZE = "knowledge.reads.health.entry_count"
 CAIRN_OPS_STATE_GAUGES = "memory_site.health.state_gauges"
 # Per-operation timings (manage.py metrics): kept this many days, written in batches of this many
 # rows or after this many seconds, whichever comes first.

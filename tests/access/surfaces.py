@@ -31,8 +31,8 @@ import pytest
 from knowledge import selectors
 from knowledge.errors import Forbidden, KnowledgeError, NotFound
 from knowledge.models import Entry, Membership, Project, Role
+from knowledge.reads import listings
 from knowledge.search import SearchFilters, search_entries
-from knowledge.selectors import listings
 from knowledge.services import (
     EntryFields,
     ProjectFields,

@@ -15,13 +15,13 @@ from django.contrib.postgres.search import SearchVector
 from django.utils import timezone
 
 from knowledge.actors import Actor
-from knowledge.graph.context import build_context
 from knowledge.graph.selectors import (
     entry_relations,
     graph_data,
     observation_search,
 )
 from knowledge.models import Membership, Observation, Relation, Role
+from knowledge.reads.context import build_context
 from knowledge.selectors import entry_get
 from knowledge.services import EntryFields, entry_move, entry_update, entry_upsert
 from tests.access.surfaces import surface

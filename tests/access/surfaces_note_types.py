@@ -18,7 +18,8 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import KnowledgeError
 from knowledge.models import Entry, Observation, Relation
-from knowledge.selectors import note_type_lookup, note_types
+from knowledge.note_types import lookup as note_type_lookup
+from knowledge.note_types import reads as note_types
 from tests.access.surfaces import assert_silent, surface
 from tests.access.surfaces_api import API, _mcp, _read
 from tests.access.world import PERSON_ROLES, SECRET_WORD, SLUG, World

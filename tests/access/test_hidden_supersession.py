@@ -63,17 +63,19 @@ def world(db) -> World:
     Membership.objects.create(project_id=_pk("open"), user=w.alice, role=Role.EDITOR)
 
     first = entry_upsert(actor=owner, project="open", fields=EntryFields(title="Pricing", body="1"))
-    w.new, w.old = entry_correct(
+    corrected = entry_correct(
         actor=owner, ref=first.entry.pk, body="2", reason="wrong", title=HIDDEN_TITLE
     )
+    w.new, w.old = corrected.entry, corrected.superseded
     entry_move(actor=owner, ref=w.new.pk, project="vault", subtopic=None)
 
     origin = entry_upsert(
         actor=owner, project="vault", fields=EntryFields(title=HIDDEN_ORIGIN, body="1")
     ).entry
-    w.successor, w.origin = entry_correct(
+    corrected = entry_correct(
         actor=owner, ref=origin.pk, body="2", reason="wrong", title="Public successor"
     )
+    w.successor, w.origin = corrected.entry, corrected.superseded
     entry_move(actor=owner, ref=w.successor.pk, project="open", subtopic=None)
     for entry in (w.new, w.old, w.successor, w.origin):
         entry.refresh_from_db()

@@ -96,7 +96,8 @@ def test_entry_correct_keeps_both_and_links_them(actor, project):
         subtopic="a",
         fields=EntryFields(title="Price", body="10", tags=["billing"], status="open"),
     ).entry
-    new, old = entry_correct(actor=actor, ref=old.pk, body="12", reason="typo")
+    corrected = entry_correct(actor=actor, ref=old.pk, body="12", reason="typo")
+    new, old = corrected.entry, corrected.superseded
     old.refresh_from_db()
     assert (new.title, new.body, new.tags, new.status) == ("Price", "12", ["billing"], "open")
     assert new.supersedes_id == old.pk and old.superseded_by_id == new.pk
@@ -114,7 +115,7 @@ def test_entry_correct_keeps_both_and_links_them(actor, project):
 
 def test_entry_verify_records_the_person_and_keeps_the_author(agent, actor, project):
     entry = entry_upsert(actor=agent, project="acme", fields=EntryFields(title="T", body="b")).entry
-    verified = entry_verify(actor=actor, ref=entry.pk)
+    verified = entry_verify(actor=actor, ref=entry.pk).entry
     assert verified.verified_by == actor.user and verified.generated_by == "agent:test"
     assert verified.version == 1
     entry_edit(actor=actor, ref=entry.pk, operation="append", content="more")

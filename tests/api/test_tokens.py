@@ -170,6 +170,6 @@ def test_a_narrowed_token_whose_projects_are_gone_says_it_sees_nothing(client, o
 
 
 def selectors_whoami(actor):
-    from knowledge.selectors.whoami import actor_profile
+    from knowledge.reads.whoami import actor_profile
 
     return actor_profile(actor)

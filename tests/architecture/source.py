@@ -126,10 +126,16 @@ SURFACE_FILES = {
 }
 SURFACES = sorted({p for kind in ("mcp", "rest", "admin", "web") for p in SURFACE_FILES[kind]})
 QUERY_FREE = sorted({p for kind in ("mcp", "rest", "web") for p in SURFACE_FILES[kind]})
-READ_SIDE = _files("rule 1: selectors", "knowledge/selectors/**/*.py", "history/selectors.py")
+READ_SIDE = _files(
+    "rule 1: selectors",
+    "knowledge/selectors/**/*.py", "knowledge/access.py", "history/selectors.py",
+    "knowledge/reads/**/*.py", "knowledge/note_types/lookup.py", "knowledge/note_types/reads.py",
+    "knowledge/note_types/stored_facts.py", "knowledge/note_types/targets.py",
+)  # fmt: skip
 CORE = _files(
     "rule 2, 7: the core",
     "knowledge/services/**/*.py", "knowledge/selectors/**/*.py", "knowledge/search/**/*.py",
+    "knowledge/access.py", "knowledge/db/**/*.py", "knowledge/reads/**/*.py",
     "knowledge/graph/**/*.py", "knowledge/models/**/*.py", "knowledge/errors.py",
     "knowledge/inputs.py", "knowledge/paths.py", "knowledge/note_types/**/*.py",
     "history/selectors.py",

@@ -26,6 +26,7 @@ from tests.architecture.source import (
 MAY_IMPORT = (
     # the writes and the scoped reads
     "knowledge.services.*", "knowledge.selectors.*", "knowledge.graph.selectors",
+    "knowledge.reads.*",  # reads shaped for one caller: the editor, trees, health, listings
     "knowledge.search",  # search's public face (search_entries, SearchFilters, the provider)
     "history.selectors",
     # history's services: the mirror's drain and retry, its upkeep, export and import
@@ -36,7 +37,7 @@ MAY_IMPORT = (
     # value modules: types, errors and pure functions that read and write no data
     "knowledge.actors", "knowledge.errors", "knowledge.inputs", "knowledge.limits",
     "knowledge.markdown", "knowledge.paths", "knowledge.rendering", "knowledge.diffs",
-    "knowledge.note_types.*",  # Picoschema: parse, validate, infer, diff (pure)
+    "knowledge.note_types.*",  # the schema language (pure) and its scoped reads
     "knowledge.management.base",  # the data command base: who acts, the run's timing
 )  # fmt: skip
 RULE_10 = (

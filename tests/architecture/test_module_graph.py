@@ -1,5 +1,6 @@
 """Rule 8: no module of the apps is over 400 lines, and imports run one way: no circle of any
-length between the apps nor between modules (an import inside a function counts). The circles
+length between the apps, the packages (`knowledge.search`, `history.mirror`, …) nor the modules,
+bench's included (an import inside a function counts). The circles
 are found with Tarjan's algorithm and reported as the imports that make them."""
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from tests.architecture.source import (
 )
 
 # --- rule 8: small modules, imports run one way ---------------------------------------------------
+
+BENCH = sorted(ROOT.glob("bench/**/*.py"))
 
 
 def _too_long(path: Path, root: Path = ROOT) -> list[str]:
@@ -56,6 +59,20 @@ def _app_graph(modules: Edges) -> Edges:
         for target, where in edges.items():
             if target.split(".")[0] != module.split(".")[0]:
                 graph[module.split(".")[0]][target.split(".")[0]] += where
+    return {node: dict(edges) for node, edges in graph.items()}
+
+
+def _package_graph(modules: Edges) -> Edges:
+    """The same imports between packages: a module's first two name parts (knowledge.search,
+    knowledge.access, history.mirror, bench.locomo)."""
+    graph: Edges = defaultdict(lambda: defaultdict(list))
+    for module, edges in modules.items():
+        mine = ".".join(module.split(".")[:2])
+        graph[mine]
+        for target, where in edges.items():
+            theirs = ".".join(target.split(".")[:2])
+            if theirs != mine:
+                graph[mine][theirs] += where
     return {node: dict(edges) for node, edges in graph.items()}
 
 
@@ -122,9 +139,10 @@ def _circles(graph: Edges, what: str) -> list[str]:
 
 
 def test_rule_8_modules_stay_small_and_imports_run_one_way():
-    modules = _import_graph(APP_CODE)
+    modules = _import_graph(APP_CODE + BENCH)
     offenders = [hit for path in APP_CODE for hit in _too_long(path)]
-    offenders += _circles(_app_graph(modules), "app") + _circles(modules, "module")
+    offenders += _circles(_app_graph(modules), "app") + _circles(_package_graph(modules), "package")
+    offenders += _circles(modules, "module")
     assert offenders == [], report(
         "rule 8: a module past 400 lines becomes a package split by responsibility; imports run "
         "one way (move what both sides need into a module of its own, or have the upper one "
@@ -178,3 +196,21 @@ def test_the_circle_check_finds_circles_of_any_length_between_modules_and_apps(t
     assert "ops" not in apps and "fine" not in ring
     # the check sees nothing where there is nothing
     assert _circles({"a": {"b": ["a.py:1"]}, "b": {}}, "module") == []
+
+
+def test_the_package_check_finds_circles_that_no_two_modules_make(tmp_path):
+    # search -> selectors through one module, selectors -> search through another: no module
+    # circle, but the two packages lean on each other
+    write_sample(
+        tmp_path, "knowledge/search/scope.py", "from knowledge.selectors.entries import f\n"
+    )
+    write_sample(tmp_path, "knowledge/selectors/entries.py", "")
+    write_sample(
+        tmp_path, "knowledge/selectors/listings.py", "from knowledge.search.scope import g\n"
+    )
+    write_sample(tmp_path, "ops/timing.py", "")
+    modules = _import_graph(app_code(tmp_path), root=tmp_path)
+    assert _circles(modules, "module") == []
+    [pair] = _circles(_package_graph(modules), "package")
+    assert pair.startswith("packages knowledge.search, knowledge.selectors import each other:")
+    assert "knowledge/selectors/listings.py:1" in pair and "knowledge/search/scope.py:1" in pair

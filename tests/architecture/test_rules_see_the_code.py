@@ -33,6 +33,8 @@ def test_the_checks_see_the_code():
     assert ROOT / "knowledge" / "models" / "entries.py" in KNOWLEDGE_CORE
     assert ROOT / "knowledge" / "admin" / "entries.py" not in KNOWLEDGE_CORE
     assert READ_SIDE and CORE and SURFACE_FILES["commands"]
+    assert ROOT / "knowledge" / "reads" / "pages.py" in READ_SIDE
+    assert ROOT / "knowledge" / "reads" / "pages.py" in CORE
     assert ROOT / "ops" / "timing.py" in OPS
     for part in ("knowledge/admin/entries.py", "history/admin/__init__.py", "ops/admin.py",
                  "history/management/commands/import.py",

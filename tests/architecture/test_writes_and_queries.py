@@ -70,7 +70,7 @@ def _is_harmless(func: ast.Attribute) -> bool:
     if isinstance(target, ast.Constant | ast.JoinedStr):
         return True  # "…".join / str methods
     return isinstance(target, ast.Name) and target.id in {
-        "counts", "seen", "messages", "parser", "kwargs", "data", "headers", "result",
+        "counts", "seen", "cut", "messages", "parser", "kwargs", "data", "headers", "result",
         "cleanups", "os", "signal", "stop", "exit_stack", "stack", "tg", "re", "builtins",
     }  # fmt: skip
 

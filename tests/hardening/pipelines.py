@@ -157,13 +157,13 @@ def _rewritten(shape, n) -> tuple[str, str]:
 
 
 def body_change(shape, n):
-    from knowledge.selectors.write_reports import body_change as fn
+    from knowledge.reads.write_reports import body_change as fn
 
     return _tolerant(fn, *_rewritten(shape, n))
 
 
 def heading_above(shape, n):
-    from knowledge.selectors.write_reports import heading_above as fn
+    from knowledge.reads.write_reports import heading_above as fn
 
     old = shape_text(shape, n)
     return _tolerant(fn, old + "\n## new\n", old)
@@ -332,8 +332,8 @@ def inputs(shape, n):
 COVERS = {
     "graph_parse": ["knowledge.graph.parsing.parse"],
     "render": ["knowledge.rendering.render_page_markdown"],
-    "body_change": ["knowledge.selectors.write_reports.body_change"],
-    "heading_above": ["knowledge.selectors.write_reports.heading_above"],
+    "body_change": ["knowledge.reads.write_reports.body_change"],
+    "heading_above": ["knowledge.reads.write_reports.heading_above"],
     "line_diff": ["knowledge.diffs.line_opcodes", "knowledge.diffs.changed_line_count"],
     "unified_diff": [
         "history.selectors.unified_diff",

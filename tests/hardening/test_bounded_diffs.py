@@ -5,7 +5,7 @@ repeated lines rewritten into other repeated lines (difflib's ndiff did not fini
 import pytest
 
 from history.selectors import side_by_side_html, unified_diff
-from knowledge.selectors.write_reports import body_change
+from knowledge.reads.write_reports import body_change
 from tests.hardening.forked import timed
 from tests.watchdog import Watchdog
 

@@ -9,9 +9,9 @@ import time
 import pytest
 from django.utils import timezone
 
-from knowledge.graph.context import MAX_HISTORY_OBSERVATIONS, build_context
 from knowledge.graph.selectors import MAX_GRAPH_EDGES, graph_data
 from knowledge.models import Observation, Relation
+from knowledge.reads.context import MAX_HISTORY_OBSERVATIONS, build_context
 from knowledge.search.snippets import WINDOW_CHARS, highlight
 from knowledge.services import EntryFields, entry_upsert
 

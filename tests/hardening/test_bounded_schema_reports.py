@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Entry
-from knowledge.selectors.note_types import (
+from knowledge.note_types.reads import (
     note_types_of,
     schema_diff,
     schema_infer,

@@ -9,8 +9,8 @@ import pytest
 
 from knowledge.errors import ValidationFailed
 from knowledge.note_types import SchemaError, read_schema
-from knowledge.selectors.editor import schema_preview
-from knowledge.selectors.note_types import project_schema
+from knowledge.note_types.reads import project_schema
+from knowledge.reads.editor import schema_preview
 from knowledge.services import EntryFields, entry_update, entry_upsert
 
 pytestmark = pytest.mark.django_db

@@ -5,9 +5,9 @@ import pytest
 
 from knowledge.errors import ValidationFailed
 from knowledge.models import Entry
+from knowledge.reads.listings import entry_list
 from knowledge.search import SearchFilters
 from knowledge.selectors import entry_get
-from knowledge.selectors.listings import entry_list
 from knowledge.services import EntryFields, entry_edit, entry_upsert
 
 pytestmark = pytest.mark.django_db

@@ -20,8 +20,8 @@ from django.test import Client
 from history import mirror
 from history.mirror.queue import open_mirror
 from knowledge.actors import Actor
-from knowledge.graph.context import build_context
 from knowledge.models import Entry
+from knowledge.reads.context import build_context
 from knowledge.search import search_entries
 from knowledge.services import entry_delete, token_create
 from memory_site.backup import database_swap

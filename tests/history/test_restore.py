@@ -14,7 +14,6 @@ from history import mirror
 from history.mirror.manifest import MANIFEST_PATH, parse_manifest
 from history.mirror.queue import open_mirror
 from knowledge.actors import Actor
-from knowledge.graph.context import build_context
 from knowledge.models import (
     Entry,
     HistoricalEntry,
@@ -28,6 +27,7 @@ from knowledge.models import (
     Source,
     Subtopic,
 )
+from knowledge.reads.context import build_context
 from knowledge.search import search_entries
 from knowledge.selectors import visible_entries, visible_projects
 from knowledge.services import (

@@ -31,7 +31,7 @@ def entry(actor, project):
 
 
 def test_revert_is_a_new_revision_through_the_services(actor, entry):
-    reverted = entry_revert(actor=actor, ref=entry.short_id, to_version=1, reason="undo")
+    reverted = entry_revert(actor=actor, ref=entry.short_id, to_version=1, reason="undo").entry
     assert reverted.version == 3
     assert reverted.body == "alpha\nbeta\ngamma\n"
     assert reverted.tags == ["q3"]
@@ -44,7 +44,7 @@ def test_revert_is_a_new_revision_through_the_services(actor, entry):
 
 def test_revert_moves_the_entry_back(actor, entry):
     entry_move(actor=actor, ref=entry.pk, subtopic="archive")
-    reverted = entry_revert(actor=actor, ref=entry.pk, to_version=2)
+    reverted = entry_revert(actor=actor, ref=entry.pk, to_version=2).entry
     assert reverted.subtopic.path == "plans"
     assert reverted.version == 4
 

@@ -112,7 +112,7 @@ def test_undelete_restores_id_kind_tags_sources_and_history(actor, project):
     with pytest.raises(NotFound, match="deleted") as caught:
         entry_get(actor, entry.short_id)
     assert caught.value.data["deleted"]["short_id"] == entry.short_id
-    back = entry_undelete(actor=actor, ref=entry.short_id, reason="still needed")
+    back = entry_undelete(actor=actor, ref=entry.short_id, reason="still needed").entry
     again = entry_get(actor, entry.short_id)
     assert (back.pk, again.pk) == (entry.pk, entry.pk)
     assert (again.kind, again.tags, again.subtopic.path) == ("decision", ["space"], "rooms")
@@ -138,5 +138,5 @@ def test_undelete_makes_its_removed_subtopic_again(actor, project):
     ).entry
     entry_delete(actor=actor, ref=entry.pk, reason="gone")
     Subtopic.objects.filter(path="ops/old").delete()  # as a tidy-up would
-    back = entry_undelete(actor=actor, ref=entry.short_id, reason="back")
+    back = entry_undelete(actor=actor, ref=entry.short_id, reason="back").entry
     assert entry_get(actor, back.short_id).subtopic.path == "ops/old"

@@ -47,7 +47,7 @@ def test_a_revert_restores_exactly_the_fields_of_the_revision(actor, project):
     entry_update(actor=actor, ref=entry.pk, fields=SECOND)
     first_revision = entry.history.get(version=1)
 
-    reverted = entry_revert(actor=actor, ref=entry.short_id, to_version=1)
+    reverted = entry_revert(actor=actor, ref=entry.short_id, to_version=1).entry
 
     assert EntryFields.from_revision(first_revision) == FIRST
     assert EntryFields.from_revision(reverted) == FIRST
@@ -98,7 +98,7 @@ def test_an_upsert_without_a_title_is_refused(actor, project):
 def test_a_correction_keeps_the_old_fields_but_the_text(actor, project):
     old = entry_upsert(actor=actor, project="acme", fields=FIRST).entry
 
-    new, _ = entry_correct(actor=actor, ref=old.short_id, body="Hourly.", reason="it changed")
+    new = entry_correct(actor=actor, ref=old.short_id, body="Hourly.", reason="it changed").entry
 
     assert EntryFields.from_revision(new) == dataclasses.replace(FIRST, body="Hourly.")
 

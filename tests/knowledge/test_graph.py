@@ -7,13 +7,13 @@ import pytest
 
 from knowledge.actors import Actor
 from knowledge.errors import NotFound, ValidationFailed
-from knowledge.graph.context import build_context
 from knowledge.graph.selectors import (
     entry_relations,
     graph_data,
     observation_search,
 )
 from knowledge.models import Membership, Observation, Relation, Role, Sensitivity
+from knowledge.reads.context import build_context
 from knowledge.selectors import entry_get
 from knowledge.services import (
     EntryFields,
@@ -114,9 +114,10 @@ def test_an_edit_closes_dropped_facts_and_keeps_the_rest(actor, project):
 def test_a_correction_keeps_the_old_facts_superseded_and_links_follow(actor, project):
     old = write(actor, "Plan", "- [decision] ship in May")
     api = write(actor, "API", "[[Plan]]")
-    new, old = entry_correct(
+    corrected = entry_correct(
         actor=actor, ref=old.pk, body="- [decision] ship in June", reason="slipped"
     )
+    new, old = corrected.entry, corrected.superseded
     (was,) = Observation.objects.filter(entry=old)
     assert was.content == "ship in May" and was.valid_to is not None
     assert [o.content for o in Observation.objects.filter(entry=new)] == ["ship in June"]

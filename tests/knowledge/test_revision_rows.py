@@ -1,4 +1,4 @@
-"""A save's revision row is written by plain SQL (knowledge/services/_kernel/revisions.py): it
+"""A save's revision row is written by plain SQL (knowledge/db/revisions.py): it
 must be the row django-simple-history writes for the same save."""
 
 from __future__ import annotations

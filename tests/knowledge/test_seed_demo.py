@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from knowledge.actors import Actor
 from knowledge.models import Entry, Observation, Project, Relation
-from knowledge.selectors.note_types import project_note_types, schema_validate
+from knowledge.note_types.reads import project_note_types, schema_validate
 
 pytestmark = pytest.mark.django_db
 

@@ -72,7 +72,7 @@ def test_upsert_creates_then_updates_by_case_insensitive_identity(actor, project
 def test_create_refuses_an_existing_identity_and_leaves_it_alone(actor, project):
     first = entry_create(
         actor=actor, project="acme", subtopic="a/b", fields=EntryFields(title="Pricing", body="v1")
-    )
+    ).entry
     with pytest.raises(AlreadyExists, match="already exists in acme/a/b") as refused:
         entry_create(
             actor=actor,
@@ -153,7 +153,7 @@ def test_move_creates_the_target_path_and_a_revision(actor, project):
     entry = entry_upsert(
         actor=actor, project="acme", fields=EntryFields(title="Runbook", body="steps")
     ).entry
-    moved = entry_move(actor=actor, ref=entry.short_id, subtopic="ops/runbooks")
+    moved = entry_move(actor=actor, ref=entry.short_id, subtopic="ops/runbooks").entry
     assert moved.subtopic.path == "ops/runbooks"
     assert moved.version == 2
     assert entry_get(actor, "acme/ops/runbooks/runbook").pk == entry.pk
@@ -176,7 +176,7 @@ def test_set_status_validates_and_records(actor, project):
     ).entry
     with pytest.raises(ValidationFailed, match="open"):
         entry_set_status(actor=actor, ref=entry.pk, status="done-ish")
-    done = entry_set_status(actor=actor, ref=entry.pk, status=EntryStatus.RESOLVED)
+    done = entry_set_status(actor=actor, ref=entry.pk, status=EntryStatus.RESOLVED).entry
     assert done.status == "resolved"
     assert entry.history.count() == 2
 

@@ -1,13 +1,15 @@
-"""The writes' lock finds, in plain SQL, the entry entry_lookup finds through the ORM, for every
-form of reference (knowledge.selectors.entries: entry_ref_filter and entry_ref_sql are one rule
-written twice, held together here)."""
+"""The writes' lock, a queryset compiled once per shape of actor and reference, finds the entry
+entry_lookup finds for every form of reference (knowledge.selectors.entries.entry_ref_q is the
+one rule both are built from, with values or with stand-ins), says whether the actor may write
+it, and loads it as the ORM does."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import transaction
 
-from knowledge.errors import NotFound
+from knowledge.actors import Actor
+from knowledge.errors import Forbidden, NotFound
 from knowledge.models import Entry
 from knowledge.selectors import entry_lookup, visible_entries
 from knowledge.services import EntryFields, entry_upsert
@@ -68,7 +70,24 @@ def test_the_lock_finds_what_the_lookup_finds(actor, entries):
             assert (got.project.slug, got.path, got.metadata) == (
                 expected.project.slug, expected.path, expected.metadata,
             ), ref  # fmt: skip
-            assert got.may_write is True
+
+
+def test_the_lock_says_who_may_write_each_time(actor, entries, user, project):
+    """One compiled shape, two readers: the editor may write, a viewer of the same project only
+    reads; the role is decided per call, never kept with the statement."""
+    from knowledge.models import Membership, Role
+    from tests.factories import UserFactory
+
+    viewer = UserFactory(username="viewer")
+    Membership.objects.create(project=project, user=viewer, role=Role.VIEWER)
+    ref = entries["deep"].short_id
+    for who, allowed in ((actor, True), (Actor.for_user(viewer), False), (actor, True)):
+        with transaction.atomic():
+            if allowed:
+                assert lock_entry(who, ref).pk == entries["deep"].pk
+            else:
+                with pytest.raises(Forbidden, match="may read entry"):
+                    lock_entry(who, ref)
 
 
 def test_the_identity_lock_loads_the_entry_as_the_orm_does(actor, entries):

@@ -154,7 +154,7 @@ def test_append_and_prepend_may_write_under_a_heading(call):
 
 
 def test_body_change_counts_lines_and_stays_bounded():
-    from knowledge.selectors.write_reports import body_change
+    from knowledge.reads.write_reports import body_change
 
     MAX_DIFF_LINES = 2000  # the old bound past which a rewrite counted as replaced whole
 

@@ -51,14 +51,14 @@ def revisions():
 
 def test_off_checks_nothing(actor, project, schema):
     result = write(actor, "Ada", "No role here.")
-    assert result.outcome == "created" and result.entry.schema_report is None
+    assert result.outcome == "created" and result.schema is None
 
 
 def test_warn_saves_and_lists_what_is_missing(actor, project, schema):
     set_mode(project, "warn")
-    entry = write(actor, "Ada", "No role here.").entry
-    assert Entry.objects.filter(pk=entry.pk).exists()
-    assert [c.field.name for c in entry.schema_report.misfits] == ["role"]
+    result = write(actor, "Ada", "No role here.")
+    assert Entry.objects.filter(pk=result.entry.pk).exists()
+    assert [c.field.name for c in result.schema.misfits] == ["role"]
 
 
 def test_strict_refuses_before_any_revision_naming_each_field_and_the_version(
@@ -78,7 +78,7 @@ def test_strict_refuses_before_any_revision_naming_each_field_and_the_version(
     assert "role is missing" in exc.message and exc.code == "schema_misfit"
     assert revisions() == before and not Entry.objects.filter(title="Ada").exists()
     stored = write(actor, "Ada", "- [role] Engineer\n- [level] senior")
-    assert stored.outcome == "created" and stored.entry.schema_report.fits
+    assert stored.outcome == "created" and stored.schema.fits
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ def test_a_status_change_must_fit_but_a_verification_is_no_new_text(actor, proje
     set_mode(project, "strict")
     with pytest.raises(SchemaMisfit):
         entry_set_status(actor=actor, ref=ada.pk, status="archived")
-    assert entry_verify(actor=actor, ref=ada.pk).is_verified
+    assert entry_verify(actor=actor, ref=ada.pk).entry.is_verified
 
 
 def test_a_schema_that_does_not_parse_is_refused_in_every_mode(actor, project):

@@ -11,7 +11,7 @@ from knowledge.errors import SchemaMisfit
 from knowledge.models import Membership, Project, Role, Sensitivity
 from knowledge.note_types import Facts, parse_fields, validate
 from knowledge.note_types.picoschema import Schema
-from knowledge.selectors.note_types import schema_validate
+from knowledge.note_types.reads import schema_validate
 from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_create
 from tests.factories import UserFactory
 

@@ -2,7 +2,7 @@
 staff member who is not a member of a restricted project learns nothing of its schemas by
 posting its id to the admin's entry form or live preview, and a guest's live preview of a public
 project does not show the fields of the internal library that project takes its schemas from.
-The rule lives in the lookup itself (knowledge.selectors.note_type_lookup), so every caller gets
+The rule lives in the lookup itself (knowledge.note_types.lookup), so every caller gets
 it; the surfaces are checked here and in the leak matrix (tests/access/surfaces_note_types.py)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from knowledge.actors import Actor
 from knowledge.models import Membership, Role, Sensitivity
-from knowledge.selectors.note_type_lookup import project_schema, readable_schema_entry
+from knowledge.note_types.lookup import project_schema, readable_schema_entry
 from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_update
 from tests.factories import ProjectFactory, UserFactory
 

@@ -8,7 +8,7 @@ import pytest
 from knowledge.actors import Actor
 from knowledge.errors import NotFound, SchemaMisfit, ValidationFailed
 from knowledge.models import Membership, Role, Sensitivity
-from knowledge.selectors.note_types import entry_schema_fit, schema_validate
+from knowledge.note_types.reads import entry_schema_fit, schema_validate
 from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_update
 from tests.factories import ProjectFactory, UserFactory
 

@@ -43,12 +43,6 @@ def test_a_rest_write_records_its_size_and_a_refusal_its_status(api, rows):
     assert (refused.outcome, refused.error) == ("refused", "HTTP 404")
 
 
-@pytest.fixture
-def admin_client(client, staff):
-    client.force_login(staff)
-    return client
-
-
 def test_an_admin_save_is_recorded_and_a_page_view_is_not(admin_client, project, rows):
     add = reverse("admin:knowledge_entry_add")
     assert admin_client.get(add).status_code == 200
@@ -191,7 +185,7 @@ def test_the_search_command_explains_a_bad_argument(owner):
         call_command("search", "x", "--user", "owner", "--limit", "0")
 
 
-@pytest.mark.urls("tests.history.admin_urls")
+@pytest.mark.urls("tests.admin.urls")
 def test_an_admin_revert_is_recorded(admin_client, staff, project, rows):
     actor = Actor.for_user(staff)
     entry = entry_upsert(

@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from knowledge.actors import Actor
-from knowledge.models import Entry, EntryChunk, Membership, Project, Role, Sensitivity
+from knowledge.db import generation
+from knowledge.models import (
+    Entry,
+    EntryChunk,
+    LexemeStat,
+    Membership,
+    Project,
+    Role,
+    Sensitivity,
+)
 from knowledge.search import SearchFilters, query_vectors, result_cache, search_entries
 from knowledge.services import (
     EntryFields,
@@ -24,6 +34,7 @@ from knowledge.services import (
     membership_grant,
     project_update,
     subtopic_move,
+    token_create,
 )
 from tests.factories import UserFactory
 
@@ -123,7 +134,6 @@ def _rename(actor, entries):
 
 def _embed(actor, entries):
     EntryChunk.objects.all().delete()  # as if the vectors had not arrived yet
-    result_cache.changed()
     answer(actor)  # kept without them
     entries_embed(entry_ids=[e.pk for e in entries], force=True)
 
@@ -153,12 +163,44 @@ def test_the_next_search_after_a_write_shows_it(actor, notes):
 
 def test_access_is_decided_on_every_call(actor, notes, user):
     assert answer(actor)[0]  # kept
-    # Neither change goes through a service, so nothing advances the generation.
-    Project.objects.filter(slug="acme").update(sensitivity=Sensitivity.RESTRICTED)
     stranger = Actor.for_user(UserFactory(username="mallory"))
+    # Both changes go past Django (the driver's own connection), so the generation stays.
+    raw(f"UPDATE {Project._meta.db_table} SET sensitivity = %s WHERE slug = 'acme'",
+        [Sensitivity.RESTRICTED])  # fmt: skip
     assert answer(stranger)[0] == []
-    Membership.objects.filter(user=user).delete()
+    raw(f"DELETE FROM {Membership._meta.db_table} WHERE user_id = %s", [user.pk])
     assert answer(actor)[0] == []
+
+
+def raw(sql: str, params: list) -> None:
+    connection.ensure_connection()
+    connection.connection.execute(sql, params)
+
+
+def now() -> int:
+    return generation.fetch((generation.CURRENT, []))[0][0]
+
+
+@pytest.mark.parametrize("model", [Entry, EntryChunk, Project, Membership, LexemeStat])
+def test_a_committed_write_of_a_searched_table_advances_the_generation_once(notes, model):
+    field = next(f.attname for f in model._meta.concrete_fields if not f.primary_key)
+    before = now()
+    with transaction.atomic():
+        for _ in range(2):  # two writes, one advance
+            model.objects.filter(pk__gte=0).update(**{field: F(field)})
+    assert now() == before + 1
+
+
+def test_a_write_rolled_back_a_read_for_update_and_other_tables_leave_it(notes, user):
+    before = now()
+    with transaction.atomic():
+        Entry.objects.filter(pk=notes[0].pk).update(title="Not kept")
+        transaction.set_rollback(True)
+    with transaction.atomic():
+        list(Entry.objects.select_for_update().filter(pk=notes[0].pk))
+    token_create(actor=Actor.for_user(user), user=user, name="t")  # no answer reads tokens
+    Entry.objects.filter(pk=-1).update(title="None")  # the sweep finding nothing stale
+    assert now() == before
 
 
 def test_readers_who_see_the_same_projects_do_not_share_answers(actor, notes, user):
@@ -230,11 +272,11 @@ def test_an_answer_over_a_quarter_of_the_budget_is_not_kept(actor, notes, settin
 def test_a_write_whose_advance_fails_is_still_a_committed_write(actor, notes, caplog):
     """The advance runs after the commit: its failure is logged, never the write's error."""
     with connection.cursor() as cursor:
-        cursor.execute(f"ALTER SEQUENCE {result_cache.SEQUENCE} RENAME TO cairn_away")
+        cursor.execute(f"ALTER SEQUENCE {generation.SEQUENCE} RENAME TO cairn_away")
     try:
         _upsert_new(actor, notes)
     finally:
         with connection.cursor() as cursor:
-            cursor.execute(f"ALTER SEQUENCE cairn_away RENAME TO {result_cache.SEQUENCE}")
+            cursor.execute(f"ALTER SEQUENCE cairn_away RENAME TO {generation.SEQUENCE}")
     assert Entry.objects.filter(title="Restore drill").exists()
     assert "Could not advance the search generation" in caplog.text

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from knowledge.db.generation import SEQUENCE
 from knowledge.search import result_cache, search_entries
-from knowledge.search.result_cache import SEQUENCE
 from knowledge.services import EntryFields, entry_upsert
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,8 +10,9 @@ from django.core.management.base import CommandError
 
 from knowledge.errors import KnowledgeError
 from knowledge.management.base import DataCommand
+from knowledge.note_types import reads as note_types
 from knowledge.note_types import to_text
-from knowledge.selectors import note_type_reports, note_types
+from knowledge.reads import note_types as note_type_reports
 
 
 class Command(DataCommand):

@@ -4,7 +4,6 @@ the revision with its derived data, and the composite upsert."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -12,7 +11,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from knowledge.actors import Actor
-from knowledge.before_write import EntryBeforeWrite
+from knowledge.db.revisions import save_revision
 from knowledge.errors import AlreadyExists, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
@@ -25,12 +24,12 @@ from knowledge.models import (
     content_hash,
     embedding_key,
 )
+from knowledge.note_types import Report
 from knowledge.paths import entry_slug, split_path
-from knowledge.search import result_cache
+from knowledge.reads.conflicts import entry_conflict
 from knowledge.selectors import (
     project_get,
 )
-from knowledge.selectors.conflicts import entry_conflict
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -42,13 +41,13 @@ from knowledge.services._kernel.checks import (
     record,
     require_write,
 )
-from knowledge.services._kernel.graph import GraphFacts, graph_change, index_entry_graph
+from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.locks import lock_by_identity
 from knowledge.services._kernel.note_types import check_schema
-from knowledge.services._kernel.revisions import save_revision
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
+from knowledge.write_result import EntryBeforeWrite, GraphFacts, WriteResult
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
@@ -64,7 +63,7 @@ _TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_b
 def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
     """Refuse a write that read another version, showing what changed since as far as the actor
     may see it, and how to apply only its change: `change` says what the write changes (body,
-    redo and edit, or writes; knowledge.selectors.conflicts.entry_conflict)."""
+    redo and edit, or writes; knowledge.reads.conflicts.entry_conflict)."""
     if expected_version is not None and entry.version != expected_version:
         raise entry_conflict(entry, expected_version, actor=actor, **change)
 
@@ -138,7 +137,8 @@ def place_entry(
     actor: Actor, entry: Entry, *, project: Project, subtopic: Subtopic | None
 ) -> str | None:
     """Move the entry to another subtopic or project; returns the reason to record, or None
-    when it is already there."""
+    when it is already there. A move is saved with save_entry(moved=True): links waiting for
+    an entry at the new place may resolve."""
     if project.pk == entry.project_id and subtopic == entry.subtopic:
         return None
     if identity_taken(project, subtopic, entry.title, exclude=entry.pk):
@@ -153,7 +153,6 @@ def place_entry(
             old_path = "another project"
         entry.sources.clear()  # sources belong to a project
     entry.project, entry.subtopic = project, subtopic
-    entry.graph_moved = True  # links waiting for an entry at the new place may resolve
     return f"move from {old_path}"
 
 
@@ -186,6 +185,15 @@ def link_sources(entry: Entry, sources: list[dict] | None) -> bool:
 # --- saving ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Saved:
+    """What one save found out, for the write's result: the graph facts it indexed (None when
+    its text did not change) and how the text fits its note type's schema (None: not checked)."""
+
+    facts: GraphFacts | None = None
+    schema: Report | None = None
+
+
 def save_entry(
     entry: Entry,
     actor: Actor,
@@ -194,21 +202,23 @@ def save_entry(
     authored: bool = True,
     new_version: bool = True,
     schema_lenient: bool = False,
-) -> GraphFacts | None:
+    moved: bool = False,
+) -> Saved:
     """Save one revision of an entry: validate, stamp, record who and why, refresh the derived
-    data, queue the background work for after the commit. Returns the graph facts the save
-    indexed (None when its text did not change), for the write's report.
+    data, queue the background work for after the commit. Returns what the save found out (the
+    graph facts it indexed, the schema report), for the write's result.
 
     An existing entry's version goes up by one unless `new_version=False` (a verification).
     `authored=False` is for changes that are not new text (verification, supersession): who
     wrote the text (generated_by) stays, and the schema is not checked. New text is checked
     against its note type's schema per the project's mode (`schema_lenient`: report, never
-    refuse).
+    refuse). `moved`: place_entry put it somewhere else (its waiting links may resolve).
     """
     check_limits(entry)
+    schema = None
     if authored:
-        check_schema(entry, lenient=schema_lenient, actor=actor)
-    change = graph_change(entry)  # before the stamps below, which it compares with
+        schema = check_schema(entry, lenient=schema_lenient, actor=actor)
+    change = graph_change(entry, moved=moved)  # before the stamps below, which it compares with
     if entry.pk is not None and new_version:
         entry.version += 1
     entry.slug = entry_slug(entry.title)
@@ -246,8 +256,7 @@ def save_entry(
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)
     entry_written(entry.pk)
-    result_cache.changed()
-    return facts
+    return Saved(facts, schema)
 
 
 def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
@@ -262,7 +271,6 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
             sources=linked
         )
     entry_written(entry_id)
-    result_cache.changed()
 
 
 def new_entry(
@@ -291,17 +299,6 @@ def new_entry(
     )
 
 
-Outcome = Literal["created", "updated", "unchanged"]
-
-
-@dataclass(frozen=True)
-class UpsertResult:
-    entry: Entry
-    outcome: Outcome
-    before: EntryBeforeWrite | None = None  # the entry before an update, for the write's report
-    facts: GraphFacts | None = None  # the graph facts the save indexed, for the write's report
-
-
 def upsert_entry(
     actor: Actor,
     *,
@@ -313,7 +310,7 @@ def upsert_entry(
     reason: str = "",
     create_only: bool = False,
     schema_lenient: bool = False,
-) -> UpsertResult:
+) -> WriteResult:
     """Create or replace the entry identified by (project, subtopic, title); with
     `create_only`, an entry that already has this identity is refused, not replaced.
 
@@ -332,11 +329,13 @@ def upsert_entry(
                 f"update at version {expected_version}. Leave out expected_version to create it.",
             )
         entry = new_entry(actor, project=proj, subtopic=node, fields=fields)
-        facts = save_entry(
+        saved = save_entry(
             entry, actor, reason or f"create {entry.title}", schema_lenient=schema_lenient
         )
         link_sources(entry, sources)
-        return UpsertResult(entry, "created", facts=facts)
+        return WriteResult(
+            entry, "created", facts=saved.facts, schema=saved.schema, sources=tuple(sources or ())
+        )
     if create_only:
         raise AlreadyExists(
             f"An entry titled {entry.title!r} already exists in {entry.path}.",
@@ -350,8 +349,10 @@ def upsert_entry(
     changed = apply_changes(entry, replace(fields, title=entry.title))
     new_links = link_sources(entry, sources)
     if not changed and not new_links:
-        return UpsertResult(entry, "unchanged")
-    facts = save_entry(
+        return WriteResult(entry, "unchanged", sources=tuple(sources or ()))
+    saved = save_entry(
         entry, actor, reason or f"update {entry.title}", schema_lenient=schema_lenient
     )
-    return UpsertResult(entry, "updated", before, facts)
+    return WriteResult(
+        entry, "updated", before, saved.facts, saved.schema, sources=tuple(sources or ())
+    )

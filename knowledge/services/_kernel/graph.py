@@ -9,38 +9,53 @@ graph as it was at any time stays answerable. A superseded entry's facts are all
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
 
 from knowledge.actors import Actor
+from knowledge.db import compile_once, fetch_together
+from knowledge.db.graph import write_facts
 from knowledge.errors import ValidationFailed
 from knowledge.graph.parsing import Graph, parse
-from knowledge.graph.parsing import Observation as ParsedObservation
 from knowledge.graph.resolve import may_reference, resolve_targets, split_target, target_key
 from knowledge.models import (
     Entry,
     EntryStatus,
+    Observation,
     Project,
     Relation,
     content_hash,
 )
 from knowledge.paths import entry_slug, normalize_path
 from knowledge.selectors import visible_projects
+from knowledge.write_result import GraphFacts
 
 MAX_WAITING = 1000  # waiting links resolved per write
-# The links waiting for an entry with this slug, through the relation_waiting index, with their
-# source's project and last writer. Plain SQL: every new entry runs it, and building it as an ORM
-# query cost more than running it (bench/write_profile.py). In the order the ORM gave them.
-_WAITING = """SELECT r.id, r.target_text, e.project_id, p.sensitivity, e.updated_by_id
-  FROM knowledge_relation r
-  JOIN knowledge_entry e ON e.id = r.source_id
-  JOIN knowledge_project p ON p.id = e.project_id
- WHERE r.target_id IS NULL AND r.valid_to IS NULL AND r.target_key = %(key)s
-   AND r.source_id <> %(id)s
- ORDER BY e.updated_at DESC, r.position, r.id LIMIT %(limit)s"""
+
+
+def _waiting(key: str, entry_id: int) -> list[tuple]:
+    """The links waiting for an entry with slug `key` (not its own), through the
+    relation_waiting index, with their source's project, its sensitivity and last writer; the
+    most recently written first."""
+    compiled = compile_once(
+        ("waiting_links",),
+        lambda s: (
+            Relation.objects.filter(
+                target__isnull=True, valid_to__isnull=True, target_key=s.text("key")
+            )
+            .exclude(source_id=s.int("id"))
+            .order_by("-source__updated_at", "position", "pk")
+            .values_list(
+                "pk",
+                "target_text",
+                "source__project_id",
+                "source__project__sensitivity",
+                "source__updated_by_id",
+            )[:MAX_WAITING]
+        ),
+    )
+    return compiled.rows(key=key, id=entry_id)
 
 
 def writer_of(entry: Entry) -> Actor | None:
@@ -50,51 +65,31 @@ def writer_of(entry: Entry) -> Actor | None:
     return Actor.for_user(entry.updated_by) if entry.updated_by_id else None
 
 
-# One round trip for both kinds of current facts of an entry.
-_CURRENT_SQL = """
-SELECT 'o', id, category, content, context, tags, NULL::bigint
-  FROM knowledge_observation WHERE entry_id = %(entry)s AND valid_to IS NULL
-UNION ALL
-SELECT 'r', id, relation_type, target_text, '', '{}'::varchar(60)[], target_id
-  FROM knowledge_relation WHERE source_id = %(entry)s AND valid_to IS NULL
-"""
-
-# One statement closes and adds both kinds (the CTEs touch different rows). An observation's
-# vector is the one search reads: content A, category B, context C (as
-# django.contrib.postgres's SearchVector writes it).
-_WRITE_SQL = """
-WITH closed_observations AS (
-  UPDATE knowledge_observation SET valid_to = %(when)s, valid_to_version = %(version)s
-   WHERE id = ANY(%(close_observations)s::bigint[])
-), closed_relations AS (
-  UPDATE knowledge_relation SET valid_to = %(when)s, valid_to_version = %(version)s
-   WHERE id = ANY(%(close_relations)s::bigint[])
-), observations AS (
-  INSERT INTO knowledge_observation (entry_id, category, content, tags, context, "position",
-         valid_from, valid_from_version, search_vector)
-  SELECT %(entry)s, category, content, tags, context, "position", %(when)s, %(version)s,
-         setweight(to_tsvector(%(config)s::regconfig, COALESCE(content, '')), 'A')
-         || setweight(to_tsvector(%(config)s::regconfig, COALESCE(category, '')), 'B')
-         || setweight(to_tsvector(%(config)s::regconfig, COALESCE(context, '')), 'C')
-    FROM jsonb_to_recordset(%(observations)s::jsonb) AS x(category text, content text,
-         tags text[], context text, "position" integer)
-)
-INSERT INTO knowledge_relation (source_id, relation_type, target_text, target_key, target_id,
-       "position", valid_from, valid_from_version)
-SELECT %(entry)s, type, text, key, target, "position", %(when)s, %(version)s
-  FROM jsonb_to_recordset(%(relations)s::jsonb) AS x(type text, text text, key text,
-       target bigint, "position" integer)
-"""
-
-
-@dataclass(frozen=True)
-class GraphFacts:
-    """The entry's current facts as the save left them, for the write's report (no reading
-    back): observations as (parsed observation, new at this revision), in the body's order;
-    relations as (type, link text, target entry id or None while waiting)."""
-
-    observations: list[tuple[ParsedObservation, bool]]
-    relations: list[tuple[str, str, int | None]]
+def _current(entry_id: int) -> list[tuple]:
+    """The entry's current observations ("o", id, category, content, context, tags, None) and
+    relations ("r", id, type, link text, "", [], target id), in one round trip."""
+    observations = compile_once(
+        ("current_observations",),
+        lambda s: (
+            Observation.objects.filter(entry_id=s.int("entry"), valid_to__isnull=True)
+            .order_by()
+            .values_list("pk", "category", "content", "context", "tags")
+        ),
+    )
+    relations = compile_once(
+        ("current_relations",),
+        lambda s: (
+            Relation.objects.filter(source_id=s.int("entry"), valid_to__isnull=True)
+            .order_by()
+            .values_list("pk", "relation_type", "target_text", "target_id")
+        ),
+    )
+    found_observations, found_relations = fetch_together(
+        [observations.bind(entry=entry_id), relations.bind(entry=entry_id)]
+    )
+    return [
+        ("o", pk, a, b, context, tags, None) for pk, a, b, context, tags in found_observations
+    ] + [("r", pk, a, b, "", [], target) for pk, a, b, target in found_relations]
 
 
 def index_graph(
@@ -122,9 +117,7 @@ def index_graph(
     targets: dict[tuple, int | None] = {}  # relation key -> its target, as stored or resolved
     current = []
     if not new_entry:
-        with connection.cursor() as cursor:
-            cursor.execute(_CURRENT_SQL, {"entry": entry.pk})
-            current = cursor.fetchall()
+        current = _current(entry.pk)
     for kind, pk, a, b, context, tags, target_id in current:
         if kind == "o":
             key, want, kept, closing = (a, b, tuple(tags), context), want_obs, kept_obs, close_obs
@@ -181,20 +174,16 @@ def _write_facts(
          "position": r.position}
         for r, target in relations
     ]  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _WRITE_SQL,
-            {
-                "entry": entry.pk,
-                "when": entry.updated_at,
-                "version": entry.version,
-                "close_observations": close[0],
-                "close_relations": close[1],
-                "config": settings.CAIRN_SEARCH_CONFIG,
-                "observations": json.dumps(rows_obs),
-                "relations": json.dumps(rows_rel),
-            },
-        )
+    write_facts(
+        entry_id=entry.pk,
+        when=entry.updated_at,
+        version=entry.version,
+        close_observations=close[0],
+        close_relations=close[1],
+        observations=rows_obs,
+        relations=rows_rel,
+        config=settings.CAIRN_SEARCH_CONFIG,
+    )
 
 
 def resolve_waiting(entry: Entry) -> int:
@@ -210,9 +199,7 @@ def resolve_waiting(entry: Entry) -> int:
         ).update(target_id=entry.pk)
     if entry.status == EntryStatus.SUPERSEDED:
         return count
-    with connection.cursor() as cursor:
-        cursor.execute(_WAITING, {"key": entry.slug[:120], "id": entry.pk, "limit": MAX_WAITING})
-        rows = cursor.fetchall()
+    rows = _waiting(entry.slug[:120], entry.pk)
     sub = entry.subtopic.path if entry.subtopic_id else ""
     project = entry.project
     candidates = [
@@ -272,11 +259,11 @@ class GraphChange:
     new: bool = False  # created by this save: it has no facts yet
 
 
-def graph_change(entry: Entry) -> GraphChange:
-    """Call before the save sets slug and content hash: they still hold the stored values."""
+def graph_change(entry: Entry, *, moved: bool = False) -> GraphChange:
+    """Call before the save sets slug and content hash: they still hold the stored values.
+    `moved`: the write put the entry in another subtopic or project (place_entry)."""
     new = entry.pk is None
     renamed = entry.slug != entry_slug(entry.title)
-    moved = getattr(entry, "graph_moved", False)
     body = entry.content_hash != content_hash(entry.kind, entry.body)
     superseded = entry.status == EntryStatus.SUPERSEDED
     return GraphChange(

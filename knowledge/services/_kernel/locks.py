@@ -1,22 +1,22 @@
-"""Finding and locking the entry a write changes: one statement each, in plain SQL (every write
-runs one; building them as ORM queries cost a write more CPU than running them)."""
+"""Finding and locking the entry a write changes: one statement each, compiled once per shape
+(every write runs one; building them as ORM queries cost a write more CPU than running them)."""
 
 from __future__ import annotations
 
-from django.db import connection
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models.functions import Lower
 
+from knowledge.access import projects_for, reach
 from knowledge.actors import Actor
+from knowledge.db import Stand, compile_once
 from knowledge.errors import Forbidden
 from knowledge.models import Entry, Project, Subtopic
 from knowledge.selectors import entry_not_found, project_maintainers
-from knowledge.selectors.access import project_ids_sql
-from knowledge.selectors.entries import entry_ref_sql
-from knowledge.selectors.rows import columns
+from knowledge.selectors.entries import REF_NAMES, entry_ref_parts, entry_ref_q
 from knowledge.services._kernel.checks import require_write
 
 # The search vector is left out: a save computes it anew, and it is never read from the row here.
-_NO_VECTOR = frozenset({"search_vector"})
-_ENTRY = '"knowledge_entry"'  # not aliased: as the ORM writes it (tests count its lookups)
+_NO_VECTOR = "search_vector"
 
 
 def lock_entry(actor: Actor, ref: str | int) -> Entry:
@@ -25,11 +25,12 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     What a signed-in actor cannot see is not found, whatever its token's scope."""
     if not getattr(actor.user, "is_authenticated", False):
         require_write(actor)  # says to sign in
-    entry = _locked(actor, ref) if str(ref).strip() else None
-    if entry is None:
+    found = _locked(actor, ref) if str(ref).strip() else None
+    if found is None:
         raise entry_not_found(actor, ref)
+    entry, may_write = found
     require_write(actor)
-    if not entry.may_write:
+    if not may_write:
         raise Forbidden(
             f"You may read entry {entry.short_id} but not change it: that needs the editor "
             f"role in {entry.project.slug}. Ask one of its maintainers: "
@@ -39,46 +40,51 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     return entry
 
 
-def _locked(actor: Actor, ref: str | int) -> Entry | None:
+def _stand_ins(kind: str, s: Stand) -> dict:
+    return {name: s.int(name) if t is int else s.text(name) for name, t in REF_NAMES[kind].items()}
+
+
+def _locked(actor: Actor, ref: str | int) -> tuple[Entry, bool] | None:
     """entry_lookup among the entries the actor can see, with its project and subtopic, locked,
-    and `may_write`."""
-    where, order, params = entry_ref_sql(ref)
-    visible, more = project_ids_sql(actor, "read")
-    writable, most = project_ids_sql(actor, "write")
-    e = columns(Entry, _ENTRY, _NO_VECTOR)
-    p, s = columns(Project, "p"), columns(Subtopic, "s")
-    sql = f"""SELECT {e.sql}, {p.sql}, {s.sql}, {_ENTRY}.project_id IN ({writable})
-  FROM {_ENTRY}
-  JOIN knowledge_project p ON p.id = {_ENTRY}.project_id
-  LEFT JOIN knowledge_subtopic s ON s.id = {_ENTRY}.subtopic_id
- WHERE {_ENTRY}.project_id IN ({visible}) AND {where}
- ORDER BY {order} LIMIT 1 FOR UPDATE OF {_ENTRY}"""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params | more | most)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    n, m = len(e.names), len(e.names) + len(p.names)
-    entry = e.instance(row[:n])
-    entry.project = p.instance(row[n:m])
-    entry.subtopic = s.instance(row[m:-1]) if entry.subtopic_id is not None else None
-    entry.may_write = row[-1]
-    return entry
+    and whether the actor may write it."""
+    r = reach(actor)
+    kind, values = entry_ref_parts(ref)
+
+    def build(s: Stand):
+        where, order = entry_ref_q(kind, _stand_ins(kind, s))
+        writable = Q(project__in=projects_for(r, "write", s))
+        found = (
+            Entry.objects.select_related("project", "subtopic")
+            .defer(_NO_VECTOR)
+            .select_for_update(of=("self",))
+            .filter(project__in=projects_for(r, "read", s))
+            .filter(where)
+            .annotate(may_write=ExpressionWrapper(writable, BooleanField()))
+        )
+        return (found.order_by(order) if order is not None else found)[:1]
+
+    found = compile_once(("lock_entry", r.shape, kind), build).first(**r.values, **values)
+    return (found.obj, bool(found.extra["may_write"])) if found else None
 
 
 def lock_by_identity(project: Project, subtopic: Subtopic | None, title: str) -> Entry | None:
     """The entry with this identity, locked, through the identity's unique index; the caller
     checked that the project is writable."""
-    e = columns(Entry, _ENTRY, _NO_VECTOR)
-    place = "subtopic_id = %(subtopic)s" if subtopic else "subtopic_id IS NULL"
-    sql = f"""SELECT {e.sql} FROM {_ENTRY}
- WHERE project_id = %(project)s AND {place} AND LOWER(title) = %(title)s FOR UPDATE"""
-    params = {"project": project.pk, "subtopic": subtopic and subtopic.pk}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params | {"title": title.strip().lower()})
-        row = cursor.fetchone()
-    if row is None:
+
+    def build(s: Stand):
+        found = Entry.objects.defer(_NO_VECTOR).alias(ltitle=Lower("title"))
+        found = found.filter(project_id=s.int("project"), ltitle=s.text("title"))
+        if subtopic is not None:
+            found = found.filter(subtopic_id=s.int("subtopic"))
+        else:
+            found = found.filter(subtopic__isnull=True)
+        return found.order_by().select_for_update()
+
+    found = compile_once(("lock_by_identity", subtopic is not None), build).first(
+        project=project.pk, subtopic=subtopic and subtopic.pk, title=title.strip().lower()
+    )
+    if found is None:
         return None
-    entry = e.instance(row)
+    entry = found.obj
     entry.project, entry.subtopic = project, subtopic
     return entry

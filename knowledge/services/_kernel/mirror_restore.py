@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.management.color import no_style
-from django.db import connection
 
 from knowledge import limits
 from knowledge.actors import Actor
+from knowledge.db import sequences as db_sequences
 from knowledge.errors import ValidationFailed
 from knowledge.inputs import find_nul
 from knowledge.models import (
@@ -304,9 +303,7 @@ def reset_sequences() -> None:
     """Ids were given explicitly: move each table's sequence past the largest one."""
     models = [Project, Subtopic, Entry, HistoricalEntry, HistoricalProject, HistoricalSubtopic,
               Source, Membership, get_user_model(), Group]  # fmt: skip
-    with connection.cursor() as cursor:
-        for sql in connection.ops.sequence_reset_sql(no_style(), models):
-            cursor.execute(sql)
+    db_sequences.reset_sequences(models)
 
 
 _SHORT_ID = re.compile(r"^[0-9a-z]{1,12}$")

@@ -2,7 +2,7 @@
 
 Runs inside save_entry before the version, the stamps and the revision, so a strict refusal
 leaves nothing behind. The project's schema_mode decides: off checks nothing (and costs no
-query), warn saves and leaves the report on the entry for the surface to show, strict
+query), warn saves and hands the report to the write's result for the surface to show, strict
 refuses. A `schema` entry itself must parse, whatever the mode.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from knowledge.actors import Actor
 from knowledge.errors import SchemaMisfit, ValidationFailed
 from knowledge.models import Entry, SchemaMode
-from knowledge.note_types import SchemaError, validate
-from knowledge.selectors.note_type_lookup import write_schema
-from knowledge.selectors.note_type_targets import draft_target_kinds
-from knowledge.selectors.note_types import SCHEMA_KIND, facts_of, load_schema
+from knowledge.note_types import Report, SchemaError, validate
+from knowledge.note_types.lookup import write_schema
+from knowledge.note_types.reads import SCHEMA_KIND, facts_of, load_schema
+from knowledge.note_types.targets import draft_target_kinds
 
 
 def check_schema_entry(entry: Entry) -> None:
@@ -38,24 +38,24 @@ def check_schema_entry(entry: Entry) -> None:
         )
 
 
-def check_schema(entry: Entry, *, lenient: bool = False, actor: Actor | None = None) -> None:
-    """Check `entry` against its type's schema per the project's mode. Sets
-    `entry.schema_report` (None when nothing was checked); raises SchemaMisfit in strict mode
-    unless `lenient` (imports report misfits instead of refusing)."""
-    entry.schema_report = None
+def check_schema(
+    entry: Entry, *, lenient: bool = False, actor: Actor | None = None
+) -> Report | None:
+    """Check `entry` against its type's schema per the project's mode. Returns the report
+    (None when nothing was checked); raises SchemaMisfit in strict mode unless `lenient`
+    (imports report misfits instead of refusing)."""
     check_schema_entry(entry)
     mode = entry.project.schema_mode
     if mode == SchemaMode.OFF or entry.kind == SCHEMA_KIND:
-        return
+        return None
     schema = write_schema(entry.project, entry.kind)
     if schema is None:
-        return
+        return None
     # a relation field checks the kind of the entry each link names, resolved as the save will
     targets = draft_target_kinds(entry, actor) if schema.has_relations else None
     report = validate(schema, facts_of(entry, targets))
-    entry.schema_report = report
     if report.fits or mode != SchemaMode.STRICT or lenient:
-        return
+        return report
     raise SchemaMisfit(
         f"This {schema.note_type} entry does not fit the {schema.note_type} schema "
         f"(schema entry {schema.entry}, version {schema.version}) of project "

@@ -15,6 +15,7 @@ from knowledge.models import (
     Role,
     Sensitivity,
 )
+from knowledge.note_types.reads import SHAREABLE
 from knowledge.selectors import (
     maintained_projects,
     project_get,
@@ -23,7 +24,6 @@ from knowledge.selectors import (
     resolve_project,
     visible_projects,
 )
-from knowledge.selectors.note_types import SHAREABLE
 from knowledge.services._kernel.checks import (
     clean,
     record,

@@ -106,7 +106,8 @@ def test_hidden_entries_answer_like_missing_ones(alice, hidden):
 
 
 def test_superseded_links_both_ways(alice, actor, plan):
-    new, old = entry_correct(actor=actor, ref=plan.pk, body="right", reason="was wrong")
+    corrected = entry_correct(actor=actor, ref=plan.pk, body="right", reason="was wrong")
+    new, old = corrected.entry, corrected.superseded
     old_page = html(alice.get(f"/e/{old.short_id}/"))
     assert f'href="/e/{new.short_id}/"' in old_page and "Superseded by" in old_page
     assert f'href="/e/{old.short_id}/"' in html(alice.get(f"/e/{new.short_id}/"))

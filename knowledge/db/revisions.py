@@ -1,0 +1,66 @@
+"""An entry save's revision row, written by one plain INSERT instead of django-simple-history's
+post_save (which builds and saves a historical model instance through the ORM: about a tenth of
+a write's CPU, bench/write_profile.py). The row is the one simple-history writes: every tracked
+column as saved, who, why, when and the kind of change; the columns the history adds of its own
+(git_commit, sources) take their defaults. And the commit hashes the mirror records on them,
+one statement per batch."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from knowledge.models import Entry, HistoricalEntry
+
+_WHO = {"history_type", "history_user_id", "history_change_reason", "history_date"}
+
+
+@cache
+def _insert() -> tuple[str, tuple]:
+    tracked = {f.attname for f in Entry._meta.concrete_fields}
+    fields = [f for f in HistoricalEntry._meta.concrete_fields if not f.primary_key]
+    for f in fields:  # a column that is neither the entry's nor ours must say what it holds
+        assert f.attname in tracked or f.attname in _WHO or f.has_default() or f.null, f
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    slots = ", ".join(["%s"] * len(fields))
+    sql = f"INSERT INTO {HistoricalEntry._meta.db_table} ({columns}) VALUES ({slots})"
+    return sql, tuple((f, f.attname in tracked) for f in fields)
+
+
+def save_revision(entry: Entry, created: bool) -> None:
+    """The revision row of the save just made (record() set who and why on the entry)."""
+    sql, fields = _insert()
+    who = {
+        "history_type": "+" if created else "~",
+        "history_user_id": getattr(getattr(entry, "_history_user", None), "pk", None),
+        "history_change_reason": getattr(entry, "_change_reason", None),
+        "history_date": timezone.now(),
+    }
+    values = []
+    for field, tracked in fields:
+        if tracked:
+            value = getattr(entry, field.attname)
+        elif field.attname in who:
+            value = who[field.attname]
+        else:
+            value = field.get_default()
+        values.append(field.get_db_prep_save(value, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+
+
+def record_commits(shas: dict[int, str]) -> None:
+    """Store commit hashes on their revisions (revision id -> sha); only rows still pending
+    are touched. One statement for the batch, where the ORM would send one per revision."""
+    if not shas:
+        return
+    ids, values = list(shas), [shas[i] for i in shas]
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE {HistoricalEntry._meta.db_table} AS h SET git_commit = v.sha "
+            "FROM unnest(%s::int[], %s::text[]) AS v(id, sha) "
+            "WHERE h.history_id = v.id AND h.git_commit = ''",
+            [ids, values],
+        )

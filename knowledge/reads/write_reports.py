@@ -1,0 +1,346 @@
+"""What a write did, for the writer's answer: the body's change in lines (and the removed text
+with the revision that wrote each line), the fields that changed, the observations and relations
+the new text holds (links resolved or waiting), the sources recorded, and for a new entry the
+similar entries that already exist and those whose body is the same.
+
+Built from what the write itself had at hand (the entry as it found it, the facts its graph step
+parsed and resolved), so a report costs few statements: the removed lines' origins (only when
+lines were removed), the link targets' names, and for a new entry one trigram lookup. Without
+them (a surface that does not pass them) it reads them back from the entry and its revisions.
+Everything is bounded: a few lines of removed text, a few facts, a few similar entries.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from knowledge.actors import Actor
+from knowledge.diffs import line_opcodes
+from knowledge.graph.selectors import entry_relations
+from knowledge.markdown import is_fence, parse_heading
+from knowledge.models import Entry, Observation
+from knowledge.reads.write_lookups import (
+    MAX_SIMILAR,
+    Lookups,
+    Named,
+    Revision,
+    blame_revisions,
+    report_lookups,
+)
+from knowledge.selectors import visible_projects
+from knowledge.write_result import EntryBeforeWrite, WriteResult
+
+MAX_REMOVED_LINES = 20
+MAX_LINE_CHARS = 300
+MAX_BLAME_REVISIONS = 30
+BLAME_STEPS = (4, MAX_BLAME_REVISIONS)  # versions read per statement, newest first
+MAX_FACTS = 20
+MAX_SOURCES = 20
+METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
+_WORD = re.compile(r"[\w-]+")
+_STOPWORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "with", "by", "at"}
+
+
+def _previous(actor: Actor, entry: Entry, version: int):
+    """The revision at `version` the actor may see (the last saved with that number)."""
+    return (
+        entry.history.filter(version=version, project_id__in=visible_projects(actor).values("pk"))
+        .exclude(history_type="-")
+        .select_related("history_user", "project", "subtopic")
+        .order_by("-history_id")
+        .first()
+    )
+
+
+def _by(row) -> str:
+    """Who wrote a revision: a history row, or a write_lookups.Revision."""
+    if not row.history_user_id:
+        user = ""
+    elif isinstance(row, Revision):
+        user = row.username or ""
+    else:
+        user = row.history_user.get_username()
+    agent = row.generated_by or ""
+    if agent and user and agent != user and not agent.startswith("user:"):
+        return f"{agent} ({user})"
+    return agent or user or "?"
+
+
+def _origins(actor: Actor, entry: Entry, lines: list[str], before: int) -> dict[str, dict]:
+    """For each line: the revision that wrote it (the oldest of the unbroken run of versions up
+    to `before` whose body holds it), within the last MAX_BLAME_REVISIONS versions.
+
+    Read newest first in two bounded steps: most removed lines were written a version or two
+    ago, so the first few versions usually settle them all with one statement."""
+    open_lines, found, seen = set(lines), {}, set()
+    newest = before
+    for step in BLAME_STEPS:
+        oldest = max(before - MAX_BLAME_REVISIONS, newest - step)
+        rows = blame_revisions(actor, entry.pk, newest=newest, oldest=oldest)
+        for row in rows:
+            if row.version in seen:
+                continue
+            seen.add(row.version)
+            present = set(row.body.split("\n")) & open_lines
+            for line in open_lines - present:  # absent here: the newer run started after
+                open_lines.discard(line)
+            for line in present:
+                found[line] = {"version": row.version, "by": _by(row)}
+            if not open_lines:
+                return found
+        newest = oldest
+        if newest <= before - MAX_BLAME_REVISIONS or newest < 1:
+            break
+    return found
+
+
+def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
+    """(lines added, lines removed, the removed non-blank lines in order), by knowledge.diffs,
+    whose time grows with the text's length whatever the text (bodies are bounded by
+    CAIRN_MAX_BODY_BYTES), so no rewrite needs counting as replaced whole."""
+    a, b = old.split("\n"), new.split("\n")
+    added = removed = 0
+    gone: list[str] = []
+    for tag, i1, i2, j1, j2 in line_opcodes(a, b):
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+            gone += [line for line in a[i1:i2] if line.strip()]
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed, gone
+
+
+def heading_above(body: str, old: str) -> str | None:
+    """The heading under which the new text starts (where `body` first differs from `old`),
+    None above the first heading: a later replace_section of that heading replaces it too."""
+    a, b = old.split("\n"), body.split("\n")
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    found, fenced = None, False
+    for line in b[: start + 1]:
+        if is_fence(line):
+            fenced = not fenced
+        elif not fenced and (heading := parse_heading(line)):
+            found = heading[1]
+    return found
+
+
+def _fields_of(row_or_entry) -> dict:
+    if isinstance(row_or_entry, EntryBeforeWrite):
+        return {
+            "title": row_or_entry.title,
+            "kind": row_or_entry.kind,
+            "status": row_or_entry.status,
+            "tags": list(row_or_entry.tags),
+            "path": row_or_entry.path,
+        }
+    path = row_or_entry.project.slug + (
+        f"/{row_or_entry.subtopic.path}" if row_or_entry.subtopic_id else ""
+    )
+    return {
+        "title": row_or_entry.title,
+        "kind": row_or_entry.kind,
+        "status": row_or_entry.status,
+        "tags": list(row_or_entry.tags or []),
+        "path": path,
+    }
+
+
+def fields_changed(old, new) -> dict:
+    """The metadata that differs between two revisions (or a revision and the entry):
+    {name: {"from": …, "to": …}} for title, kind, status, tags and path."""
+    a, b = _fields_of(old), _fields_of(new)
+    return {k: {"from": a[k], "to": b[k]} for k in METADATA_FIELDS if a[k] != b[k]}
+
+
+def metadata_line(fields: dict) -> str:
+    """`Metadata: status active → open; tags [a] → [a, b]`, or "" when nothing changed."""
+    if not fields:
+        return ""
+    show = lambda v: "[" + ", ".join(v) + "]" if isinstance(v, list) else str(v)  # noqa: E731
+    return "Metadata: " + "; ".join(
+        f"{k} {show(v['from'])} → {show(v['to'])}" for k, v in fields.items()
+    )
+
+
+def _change(actor: Actor, entry: Entry, before: EntryBeforeWrite | None = None) -> dict:
+    if before is None and entry.version > 1:
+        before = _previous(actor, entry, entry.version - 1)
+    if before is None:
+        added = len(entry.body.split("\n")) if entry.body else 0
+        return {"added": added, "removed": 0, "removed_lines": [], "fields": {}}
+    added, removed, gone = body_change(before.body, entry.body)
+    fields = fields_changed(before, entry)
+    shown = gone[:MAX_REMOVED_LINES]
+    origins = _origins(actor, entry, shown, entry.version - 1) if shown else {}
+    removed_lines = [
+        {
+            "text": line[:MAX_LINE_CHARS],
+            "version": origins.get(line, {}).get("version"),
+            "by": origins.get(line, {}).get("by"),
+        }
+        for line in shown
+    ]
+    return {
+        "added": added,
+        "removed": removed,
+        "removed_lines": removed_lines,
+        "removed_lines_more": len(gone) - len(shown),
+        "fields": fields,
+        "from_version": before.version,
+        "under_heading": heading_above(entry.body, before.body) if added else None,
+    }
+
+
+def _facts(
+    actor: Actor, entry: Entry, facts=None, lookups: Lookups | None = None
+) -> tuple[list[dict], list[dict]]:
+    """The entry's current observations and relations: from `facts` (the save's GraphFacts,
+    with their targets in `lookups`) when given, else read back."""
+    if facts is None:
+        return _facts_read_back(actor, entry)
+    observations = [
+        {
+            "category": o.category,
+            "content": o.content[:MAX_LINE_CHARS],
+            "tags": list(o.tags),
+            "new": new,
+        }
+        for o, new in facts.observations[:MAX_FACTS]
+    ]
+    shown = facts.relations[:MAX_FACTS]
+    targets = lookups.targets if lookups else {}
+    relations = [
+        {
+            "type": kind,
+            "target": text,
+            "resolved": target in targets,
+            "entry": targets[target].compact() if target in targets else None,
+        }
+        for kind, text, target in shown
+    ]
+    return observations, relations
+
+
+def _facts_read_back(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]]:
+    observations = [
+        {
+            "category": o.category,
+            "content": o.content[:MAX_LINE_CHARS],
+            "tags": list(o.tags),
+            "new": o.valid_from_version == entry.version,
+        }
+        for o in Observation.objects.filter(entry_id=entry.pk, valid_to__isnull=True).order_by(
+            "position", "pk"
+        )[:MAX_FACTS]
+    ]
+    relations = [
+        {
+            "type": r["type"],
+            "target": r["target_text"],
+            "resolved": r["entry"] is not None,
+            "entry": r["entry"],
+        }
+        for r in entry_relations(actor, entry, backlinks=False)["outgoing"][:MAX_FACTS]
+    ]
+    return observations, relations
+
+
+def _sources(entry: Entry, given) -> list[dict]:
+    if not given:
+        return []
+    wanted = {(str(s.get("kind", "")).lower(), str(s.get("external_id", ""))) for s in given}
+    rows = entry.sources.prefetch_related("entries__project", "entries__subtopic")
+    answer = []
+    for source in rows[:MAX_SOURCES]:
+        if (source.kind, source.external_id) not in wanted:
+            continue
+        others = [e.short_id for e in source.entries.all() if e.pk != entry.pk][:5]
+        answer.append(
+            {"kind": source.kind, "external_id": source.external_id, "also_logged_by": others}
+        )
+    return answer
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+
+
+def _similar(entry: Entry, candidates: list[Named]) -> list[dict]:
+    """The candidates kept: titles alike (difflib's ratio) or sharing most words."""
+    mine = _words(entry.title)
+    found = []
+    for hit in candidates:
+        ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
+        shared = sorted(mine & _words(hit.title))
+        if ratio >= 0.75:
+            why = f"title {round(ratio * 100)}% alike"
+        elif mine and len(shared) >= max(2, (len(mine) + 1) // 2):
+            why = "its title shares " + ", ".join(shared)
+        else:
+            continue
+        found.append(
+            {
+                "id": hit.id,
+                "short_id": hit.short_id,
+                "title": hit.title,
+                "path": hit.path,
+                "why": why,
+            }
+        )
+    return found[:MAX_SIMILAR]
+
+
+def _same_body(rows: list[Named]) -> list[dict]:
+    return [
+        {"id": e.id, "short_id": e.short_id, "title": e.title, "path": e.path, "kind": e.kind}
+        for e in rows
+    ]
+
+
+def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
+    """Entries of the same project that may say the same as a new entry (its title alike by
+    trigrams, then kept when the titles are alike or share most words)."""
+    return _similar(entry, report_lookups(actor, entry, new=True).similar)
+
+
+def same_body_entries(actor: Actor, entry: Entry) -> list[dict]:
+    """Entries in projects the actor can see whose body says word for word what `entry`'s does
+    (whitespace and case aside), whatever their titles: one lookup on the entry_body_key index."""
+    if not entry.body.strip():
+        return []
+    return _same_body(report_lookups(actor, entry, new=True).same_body)
+
+
+def write_report(actor: Actor, result: WriteResult) -> dict:
+    """What the write did, from its result alone (outcome: created, updated, unchanged,
+    corrected). Without `result.before` (and past version 1) the previous revision is read
+    back; without `result.facts` the entry's current facts are read back."""
+    entry, outcome, facts = result.entry, result.outcome, result.facts
+    report: dict = {"outcome": outcome, "address": entry.permalink}
+    if outcome == "unchanged":
+        return report
+    report["change"] = _change(actor, entry, result.before)
+    if result.superseded is not None:  # the removed text stays in the corrected entry
+        report["change"]["from_entry"] = result.superseded.short_id
+    created = outcome == "created"
+    lookups = None
+    if facts is not None or created:
+        targets = {t for _, _, t in facts.relations[:MAX_FACTS] if t} if facts else set()
+        lookups = report_lookups(actor, entry, targets=targets, new=created)
+    report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
+    report["sources"] = _sources(entry, result.sources)
+    if created:
+        report["similar"] = _similar(entry, lookups.similar)
+        report["same_body"] = _same_body(lookups.same_body)
+    return report
+
+
+__all__ = [
+    "body_change",
+    "fields_changed",
+    "metadata_line",
+    "same_body_entries",
+    "similar_entries",
+    "write_report",
+]
