@@ -13,7 +13,7 @@ from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull
 from pydantic import AnyUrl, ValidationError
 
 from knowledge.models import OAuthClient
-from knowledge.selectors.oauth import oauth_client
+from knowledge.selectors.oauth import oauth_client, oauth_client_any
 from mcp_api.protected_resource import SCOPES
 from memory_site.oauth.documents import DocumentRefused, document_client
 from memory_site.oauth.registration import LOOPBACK_HOSTS
@@ -104,9 +104,12 @@ def lookup_client(client_id: str) -> CairnClient:
     if not is_document_id(client_id or ""):
         found = oauth_client(client_id)
         if found is None:
+            known = oauth_client_any(client_id)
+            if known is not None and known.revoked_at is not None:
+                raise ClientUnknown(f"This client was revoked by a Cairn administrator. {AGAIN}")
             raise ClientUnknown(
-                "This client is not registered with Cairn (or its registration expired unused, "
-                f"or an administrator revoked it). {AGAIN}"
+                "This client is not registered with Cairn (a registration nobody uses expires "
+                f"after {settings.CAIRN_OAUTH_UNUSED_CLIENT_HOURS} hours). {AGAIN}"
             )
         return as_client(found)
     if not settings.CAIRN_OAUTH_CLIENT_METADATA_DOCUMENTS:

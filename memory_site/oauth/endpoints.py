@@ -32,8 +32,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcp_api.protected_resource import SCOPES, canonical_origin, mcp_resources, origin_of
+from memory_site.oauth.clients import ClientUnknown, lookup_client
 from memory_site.oauth.limits import over_limit
-from memory_site.oauth.provider import CairnProvider
+from memory_site.oauth.provider import CairnProvider, run
 from memory_site.oauth.registration import (
     AUTH_METHODS,
     MAX_REGISTRATION_BYTES,
@@ -98,9 +99,10 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         client_id = form.get("client_id") or basic_id
         if not isinstance(client_id, str) or not client_id:
             raise AuthenticationError("client_id is missing.")
-        client = await self.provider.get_client(client_id)
-        if client is None:
-            raise AuthenticationError(f"This client is unknown to Cairn. {AGAIN}")
+        try:
+            client = await run(lookup_client, client_id)
+        except ClientUnknown as exc:
+            raise AuthenticationError(exc.message) from exc
         if client.token_endpoint_auth_method == "none":
             return client
         if secret is None and isinstance(form.get("client_secret"), str):

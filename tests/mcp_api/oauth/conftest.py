@@ -8,11 +8,16 @@ dana maintains `launch` and `vault` (confidential); `elsewhere` is restricted an
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
+import secrets
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
+import anyio
+import httpx
 import httpx2
 import pytest
 from mcp.client.auth import OAuthClientProvider
@@ -25,6 +30,15 @@ from tests.factories import ProjectFactory, UserFactory
 
 PASSWORD = "a-long-oauth-password-42"
 CALLBACK = "http://127.0.0.1:9/callback"  # never called: the person hands the code over
+
+
+@pytest.fixture(autouse=True)
+def _fresh_request_limits():
+    # The per-address request counts (memory_site/oauth/limits.py) are per minute: each test
+    # starts with none, as a client would after a quiet minute.
+    from django.core.cache import cache
+
+    cache.clear()
 
 
 @pytest.fixture
@@ -134,3 +148,72 @@ async def session_with(mcp_url: str, auth):
     ):
         await session.initialize()
         yield session
+
+
+# --- one step at a time, as a client would take them (the refusal tests) -----------------------
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    return verifier, challenge.decode().rstrip("=")
+
+
+def register(base: str, **fields) -> dict:
+    body = {"client_name": "step client", "redirect_uris": [CALLBACK],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"]} | fields  # fmt: skip
+    answer = httpx.post(f"{base}/oauth/register", json=body, timeout=30)
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def authorize_url(base: str, client_id: str, challenge: str, **params) -> str:
+    query = {"response_type": "code", "client_id": client_id, "redirect_uri": CALLBACK,
+             "state": "st4te", "code_challenge": challenge, "code_challenge_method": "S256",
+             "scope": "read write", "resource": f"{base}/mcp"} | params  # fmt: skip
+    return f"{base}/oauth/authorize?" + urlencode({k: v for k, v in query.items() if v is not None})
+
+
+def consent(person: Person, url: str) -> dict:
+    """What the client's redirect URI receives once `person` answered `url`."""
+    anyio.run(person.visit, url)
+    return person.answer
+
+
+def exchange(base: str, client_id: str, code: str, verifier: str | None, **extra) -> httpx.Response:
+    form = {"grant_type": "authorization_code", "code": code, "client_id": client_id,
+            "redirect_uri": CALLBACK, "code_verifier": verifier} | extra  # fmt: skip
+    data = {k: v for k, v in form.items() if v is not None}
+    return httpx.post(f"{base}/oauth/token", data=data, timeout=30)
+
+
+def refresh(base: str, client_id: str, token: str, **extra) -> httpx.Response:
+    form = {"grant_type": "refresh_token", "refresh_token": token, "client_id": client_id} | extra
+    return httpx.post(f"{base}/oauth/token", data=form, timeout=30)
+
+
+def connected(base: str, person: Person, **params) -> tuple[dict, dict]:
+    """Register, consent and exchange: (the client's registration, its token answer)."""
+    client = register(base)
+    verifier, challenge = pkce()
+    answer = consent(person, authorize_url(base, client["client_id"], challenge, **params))
+    tokens = exchange(base, client["client_id"], answer["code"], verifier)
+    assert tokens.status_code == 200, tokens.text
+    return client, tokens.json()
+
+
+def mcp_call(mcp_url: str, token: str, method: str = "tools/list", **params) -> httpx.Response:
+    return httpx.post(
+        mcp_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+        headers={"Authorization": f"Bearer {token}",
+                 "Accept": "application/json, text/event-stream"},
+        timeout=30,
+    )  # fmt: skip
+
+
+def tool(mcp_url: str, token: str, name: str, **arguments) -> dict:
+    answer = mcp_call(mcp_url, token, "tools/call", name=name, arguments=arguments)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
