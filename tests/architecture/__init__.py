@@ -21,9 +21,11 @@ One test per rule; each failure names the rule and lists every offender with its
     only from services and selectors, models, value modules and ops, besides their own package
     and the data command base: no admin imports another app's admin, no command reaches into
     the core's insides (MAY_IMPORT in test_admin_and_commands.py is the exact list);
-11. one declaration per thing (a revision model, a restore that says which).
+11. one declaration per thing (a revision model, a restore that says which);
+12. the site's MCP authorization (memory_site/oauth) writes through services and reads through
+    selectors, like a surface: it issues tokens, and they are checked in one place.
 
-Where they live: rules 1 and 5 in test_writes_and_queries.py, 2, 3, 4 and 9 in test_imports.py,
+Where they live: rules 1, 5 and 12 in test_writes_and_queries.py, 2, 3, 4 and 9 in test_imports.py,
 6 and 7 in test_services.py, 8 in test_module_graph.py, 10 in test_admin_and_commands.py, 11 in
 test_declarations.py; each module also shows its detectors failing on a sample tree. What they
 all read (the file sets, the imports of a module, the report) is in source.py.

@@ -127,6 +127,8 @@ SURFACE_FILES = {
 SURFACES = sorted({p for kind in ("mcp", "rest", "admin", "web") for p in SURFACE_FILES[kind]})
 QUERY_FREE = sorted({p for kind in ("mcp", "rest", "web") for p in SURFACE_FILES[kind]})
 READ_SIDE = _files("rule 1: selectors", "knowledge/selectors/**/*.py", "history/selectors.py")
+# MCP authorization, in the site: it keeps tokens, so it keeps the one write path too.
+SITE_SIGN_IN = _files("rule 12: the site's MCP authorization", "memory_site/oauth/**/*.py")
 CORE = _files(
     "rule 2, 7: the core",
     "knowledge/services/**/*.py", "knowledge/selectors/**/*.py", "knowledge/search/**/*.py",
