@@ -92,7 +92,7 @@ class Person:
                           "csrfmiddlewaretoken": _csrf(page.text)},
                     headers={"Referer": url},
                 )  # fmt: skip
-            self.signed_in = browser.cookies
+            self.signed_in, self.last = browser.cookies, page
             assert page.status_code == 302, page.text[:800]
             self.location = page.headers["location"]
             self.answer = {k: v[0] for k, v in parse_qs(urlsplit(self.location).query).items()}
