@@ -73,7 +73,7 @@ def _send_back(redirect_uri: str, **params) -> HttpResponse:
     return response
 
 
-def _checked(request, client) -> AuthorizationRequest:
+def _checked(request) -> AuthorizationRequest:
     try:
         asked = AuthorizationRequest.model_validate(request.GET.dict())
     except ValidationError as exc:
@@ -139,7 +139,7 @@ def authorize(request):
     state = request.GET.get("state", "")[:MAX_STATE]
     origin = _origin(request)
     try:
-        asked = _checked(request, client)
+        asked = _checked(request)
         resource = _resource(asked, origin)
     except Redirected as fault:
         return _send_back(
