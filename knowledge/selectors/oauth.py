@@ -106,6 +106,11 @@ class ConnectedClient:
     grants: int
 
 
+def _reach(grant: OAuthGrant) -> str:
+    """The projects as the person reads them on their own page."""
+    return grant.reach() if grant.narrowed else "every project you can see"
+
+
 def _registered(client: OAuthClient) -> str:
     if client.kind == OAuthClient.Kind.DOCUMENT:
         return f"metadata document at {urlsplit(client.client_id).hostname}"
@@ -146,7 +151,7 @@ def connected_clients(actor: Actor, *, limit: int = 200) -> list[ConnectedClient
                 name=client.name,
                 registered=_registered(client),
                 redirect_host=redirect_host(latest.redirect_uri),
-                reach="; ".join(sorted({g.reach() for g in group})),
+                reach="; ".join(sorted({_reach(g) for g in group})),
                 scope="read and write" if latest.scope == "write" else "read",
                 connected_at=latest.created_at,
                 last_used_at=max(used) if used else None,

@@ -171,11 +171,11 @@ def authorize(request):
                 iss=origin,
             )
         access = request.POST.get("access", "read")
-        reach = request.POST.get("reach", "all")
+        ticked = request.POST.getlist("projects")[:500]
         try:
-            chosen = (
-                None if reach == "all" else [int(p) for p in request.POST.getlist("projects")[:500]]
-            )
+            # A ticked project narrows, whichever radio button is on: the narrower reading.
+            some = request.POST.get("reach") == "some" or ticked
+            chosen = [int(p) for p in ticked] if some else None
             if access == "write" and not context["asks_write"]:
                 access = "read"
             code = oauth_consent(
