@@ -26,7 +26,7 @@ exit 1
 endef
 export FIND_PYTHON
 
-.PHONY: run test lint format check pytest bench clean-var venv chromium redis docs docs-reference
+.PHONY: run test lint format check pytest bench clean-var venv chromium redis node-sdk docs docs-reference
 
 venv: $(STAMP)
 
@@ -76,11 +76,24 @@ redis:
 	  exit 1; \
 	fi
 
+## node-sdk: the official MCP TypeScript SDK for the TypeScript client test
+## (tests/mcp_api/oauth/ts/, pinned by its package-lock.json): installed once per lock, so
+## later runs need no network. Without Node the test says so and is skipped.
+TS_CLIENT := tests/mcp_api/oauth/ts
+TS_STAMP := $(TS_CLIENT)/node_modules/.installed-$(shell cksum < $(TS_CLIENT)/package-lock.json | cut -d' ' -f1)
+node-sdk:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) -s --no-print-directory $(TS_STAMP); \
+	else echo "Node/npm not found: the TypeScript client test will be skipped."; fi
+
+$(TS_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error
+	@rm -f $(TS_CLIENT)/node_modules/.installed-*; touch $@
+
 ## test: lint, migration check and the whole test suite (browser tests included), in
 ## TEST_WORKERS processes (pytest-xdist; 0: one process), each with its own test database.
 ## Tests go out ten at a time, so no worker is left holding a queue of slow ones at the end.
 TEST_WORKERS ?= 2
-test: $(STAMP) chromium redis
+test: $(STAMP) chromium redis node-sdk
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run

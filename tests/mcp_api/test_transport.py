@@ -143,7 +143,7 @@ def test_a_database_outage_answers_503_with_retry_not_a_bare_500(mcp_url, token,
 
     import mcp_api.auth
 
-    def down(secret):
+    def down(secret, **kwargs):
         raise OperationalError("connection refused")
 
     monkeypatch.setattr(mcp_api.auth, "token_authenticate", down)
