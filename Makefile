@@ -122,6 +122,14 @@ docs-serve: $(STAMP)
 docs-reference: $(STAMP)
 	$(VPY) docs/generate.py
 
+## release: check that pyproject.toml's version, CHANGELOG.md and the upgrade notes agree, that
+## the reference pages are current and the tree is clean, then tag v<version> (docs/release.py;
+## docs/developers/releases.md says how to cut one).
+release: $(STAMP)
+	$(VPY) docs/release.py
+	$(VPY) -m pytest -n 0 -q -p tests.quick tests/test_docs.py tests/test_docs_drift.py tests/test_release.py
+	$(VPY) docs/release.py --tag
+
 ## bench: the write path's benchmark, in its own database (not part of the tests); every other
 ## benchmark is one command too: bench/README.md lists them with their latest tables.
 bench: $(STAMP)

@@ -67,6 +67,7 @@ def test_the_diagram_script_loads_only_where_there_is_a_diagram(site):
     assert (site / script).exists()
 
 
-def test_the_site_publishes_no_python_of_docs(site):
+def test_the_site_publishes_no_python_of_docs_and_llms_txt_at_its_root(site):
     assert not list(site.rglob("*.py")), "docs/*.py are tools, not pages: exclude_docs them"
     assert not (site / "overrides").exists()
+    assert (site / "llms.txt").read_text().startswith("# Cairn\n\n> ")
