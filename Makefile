@@ -127,7 +127,7 @@ docs-reference: $(STAMP)
 ## docs/developers/releases.md says how to cut one).
 release: $(STAMP)
 	$(VPY) docs/release.py
-	$(VPY) -m pytest -n 0 -q -p tests.quick tests/test_docs.py tests/test_docs_drift.py tests/test_release.py
+	$(VPY) -m pytest -n 0 -q tests/test_docs.py tests/test_docs_drift.py tests/test_release.py
 	$(VPY) docs/release.py --tag
 
 ## bench: the write path's benchmark, in its own database (not part of the tests); every other
