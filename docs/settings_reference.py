@@ -157,9 +157,7 @@ def settings_page() -> str:
         ids = [n.lower() for n, _ in row["reads"]] or [n.lower() for n in row["settings"]]
         marks = "".join(f'<span id="{i}"></span>' for i in ids if i not in anchored)
         anchored.update(ids)
-        out.append(
-            f"| {marks}{names} | {env} | {default} | {cell(row['description']) or '—'} |\n"
-        )
+        out.append(f"| {marks}{names} | {env} | {default} | {cell(row['description']) or '—'} |\n")
     return "".join(out)
 
 
