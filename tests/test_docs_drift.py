@@ -111,8 +111,7 @@ def _library(name: str) -> object | None:
 def _call_problem(doc: Doc, text: str) -> str | None:
     """Why a call written in a guide names nothing Cairn has, or arguments it does not take."""
     m = CALL.match(text)
-    name, names_nested = m.group(1), _given(m.group(2))
-    names, nested = names_nested
+    name, (names, nested) = m.group(1), _given(m.group(2))
     for inner in nested:
         if problem := _call_problem(doc, inner):
             return problem
