@@ -166,7 +166,11 @@ def command_parser(name: str) -> tuple[frozenset[str], dict[str, object], tuple[
 
 @functools.cache
 def every_option() -> frozenset[str]:
-    return frozenset().union(*(command_parser(name)[0] for name in commands()))
+    """Every option of a management command or of a script of the checkout (bench/*.py)."""
+    scripts = set()
+    for path in [*ROOT.glob("bench/*.py"), *ROOT.glob("docs/*.py")]:
+        scripts |= set(re.findall(r"add_argument\(\s*[\"'](--[\w-]+)", path.read_text()))
+    return frozenset(scripts).union(*(command_parser(name)[0] for name in commands()))
 
 
 @functools.cache

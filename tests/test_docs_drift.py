@@ -56,6 +56,8 @@ LIBRARY = (
     "pydantic",
     "django.db.transaction",
 )
+# Where a class a guide names may come from when Cairn does not define it (`SearchVector`).
+LIBRARY_CLASSES = ("django.db.models", "django.contrib.postgres.search", "pydantic")
 # Variables a guide has the reader set for a client, not for Cairn (Claude Desktop's env for
 # mcp-remote, Codex's bearer_token_env_var).
 READERS_OWN = {"CAIRN_AUTH", "CAIRN_TOKEN"}
@@ -183,6 +185,7 @@ def python_names(doc: Doc) -> list[str]:
             CLASS.match(text)
             and text not in ELSEWHERE.get(doc.path, {})
             and text not in code.definitions()
+            and not any(code.resolve(f"{lib}.{text}") for lib in LIBRARY_CLASSES)
         ):
             problems.append(f"{doc.at(span.line)}: `{text}` is no class of Cairn's")
     return problems
@@ -211,10 +214,13 @@ def paths(doc: Doc) -> list[str]:
                         f"{doc.at(block.line + 1)}: the block headed {head.group(1)} shows "
                         f"{sorted(missing)}, which that file does not define"
                     )
+    lines = doc.text.splitlines()
     for line, text in found:
         m = PATH.match(text)
         if not m or m.group(1) not in top or "<" in text:
             continue
+        if re.search(r"\bremoved\b|\bgit history\b", lines[line - 1] if line <= len(lines) else ""):
+            continue  # a file named as gone
         if "*" in text:
             exists = any(ROOT.glob(text.rstrip("/")))
         else:
