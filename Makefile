@@ -26,7 +26,8 @@ exit 1
 endef
 export FIND_PYTHON
 
-.PHONY: run test lint format check pytest bench clean-var venv chromium redis node-sdk docs docs-reference
+.PHONY: run test lint format check pytest bench clean-var venv chromium redis node-sdk docs \
+	docs-serve docs-reference release
 
 venv: $(STAMP)
 
@@ -89,7 +90,8 @@ $(TS_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error
 	@rm -f $(TS_CLIENT)/node_modules/.installed-*; touch $@
 
-## test: lint, migration check and the whole test suite (browser tests included), in
+## test: lint, migration check and the whole test suite (browser tests included; the strict docs
+## build is tests/test_docs_site.py's), in
 ## TEST_WORKERS processes (pytest-xdist; 0: one process), each with its own test database.
 ## Tests go out ten at a time, so no worker is left holding a queue of slow ones at the end.
 TEST_WORKERS ?= 2
@@ -97,7 +99,6 @@ test: $(STAMP) chromium redis node-sdk
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run
-	$(MKDOCS_BUILD)
 	$(VPY) -m pytest -n $(TEST_WORKERS) --maxschedchunk=10 $(PYTEST_ARGS)
 
 ## check: the inner loop, in one process and well under a minute: ruff, the architecture rules
@@ -119,16 +120,28 @@ format: $(STAMP)
 	$(VPY) -m ruff check --fix .
 
 ## docs: the documentation site, built strictly (a broken link or a page missing from nav fails)
-## into var/site/; open var/site/index.html. `make test` runs the same build.
-MKDOCS_BUILD := NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs build --strict --quiet
+## into var/site/: open var/site/index.html from disk, no server or network needed (search
+## included). `make test` runs the same build. docs-serve: the same, live-reloaded, on :8001.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs
 docs: $(STAMP)
-	$(MKDOCS_BUILD)
-	@echo "Built var/site/index.html"
+	$(MKDOCS) build --strict --quiet
+	@echo "Built the documentation: open var/site/index.html (works from disk, search included)"
+
+docs-serve: $(STAMP)
+	$(MKDOCS) serve --strict --dev-addr 127.0.0.1:8001
 
 ## docs-reference: rewrite docs/reference/ (MCP, REST, settings, commands) from the code;
 ## tests/test_docs.py fails until the committed pages match what this writes.
 docs-reference: $(STAMP)
 	$(VPY) docs/generate.py
+
+## release: check that pyproject.toml's version, CHANGELOG.md and the upgrade notes agree, that
+## the reference pages are current and the tree is clean, then tag v<version> (docs/release.py;
+## docs/developers/releases.md says how to cut one).
+release: $(STAMP)
+	$(VPY) docs/release.py
+	$(VPY) -m pytest -n 0 -q tests/test_docs.py tests/test_docs_drift.py tests/test_release.py
+	$(VPY) docs/release.py --tag
 
 ## bench: the write path's benchmark, in its own database (not part of the tests); every other
 ## benchmark is one command too: bench/README.md lists them with their latest tables.

@@ -31,6 +31,7 @@ from mcp_api import render, resources
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
 from mcp_api.protected_resource import METADATA_PATH, ChallengeMiddleware, metadata_endpoint
 from mcp_api.tools import BY_NAME, TOOLS
+from ops.version import VERSION
 
 # Stateless mode "terminates" a session after every request: not news worth a log line.
 logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
@@ -223,7 +224,7 @@ def build_server() -> CairnMCP:
         name="cairn",
         title="Cairn team memory",
         instructions=INSTRUCTIONS,
-        version="0.1.0",
+        version=VERSION,
         token_verifier=CairnTokenVerifier(),
         auth=AuthSettings(issuer_url=settings.SITE_URL, resource_server_url=None),
         log_level="WARNING",
