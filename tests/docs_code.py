@@ -249,7 +249,16 @@ def said() -> str:
 
 # --- URLs, REST, MCP -------------------------------------------------------------------------
 
-ASGI_MOUNTS = ("/mcp",)  # memory_site/asgi.py routes these past Django's URLconf
+
+@functools.cache
+def asgi_mounts() -> tuple[str, ...]:
+    """What memory_site/asgi.py routes past Django's URLconf: /mcp, its protected-resource
+    metadata and MCP authorization's endpoints (memory_site.oauth.endpoints.PATHS; a guide may
+    name them all as `/oauth/…`)."""
+    from mcp_api.protected_resource import METADATA_PATH
+    from memory_site.oauth.endpoints import PATHS
+
+    return ("/mcp", METADATA_PATH, "/oauth/x1", *PATHS)
 
 
 @functools.cache

@@ -327,7 +327,7 @@ def _url_problems(path: str, methods: list[str], body: str | None) -> list[str]:
     head, _, last = path.rpartition("/")
     problems = []
     for one in [f"{head}/{alt}" for alt in last.split("|")] if "|" in last else [path]:
-        if one.startswith(code.ASGI_MOUNTS):
+        if one.startswith(code.asgi_mounts()):
             continue
         api = one if one.startswith("/api/") else f"/api/v1{one}"
         # The most literal template that matches: /entries/lookup before /entries/{ref}.
