@@ -9,6 +9,7 @@ from knowledge.models import Entry, Subtopic
 from knowledge.selectors import entry_get
 from knowledge.services import (
     EntryFields,
+    entry_correct,
     entry_delete,
     entry_undelete,
     entry_update,
@@ -140,3 +141,23 @@ def test_undelete_makes_its_removed_subtopic_again(actor, project):
     Subtopic.objects.filter(path="ops/old").delete()  # as a tidy-up would
     back = entry_undelete(actor=actor, ref=entry.short_id, reason="back")
     assert entry_get(actor, back.short_id).subtopic.path == "ops/old"
+
+
+@pytest.mark.parametrize("deleted", ["old", "new"])
+def test_undelete_links_a_correction_both_ways_again(actor, project, deleted):
+    """Deleting either side of a correction clears the other's link to it; bringing it back sets
+    that link again, so the old entry still says what replaced it and the new one what it
+    replaced."""
+    wrong = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Rota", body="Tuesdays")
+    ).entry
+    new, old = entry_correct(actor=actor, ref=wrong.pk, body="Wednesdays", reason="moved")
+    gone, other = (old, new) if deleted == "old" else (new, old)
+    entry_delete(actor=actor, ref=gone.pk, reason="oops")
+    other.refresh_from_db()
+    assert (other.supersedes_id, other.superseded_by_id) == (None, None)
+
+    entry_undelete(actor=actor, ref=gone.short_id, reason="oops")
+    new, old = Entry.objects.get(pk=new.pk), Entry.objects.get(pk=old.pk)
+    assert (new.supersedes_id, old.superseded_by_id) == (old.pk, new.pk)
+    assert (new.superseded_by_id, old.supersedes_id) == (None, None)
