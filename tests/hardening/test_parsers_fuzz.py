@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from knowledge.errors import ValidationFailed
-from knowledge.markdown import parse_heading
+from knowledge.markdown import first_h1, parse_heading
 from tests.hardening.parsers import replace_section
 from tests.watchdog import WATCHDOG_SECONDS, Watchdog
 
@@ -129,6 +129,19 @@ def test_the_reported_hostile_headings_parse_fast(watchdog, line):
 )
 def test_heading_rules(line, expected):
     assert parse_heading(line) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "title"),
+    [
+        ("# Title\ntext", "Title"),
+        ("intro\n## Two\ntext\n# One\n# Later\n", "One"),
+        ("## Only two\ntext", None),
+        ("no heading at all", None),
+    ],
+)
+def test_the_first_level_one_heading_titles_an_imported_file(body, title):
+    assert first_h1(body) == title
 
 
 def test_indented_and_empty_headings_for_chunking():

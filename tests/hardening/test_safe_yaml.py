@@ -28,6 +28,10 @@ def test_nesting_is_refused_past_the_depth_bound_and_loads_at_it():
         load_yaml("[" + at + "]")
     siblings = "[" + ", ".join(["[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)] * 3) + "]"
     assert len(load_yaml(siblings)) == 3  # depth is counted down again as each list closes
+    # One level closed, three opened: a level deeper than the bound, however it got there.
+    deeper = "[" * (MAX_DEPTH - 2) + "[], [[[]]]" + "]" * (MAX_DEPTH - 2)
+    with pytest.raises(YamlRefused, match="deeper"):
+        load_yaml(deeper)
 
 
 def test_values_are_refused_past_the_node_bound_and_load_at_it():
