@@ -8,8 +8,10 @@ from __future__ import annotations
 import importlib
 import inspect
 
+import pytest
+
 from tests.mutation.report import explained
-from tests.mutation.scope import GUARANTEES, ONLY_MUTATE, ROOT, function_of
+from tests.mutation.scope import GUARANTEES, ONLY_MUTATE, ROOT, function_of, functions, globs
 
 FUNCTIONS = [f for g in GUARANTEES for f in g.functions]
 
@@ -37,3 +39,15 @@ def test_every_judging_test_exists():
 def test_every_explained_survivor_is_a_mutant_of_a_listed_function():
     stray = sorted(n for n in explained() if function_of(n) not in FUNCTIONS)
     assert stray == [], f"explained in docs/developers/mutants.md, but not mutated: {stray}"
+
+
+def test_only_narrows_the_run_to_the_parts_it_names():
+    bounds = next(g for g in GUARANTEES if g.name == "bounds")
+    assert functions(["bounds"]) == list(bounds.functions)
+    assert functions(["knowledge.markdown"]) == [
+        f for f in FUNCTIONS if f.startswith("knowledge.markdown.")
+    ]
+    assert globs(["knowledge.markdown.first_h1"]) == ["knowledge.markdown.x_first_h1__mutmut_*"]
+    assert functions() == FUNCTIONS
+    with pytest.raises(SystemExit, match="names no guarantee"):  # not a silent whole run
+        functions(["knowledge.nowhere"])

@@ -5,7 +5,8 @@ Each survivor without an explanation is listed below the table with its diff: ki
 test, or explain it on that page (its name in backticks, in a row of the "Explained survivors"
 table). Exits 1 while any is left, so the run says when there is work to do.
 
-Run by `make mutants` after mutmut, from the checkout (mutmut's results are in mutants/).
+Run by `make mutants` after mutmut, from the checkout (mutmut's results are in mutants/), with
+the same parts as the run (`make mutants ONLY=...`): the table then counts those parts only.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from mutmut.mutation.diff_apply import get_diff_for_mutant
 from mutmut.stats import status_by_exit_code
 from mutmut.utils.file_utils import walk_mutatable_files
 
-from tests.mutation.scope import GUARANTEES, ROOT, guarantee_of, in_scope
+from tests.mutation.scope import GUARANTEES, ROOT, function_of, functions, guarantee_of
 
 DOC = ROOT / "docs" / "developers" / "mutants.md"
 NAME = re.compile(r"`([\w.ǁ]+__mutmut_\d+)`")
@@ -36,16 +37,17 @@ def explained() -> set[str]:
     return set(NAME.findall(text.split("## Explained survivors", 1)[-1]))
 
 
-def results() -> dict[str, str]:
-    """{mutant name: status} of the last run, for the mutants in scope."""
-    found = {}
+def results(only: list[str] | None = None) -> dict[str, str]:
+    """{mutant name: status} of the last run, for the mutants of the listed functions (of the
+    parts in `only`)."""
+    wanted, found = set(functions(only)), {}
     for path in walk_mutatable_files():
         data = SourceFileMutationData(path=path)
         data.load()
         found |= {
             name: status_by_exit_code[code]
             for name, code in data.exit_code_by_key.items()
-            if in_scope(name)
+            if function_of(name) in wanted
         }
     return found
 
@@ -64,9 +66,11 @@ def _short_diff(name: str) -> str:
     return "\n".join(f"      {line.strip()[:1]} {line[1:].strip()}" for line in lines[:6])
 
 
-def main() -> int:
-    known, found = explained(), results()
-    counts = {g.name: Counter() for g in GUARANTEES}
+def main(only: list[str]) -> int:
+    known, found = explained(), results(only)
+    counts = {
+        g.name: Counter() for g in GUARANTEES if not only or set(g.functions) & set(functions(only))
+    }
     left = []
     for name, status in sorted(found.items()):
         count = counts[guarantee_of(name).name]
@@ -84,7 +88,7 @@ def main() -> int:
     print(f"\n{'guarantee':<14}" + "".join(f"{c:>11}" for c in COLUMNS))
     for name, count in [*counts.items(), ("total", total)]:
         print(f"{name:<14}" + "".join(f"{count[c]:>11}" for c in COLUMNS))
-    if stale := known - set(found):
+    if not only and (stale := known - set(found)):
         print(f"\n{len(stale)} name(s) explained in {DOC.relative_to(ROOT)} are no mutant of this "
               f"run (their function changed): {', '.join(sorted(stale)[:5])}…")  # fmt: skip
     if left:
@@ -96,4 +100,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -2,13 +2,14 @@
 guarantee, the functions that keep it (`module.function`) and the tests that judge their mutants
 (a test file, or a node id or the start of one).
 
-`python -m tests.mutation.scope` prints the mutmut names of those functions' mutants (globs),
-which `make mutants` hands to `mutmut run`.
+`python -m tests.mutation.scope [PART ...]` prints the mutmut names of those functions' mutants
+(globs), which `make mutants` hands to `mutmut run`; a PART (`make mutants ONLY=...`) is a
+guarantee's name or the start of a function's (`knowledge.markdown`), and narrows the run to it.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,13 +44,25 @@ def function_of(mutant: str) -> str:
     return f"{module}.{name.removeprefix('x_')}"
 
 
-def globs() -> list[str]:
+def functions(only: list[str] | None = None) -> list[str]:
+    """The listed functions, or those of the parts named in `only` (guarantees or the start of
+    a function's name). A part that names nothing is a mistake, not an empty run."""
+    listed = [(g.name, f) for g in GUARANTEES for f in g.functions]
+    if not only:
+        return [f for _, f in listed]
+    unknown = [p for p in only if not any(p == g or f.startswith(p) for g, f in listed)]
+    if unknown:
+        names = ", ".join(g.name for g in GUARANTEES)
+        raise SystemExit(
+            f"ONLY={' '.join(unknown)} names no guarantee ({names}) and starts no listed "
+            "function's name (pyproject.toml [tool.cairn.mutants])."
+        )
+    return [f for g, f in listed if any(p == g or f.startswith(p) for p in only)]
+
+
+def globs(only: list[str] | None = None) -> list[str]:
     """The mutants to run, as `mutmut run` takes them."""
-    return [f"{mutmut_name(f)}__mutmut_*" for g in GUARANTEES for f in g.functions]
-
-
-def in_scope(mutant: str) -> bool:
-    return any(fnmatch.fnmatchcase(mutant, g) for g in globs())
+    return [f"{mutmut_name(f)}__mutmut_*" for f in functions(only)]
 
 
 def guarantee_of(mutant: str) -> Guarantee | None:
@@ -66,4 +79,4 @@ def tests_for(mutant: str | None) -> tuple[str, ...]:
 
 
 if __name__ == "__main__":
-    print(" ".join(globs()))
+    print(" ".join(globs(sys.argv[1:])))
