@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from knowledge.errors import ValidationFailed
-from knowledge.markdown import first_h1, parse_heading
+from knowledge.markdown import first_h1, is_fence, parse_heading
 from tests.hardening.parsers import replace_section
 from tests.watchdog import WATCHDOG_SECONDS, Watchdog
 
@@ -125,10 +125,24 @@ def test_the_reported_hostile_headings_parse_fast(watchdog, line):
         ("  # indented", None),
         ("\tTab", None),
         ("# Title #not-closing", (1, "Title #not-closing")),
+        ("###### Six", (6, "Six")),
+        ("#X Y", None),  # the run of `#` is all `#`, and a space ends it
+        ("# Box X", (1, "Box X")),  # only `#` closes a heading
     ],
 )
 def test_heading_rules(line, expected):
     assert parse_heading(line) == expected
+
+
+def test_only_spaces_indent_a_heading():
+    """A tab is a code block's indent in CommonMark, and nothing else comes before the `#`."""
+    assert parse_heading("\t# Tab", max_indent=3) is None
+    assert parse_heading("X# not", max_indent=3) is None
+
+
+def test_fences_open_with_backticks_or_tildes_after_any_indent():
+    assert is_fence("```") and is_fence("~~~yaml") and is_fence("  ```python")
+    assert not is_fence("text ```") and not is_fence("``")
 
 
 @pytest.mark.parametrize(
