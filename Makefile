@@ -27,7 +27,7 @@ endef
 export FIND_PYTHON
 
 .PHONY: run test lint format check pytest bench clean-var venv chromium redis node-sdk docs \
-	docs-serve docs-reference release
+	docs-serve docs-reference release mutants
 
 venv: $(STAMP)
 
@@ -111,6 +111,25 @@ check: $(STAMP)
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) -m pytest -n 0 -p tests.quick -q $(CHECK_TESTS) $(PYTEST_ARGS)
+
+## mutants: mutation testing of the core's guarantees (mutmut; not part of `make test`). The
+## functions listed per guarantee in pyproject.toml [tool.cairn.mutants] are changed one small
+## way at a time, and each mutant runs against its guarantee's tests (those that reach it,
+## fastest first, until one fails). The closing table counts per guarantee the mutants killed,
+## those that survive with a reason in docs/developers/mutants.md, and those that survive
+## without one (listed with their diff: the target fails until each is killed or explained).
+## MUTANT_WORKERS mutants at once; mutants/ keeps mutmut's copy of the code and its results.
+## ONLY="bounds knowledge.markdown" runs part of it: guarantees, or the start of functions' names.
+MUTANT_WORKERS ?= 2
+ONLY ?=
+mutants: $(STAMP)
+	@start=$$(date +%s); set -f; \
+	names=$$($(VPY) -m tests.mutation.scope $(ONLY)) || exit 1; \
+	CAIRN_LIVE_VAR_DIR=$(CURDIR)/var $(VENV)/bin/mutmut run --max-children $(MUTANT_WORKERS) \
+	  $$names || exit 1; \
+	$(VPY) -m tests.mutation.report $(ONLY); status=$$?; \
+	echo "make mutants: $$(( ($$(date +%s) - start) / 60 )) min $$(( ($$(date +%s) - start) % 60 )) s"; \
+	exit $$status
 
 lint: $(STAMP)
 	$(VPY) -m ruff check .
