@@ -29,7 +29,9 @@ from knowledge import limits
 from knowledge.inputs import find_nul
 from mcp_api import render, resources
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
+from mcp_api.protected_resource import METADATA_PATH, ChallengeMiddleware, metadata_endpoint
 from mcp_api.tools import BY_NAME, TOOLS
+from ops.version import VERSION
 
 # Stateless mode "terminates" a session after every request: not news worth a log line.
 logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
@@ -222,13 +224,17 @@ def build_server() -> CairnMCP:
         name="cairn",
         title="Cairn team memory",
         instructions=INSTRUCTIONS,
-        version="0.1.0",
+        version=VERSION,
         token_verifier=CairnTokenVerifier(),
         auth=AuthSettings(issuer_url=settings.SITE_URL, resource_server_url=None),
         log_level="WARNING",
     )
     for fn in resources.PROMPTS:
         server.prompt(description=" ".join((fn.__doc__ or "").split()))(fn)
+    if settings.CAIRN_OAUTH:
+        # RFC 9728 §3.1: at the root and at /mcp's own suffix; memory_site/asgi.py routes both.
+        for path in (METADATA_PATH, f"{METADATA_PATH}/mcp"):
+            server.custom_route(path, methods=["GET", "OPTIONS"])(metadata_endpoint)
     return server
 
 
@@ -243,4 +249,4 @@ def streamable_http_app():
         json_response=True,
         transport_security=_transport_security(),
     )
-    return DatabaseDownMiddleware(ClientHintMiddleware(app))
+    return DatabaseDownMiddleware(ClientHintMiddleware(ChallengeMiddleware(app)))

@@ -17,13 +17,16 @@ from knowledge.search import stages
 from knowledge.services.tokens import token_authenticate
 from mcp_api.connections import recycle_connection
 from mcp_api.hints import DATABASE_DOWN
+from mcp_api.protected_resource import mcp_resources
 from ops.metrics import auth_failed
 
 
 def _authenticate(secret: str) -> Actor | None:
     with stages.stage("token auth"):
         recycle_connection()
-        return token_authenticate(secret)
+        # A token a client got through MCP authorization is good here only if it was issued
+        # for this /mcp (RFC 8707); a personal token is good everywhere.
+        return token_authenticate(secret, resources=mcp_resources())
 
 
 class CairnTokenVerifier:

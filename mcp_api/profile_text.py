@@ -23,5 +23,7 @@ def whoami_text(me: dict) -> str:
     lines.append(
         "You may create projects." if me["may_create_projects"] else "You may not create projects."
     )
+    if me.get("version"):
+        lines.append(f"This is Cairn {me['version']}.")
     lines.append("Next: browse(project) to look inside one; search(query) to find anything.")
     return "\n".join(lines)

@@ -19,7 +19,8 @@ from knowledge.services import token_create, token_revoke, token_update
 @admin.register(ApiToken)
 class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
     list_display = (
-        "name", "prefix", "user", "scope", "sees", "agent_label", "last_used_at", "state",
+        "name", "prefix", "user", "scope", "sees", "made_by", "agent_label", "last_used_at",
+        "state",
     )  # fmt: skip
     list_filter = ("scope",)
     search_fields = ("name", "prefix", "user__username", "agent_label")
@@ -43,7 +44,8 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
         return self.readonly_fields
 
     def get_queryset(self, request):
-        qs = super().get_queryset(request).select_related("user").prefetch_related("projects")
+        qs = super().get_queryset(request).select_related("user", "grant__client")
+        qs = qs.prefetch_related("projects")
         return qs if request.user.is_superuser else qs.filter(user=request.user)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
@@ -60,6 +62,11 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
     @admin.display(description="projects")
     def sees(self, obj):
         return obj.reach()
+
+    @admin.display(description="made by")
+    def made_by(self, obj):
+        """A personal token, or the client that got it by its person's consent."""
+        return f"client: {obj.grant.client.name}" if obj.grant_id else "personal"
 
     @admin.display(description="state")
     def state(self, obj):

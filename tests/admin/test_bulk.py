@@ -71,6 +71,17 @@ def test_bulk_tags_add_and_remove(admin_client, notes):
     assert entry.history.first().history_change_reason == "retag"
 
 
+def test_bulk_tags_refuse_an_entry_changed_since_the_page_was_read(admin_client, notes):
+    first, second = notes["Holiday plans"], notes["Team charter"]
+    entry_update(actor=sam(), ref=first.pk, fields=EntryFields(body="changed meanwhile"))
+    response = _bulk(admin_client, "tag_entries", [first, second], add="reviewed", reason="x")
+    html = response.content.decode()
+    assert "Retagged 1 entry" in html
+    assert f"Not changed: Holiday plans ({first.short_id})" in html
+    assert "reviewed" not in Entry.objects.get(pk=first.pk).tags
+    assert "reviewed" in Entry.objects.get(pk=second.pk).tags
+
+
 def test_bulk_status_and_verify(admin_client, notes, staff):
     two = [notes["Holiday plans"], notes["Team charter"]]
     _bulk(admin_client, "set_entries_status", two, status="archived", reason="done with it")

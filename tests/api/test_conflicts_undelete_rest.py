@@ -108,3 +108,19 @@ def test_a_stale_patch_of_a_field_they_changed_too_shows_both_and_asks_for_a_dec
     assert problem["fields"]["tags"] == {"was": [], "now": ["customer"]}
     assert problem["patch"] == {"tags": ["prospect"]}
     assert "decide what they should be" in problem["detail"] and "edit" not in problem["detail"]
+
+
+def test_a_stale_correction_is_a_409_and_corrects_nothing(api):
+    ref = _put(api, title="Rota", body="Tuesdays").json()["entry"]["short_id"]
+    _put(api, title="Rota", body="Thursdays")  # version 2, by someone else
+    url = f"{V1}/entries/{ref}/correct"
+    stale = api.post(
+        url, {"body": "Wednesdays", "reason": "moved", "expected_version": 1}, content_type=JSON
+    )
+    assert stale.status_code == 409 and stale.json()["current_version"] == 2
+    assert Entry.objects.get(short_id=ref).status == "active"  # not superseded
+    assert not Entry.objects.filter(supersedes__short_id=ref).exists()
+    done = api.post(
+        url, {"body": "Wednesdays", "reason": "moved", "expected_version": 2}, content_type=JSON
+    )
+    assert done.status_code == 201 and done.json()["superseded"]["short_id"] == ref

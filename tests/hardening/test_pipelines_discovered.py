@@ -123,6 +123,19 @@ NOT_FUZZED = {
     "knowledge.services.entries_edit.entry_edit": "apply_edit (fuzzed) under a lock",
     "knowledge.services.entries_edit.entry_correct": "a write of bounded fields",
     "knowledge.services.entries_edit.entry_verify": "no text",
+    # MCP authorization: sizes checked before the one anchored, linear pattern each applies
+    "memory_site.oauth.registration.redirect_uri_problem": "length (1,000) checked, then one "
+    "anchored scheme pattern",
+    "memory_site.oauth.registration.check_registration": "count (10) before redirect_uri_problem; "
+    "the body is at most 16 KB",
+    "memory_site.oauth.documents.check_url": "urlsplit of an id refused past 255 characters",
+    "memory_site.oauth.documents.address_allowed": "one resolved address",
+    "memory_site.oauth.documents.public_address": "resolves one host name",
+    "memory_site.oauth.documents.open_document": "reads at most 16 KB within 5 s",
+    "memory_site.oauth.documents.parse_document": "json of at most 16 KB; max-age of one header",
+    "memory_site.oauth.documents.document_client": "open_document and parse_document",
+    "memory_site.oauth.views.authorize": "a fixed-length code_challenge pattern; state cut at "
+    "1,000 characters",
 }
 
 
