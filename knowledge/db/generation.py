@@ -85,9 +85,21 @@ def _after_commit() -> None:
 def watch_writes(execute, sql, params, many, context):
     result = execute(sql, params, many, context)
     # A read is the common case: one prefix check, then nothing.
-    if sql.lstrip()[:6].upper() != "SELECT" and _writes().search(sql):
+    if (
+        sql.lstrip()[:6].upper() != "SELECT"
+        and _writes().search(sql)
+        and _changed(sql, many, context)
+    ):
         _after_commit()
     return result
+
+
+def _changed(sql: str, many: bool, context) -> bool:
+    """Whether the write touched a row: one that matched none (the sweep finding nothing
+    stale) changes no answer. A statement with a WITH reports only its last part's rows."""
+    cursor = context.get("cursor")
+    rows = getattr(cursor, "rowcount", -1)
+    return many or rows != 0 or sql.lstrip()[:4].upper() == "WITH"
 
 
 def install(connection, **kwargs) -> None:

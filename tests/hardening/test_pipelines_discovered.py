@@ -29,6 +29,7 @@ TEXT_PRIMITIVES = {
 # Modules whose text library serves their own fixed strings (SQL, names, versions), never a
 # caller's text at a size the caller decides.
 OWN_TEXT = {
+    "knowledge.db.generation": "matches Cairn's own SQL statements against its table names",
     "knowledge.services._kernel.mirror_restore": "checks mirror ids and slugs of bounded fields",
     "history.mirror.git": "reads commit trailers Cairn wrote (one line each, bounded message)",
     "memory_site.backup.create": "reads pg_dump and git version strings",
