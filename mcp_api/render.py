@@ -21,7 +21,7 @@ from mcp_api.graph_text import context_text, relation_lines
 from mcp_api.note_type_text import schema_fit_note
 from mcp_api.profile_text import whoami_text
 from mcp_api.search_text import search_text
-from mcp_api.write_text import change_summary, report_lines
+from mcp_api.write_text import change_summary, rebased_lines, report_lines
 
 
 def result(text: str, data: dict) -> CallToolResult:
@@ -113,18 +113,23 @@ def entry_saved(
     report: dict | None = None,
     *,
     unseen: frozenset[int],
+    rebased: dict | None = None,
 ) -> CallToolResult:
-    """What the write did (knowledge.selectors.write_reports): the change, then the rest."""
+    """What the write did (knowledge.selectors.write_reports): the change, on which version when
+    it read an older one (`rebased`), then the rest."""
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
     lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
         f"{entry.path} (version {entry.version}){change_summary(report)}.{extra}"
         f"{schema_fit_note(entry)}",
+        *rebased_lines(rebased),
         *report_lines(report, entry.short_id),
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
         "read it.",
     ]
     data = {"outcome": outcome, "entry": entry_meta(entry, unseen)}
+    if rebased is not None:
+        data["applied_on"] = rebased
     if report is not None:
         data["report"] = report
     if (report := getattr(entry, "schema_report", None)) is not None:

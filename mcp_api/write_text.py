@@ -109,6 +109,21 @@ def same_body_lines(report: dict, short_id: str) -> list[str]:
     ]
 
 
+def rebased_lines(rebased: dict | None) -> list[str]:
+    """A stale write that applied on the current version: which, and who changed it since."""
+    if not rebased:
+        return []
+    since = "; ".join(
+        f"v{c['version']} by {c['by']}" + (f" ({_clip(c['reason'], 60)})" if c["reason"] else "")
+        for c in rebased["changes"][-3:]
+    )
+    return [
+        f"Applied on version {rebased['version']}, the current one (you read version "
+        f"{rebased['read_version']}; since then {since or 'changed'}): your change touches no "
+        "line or field theirs changed, so both are kept."
+    ]
+
+
 def report_lines(report: dict | None, short_id: str) -> list[str]:
     """Every line of the report, body changes first, then metadata on one line."""
     if not report or report.get("outcome") == "unchanged":

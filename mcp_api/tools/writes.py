@@ -137,7 +137,10 @@ def _saved(actor: Actor, result, *, sources: list[dict] | None = None):
     report = write_report(
         actor, entry, outcome, sources=sources, before=result.before, facts=result.facts
     )
-    return render.entry_saved(entry, outcome, report=report, unseen=unseen_links(actor, [entry]))
+    rebased = result.rebased.as_dict() if result.rebased else None
+    return render.entry_saved(
+        entry, outcome, report=report, unseen=unseen_links(actor, [entry]), rebased=rebased
+    )
 
 
 class DeleteArguments(Arguments):

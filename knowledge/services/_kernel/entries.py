@@ -30,7 +30,7 @@ from knowledge.search import result_cache
 from knowledge.selectors import (
     project_get,
 )
-from knowledge.selectors.conflicts import entry_conflict
+from knowledge.selectors.conflicts import Rebased, stale_write
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -61,12 +61,17 @@ _TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_b
 # --- finding and locking ---------------------------------------------------------------------
 
 
-def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
-    """Refuse a write that read another version, showing what changed since as far as the actor
-    may see it, and how to apply only its change: `change` says what the write changes (body,
-    redo and edit, or writes; knowledge.selectors.conflicts.entry_conflict)."""
-    if expected_version is not None and entry.version != expected_version:
-        raise entry_conflict(entry, expected_version, actor=actor, **change)
+def check_version(
+    entry: Entry, expected_version: int | None, *, actor: Actor, **change
+) -> Rebased | None:
+    """A write that read another version: when it touches nothing the other writer changed, it
+    goes on, on the current version (the Rebased returned says so); otherwise it is refused with
+    what changed since as far as the actor may see it, and how to apply only its change.
+    `change` says what the write changes (body, redo and edit, or writes;
+    knowledge.selectors.conflicts.entry_conflict). None: it read the current version."""
+    if expected_version is None or entry.version == expected_version:
+        return None
+    return stale_write(entry, expected_version, actor=actor, **change)
 
 
 def identity_taken(
@@ -300,6 +305,7 @@ class UpsertResult:
     outcome: Outcome
     before: EntryBeforeWrite | None = None  # the entry before an update, for the write's report
     facts: GraphFacts | None = None  # the graph facts the save indexed, for the write's report
+    rebased: Rebased | None = None  # a stale write applied on the current version
 
 
 def upsert_entry(

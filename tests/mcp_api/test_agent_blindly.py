@@ -1,0 +1,115 @@
+"""Issue 48, scripted over the official MCP client: answers an agent can follow blindly.
+
+A held-out session found answers that misled: a stale append was refused and told to replace
+the other writer's line with nothing; a link to an entry the agent could read in another project
+stayed "waiting", and so did the server's own memory:// address; a search said "6 result(s)"
+when no entry held the words asked for. Each case is done here as an agent would do it, taking
+the answer at its word.
+"""
+
+import ast
+import re
+
+import pytest
+
+from knowledge.models import Entry
+from tests.mcp_api.conftest import text
+
+pytestmark = pytest.mark.usefixtures("acme")
+
+ONBOARDING = """\
+# Onboarding
+
+Steps for new people.
+
+## Accounts
+
+- Laptop from IT
+- Email account
+- VPN access"""  # no newline at the end: the append the session saw
+
+
+@pytest.fixture
+def sam(make_token):
+    return make_token(name="sam", agent_label="agent:sam")
+
+
+def _printed_calls(answer: str) -> list[tuple[str, dict]]:
+    """Every `tool("id", key=value, …)` call an answer prints, read the way an agent sends it:
+    a placeholder's example (`<what it should say, e.g. "x">`) taken as the value."""
+    calls = []
+    for found in re.finditer(r'\b(edit|update|upsert)\("[^"]+".*?\)(?=[.;]( |$))', answer, re.M):
+        printed = re.sub(r"<[^<>]*?e\.g\. (.*?)>(?=[,)])", r"\1", found.group(0))
+        try:
+            node = ast.parse(printed, mode="eval").body
+        except SyntaxError:  # a call with a placeholder (<…>) is no call to send as it is
+            continue
+        args = {"id": ast.literal_eval(node.args[0])}
+        calls.append(
+            (node.func.id, args | {k.arg: ast.literal_eval(k.value) for k in node.keywords})
+        )
+    return calls
+
+
+def test_a_stale_append_under_a_heading_applies_on_the_current_version(call, sam):
+    made = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = made.structured_content["entry"]["short_id"]
+    theirs = call("edit", sam, id=ref, operation="find_replace", find="- VPN access",
+                  content="- VPN access (WireGuard)")  # fmt: skip
+    assert not theirs.is_error, text(theirs)
+
+    res = call("edit", id=ref, operation="append", section="Accounts",
+               content="- Badge for the office", expected_version=1)  # fmt: skip
+    answer = text(res)
+    assert not res.is_error, answer
+    assert "Applied on version 2" in answer and "you read version 1" in answer
+    assert "agent:sam" in answer  # who changed it since
+    assert "+1 -0 lines" in answer
+    assert res.structured_content["applied_on"]["version"] == 2
+    body = Entry.objects.get(short_id=ref).body
+    assert "- VPN access (WireGuard)\n- Badge for the office" in body  # one list, theirs kept
+
+
+def test_a_stale_plain_append_and_prepend_apply(call, sam):
+    ref = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = ref.structured_content["entry"]["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="# Onboarding", content="# Onboard")
+    call("edit", sam, id=ref, operation="find_replace", find="- VPN access", content="- VPN")
+    res = call("edit", id=ref, operation="append", content="- Desk", expected_version=1)
+    assert not res.is_error, text(res)
+    res = call("edit", id=ref, operation="prepend", content="Owner: IT", expected_version=1)
+    assert not res.is_error, text(res)
+    assert "Applied on version 4" in text(res)
+    body = Entry.objects.get(short_id=ref).body
+    assert body.startswith("Owner: IT\n\n# Onboard\n") and body.endswith("- VPN\n- Desk\n")
+
+
+def test_a_stale_update_of_other_fields_applies_and_keeps_theirs(call, sam):
+    ref = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = ref.structured_content["entry"]["short_id"]
+    call("update", sam, id=ref, tags=["people"])
+    res = call("update", id=ref, status="resolved", expected_version=1)
+    assert not res.is_error, text(res)
+    assert "Applied on version 2" in text(res)
+    entry = Entry.objects.get(short_id=ref)
+    assert (entry.tags, entry.status) == (["people"], "resolved")
+
+
+@pytest.mark.parametrize("mine", ["- VPN access (OpenVPN)", ""])
+def test_a_real_overlap_shows_both_sides_and_offers_only_calls_that_keep_theirs(call, sam, mine):
+    ref = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = ref.structured_content["entry"]["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="- VPN access",
+         content="- VPN access (WireGuard)")  # fmt: skip
+    res = call("edit", id=ref, operation="find_replace", find="- VPN access", content=mine,
+               expected_version=1)  # fmt: skip
+    answer = text(res)
+    assert res.is_error and "theirs '- VPN access (WireGuard)'" in answer, answer
+    assert f"yours {mine!r}" in answer
+    printed = _printed_calls(answer)
+    assert len(printed) == (1 if mine else 0), answer  # keep both; nothing to add for a removal
+    for tool, args in printed:
+        done = call(tool, **args)
+        assert not done.is_error, text(done)
+        assert "- VPN access (WireGuard)" in Entry.objects.get(short_id=ref).body, (tool, args)
+        assert mine in Entry.objects.get(short_id=ref).body
