@@ -56,7 +56,12 @@ def _relation(rel: dict) -> str:
     if rel["resolved"]:
         e = rel["entry"]
         return f"{rel['type']} → {e['short_id']} {e['title']!r} (resolved)"
-    return f"{rel['type']} → [[{rel['target']}]] (waiting: no entry {rel['target']!r} you can see)"
+    return (
+        f"{rel['type']} → [[{rel['target']}]] (waiting: no one entry {rel['target']!r} you can "
+        "see; a link resolves as [[Title]] (your project first, then the one in the others you "
+        "read), [[project/path/slug]] or [[memory://project/path/slug]], as get and search "
+        "print them)"
+    )
 
 
 def facts_lines(report: dict) -> list[str]:

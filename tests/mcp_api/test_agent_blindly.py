@@ -12,7 +12,10 @@ import re
 
 import pytest
 
-from knowledge.models import Entry
+from knowledge.actors import Actor
+from knowledge.models import Entry, Membership, Role
+from knowledge.services import EntryFields, entry_upsert
+from tests.factories import ProjectFactory, UserFactory
 from tests.mcp_api.conftest import text
 
 pytestmark = pytest.mark.usefixtures("acme")
@@ -113,3 +116,57 @@ def test_a_real_overlap_shows_both_sides_and_offers_only_calls_that_keep_theirs(
         assert not done.is_error, text(done)
         assert "- VPN access (WireGuard)" in Entry.objects.get(short_id=ref).body, (tool, args)
         assert mine in Entry.objects.get(short_id=ref).body
+
+
+def _platform(owner, title: str | None = None):
+    """Another project the agent reads (but may not write), and an entry its lead wrote there."""
+    project = ProjectFactory(slug="platform", name="Platform")
+    Membership.objects.create(project=project, user=owner, role=Role.VIEWER)
+    lead = UserFactory(username="lead")
+    Membership.objects.create(project=project, user=lead, role=Role.MAINTAINER)
+    return lambda title, **place: (
+        entry_upsert(
+            actor=Actor.for_user(lead),
+            project="platform",
+            fields=EntryFields(title=title, body="Runs the platform team.", kind="person"),
+            **place,
+        ).entry
+    )
+
+
+@pytest.fixture
+def platform(owner):
+    return _platform(owner)("Priya Natarajan", subtopic="people")
+
+
+def test_links_resolve_by_title_and_address_across_the_projects_the_writer_reads(call, platform):
+    found = call("search", query="Priya Natarajan").structured_content["results"]
+    assert found[0]["short_id"] == platform.short_id  # the agent can see her
+    body = (
+        "- works_with [[Priya Natarajan]]\n"
+        f"- reports_to [[{found[0]['address']}]]\n"  # the address the server prints
+        "- mentions [[Nobody Here]]\n"
+    )
+    res = call("upsert", project="acme", title="Launch plan", body=body)
+    answer, relations = text(res), res.structured_content["report"]["relations"]
+    assert found[0]["address"].startswith("memory://platform/people/")
+    assert [r["resolved"] for r in relations] == [True, True, False], answer
+    assert {r["entry"]["short_id"] for r in relations[:2]} == {platform.short_id}
+    waiting = answer.split("[[Nobody Here]]")[1]  # the waiting link names the forms that resolve
+    assert "[[Title]]" in waiting and "[[memory://project/path/slug]]" in waiting
+
+    # The same title in the writer's own project comes first.
+    own = call("upsert", project="acme", title="Priya Natarajan", body="Our contact.")
+    again = call("edit", id="acme/launch-plan", operation="append",
+                 content="- see [[Priya Natarajan]]")  # fmt: skip
+    mine = again.structured_content["report"]["relations"][-1]
+    assert mine["entry"]["short_id"] == own.structured_content["entry"]["short_id"]
+
+
+def test_a_link_waiting_for_a_title_in_another_project_resolves_when_it_is_written(call, owner):
+    write = _platform(owner)
+    res = call("upsert", project="acme", title="Launch plan", body="- owner [[Priya Natarajan]]")
+    assert res.structured_content["report"]["relations"][0]["resolved"] is False
+    priya = write("Priya Natarajan")
+    rel = call("get", id="acme/launch-plan").structured_content["relations"]["outgoing"][0]
+    assert rel["entry"]["short_id"] == priya.short_id
