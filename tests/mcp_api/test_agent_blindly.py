@@ -170,3 +170,29 @@ def test_a_link_waiting_for_a_title_in_another_project_resolves_when_it_is_writt
     priya = write("Priya Natarajan")
     rel = call("get", id="acme/launch-plan").structured_content["relations"]["outgoing"][0]
     assert rel["entry"]["short_id"] == priya.short_id
+
+
+def test_no_match_is_said_whenever_no_hit_holds_every_word_or_the_phrase(call):
+    for title, body in (
+        ("Code review checklist", "Every change gets a review before it ships."),
+        ("Pricing tiers", "Three tiers; pricing is set by sales."),
+        ("Quarterly goals", "Goals for each quarter: retention first."),
+    ):
+        assert not call("upsert", project="acme", title=title, body=body).is_error
+
+    res = call("search", query="quarterly pricing review")
+    answer, data = text(res), res.structured_content
+    assert answer.startswith("No entry contains 'quarterly pricing review'; 3 hold some"), answer
+    assert data["words_matched"] is False and data["results"]  # the partial hits come after
+    res = call("search", query='"pricing review"')  # its words as words, said to be no match
+    assert text(res).startswith("No entry contains '\"pricing review\"'; 2 hold some"), text(res)
+    assert res.structured_content["words_matched"] is False
+    res = call("search", query='"pricing is set"')  # a quoted phrase matches as a phrase
+    assert [h["title"] for h in res.structured_content["results"]] == ["Pricing tiers"]
+    assert res.structured_content["words_matched"] is True
+
+    call("upsert", project="acme", title="Q3 review", body="The quarterly pricing review is May 4.")
+    res = call("search", query="quarterly pricing review")
+    assert res.structured_content["words_matched"] is True, text(res)
+    assert text(res).startswith("4 result(s)")
+    assert res.structured_content["results"][0]["title"] == "Q3 review"
