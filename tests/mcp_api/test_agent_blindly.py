@@ -196,3 +196,24 @@ def test_no_match_is_said_whenever_no_hit_holds_every_word_or_the_phrase(call):
     assert res.structured_content["words_matched"] is True, text(res)
     assert text(res).startswith("4 result(s)")
     assert res.structured_content["results"][0]["title"] == "Q3 review"
+
+
+def test_the_texts_say_what_was_asked(call, sam, read_token, owner):
+    write = _platform(owner)
+    write("Priya Natarajan")
+    call("upsert", sam, project="acme", title="Standup", body="Tuesdays at 10.")
+    recent = text(call("recent"))
+    assert "Standup · acme" in recent and "by agent:sam" in recent  # who wrote it
+
+    checked = text(call("check_sources", sources=[{"kind": "email", "external_id": "m-1"}]))
+    assert "logged in none of the projects you can see" in checked, checked
+
+    fields = "```yaml\nrole: string, job title\nemployer?: Organization\n```"
+    schema = call("upsert", project="acme", title="person", kind="schema", body=fields)
+    assert "Parsed as the 'person' schema: 2 field(s), role, employer? (relation)" in text(schema)
+    broken = call("upsert", project="acme", title="team", kind="schema", body="no fields here")
+    assert broken.is_error and "```yaml block" in text(broken)  # refused, saying what to write
+
+    me = text(call("whoami"))
+    assert "You may write in: acme (maintainer)." in me, me  # platform is read only
+    assert "You may write nowhere: this token only reads." in text(call("whoami", read_token))
