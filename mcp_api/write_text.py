@@ -56,6 +56,12 @@ def _relation(rel: dict) -> str:
     if rel["resolved"]:
         e = rel["entry"]
         return f"{rel['type']} → {e['short_id']} {e['title']!r} (resolved)"
+    if rel.get("candidates"):
+        named = ", ".join(f"{c['short_id']} [[{c['permalink']}]]" for c in rel["candidates"])
+        return (
+            f"{rel['type']} → [[{rel['target']}]] (waiting: {rel['target']!r} names entries in "
+            f"several projects you read: {named}; link the one you mean by its address)"
+        )
     return (
         f"{rel['type']} → [[{rel['target']}]] (waiting: no one entry {rel['target']!r} you can "
         "see; a link resolves as [[Title]] (your project first, then the one in the others you "

@@ -15,7 +15,7 @@ import pytest
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role
 from knowledge.services import EntryFields, entry_upsert
-from tests.factories import ProjectFactory, UserFactory
+from tests.factories import EntryFactory, ProjectFactory, UserFactory
 from tests.mcp_api.conftest import text
 
 pytestmark = pytest.mark.usefixtures("acme")
@@ -139,7 +139,9 @@ def platform(owner):
     return _platform(owner)("Priya Natarajan", subtopic="people")
 
 
-def test_links_resolve_by_title_and_address_across_the_projects_the_writer_reads(call, platform):
+def test_links_resolve_by_title_and_address_across_the_projects_the_writer_reads(
+    call, platform, owner
+):
     found = call("search", query="Priya Natarajan").structured_content["results"]
     assert found[0]["short_id"] == platform.short_id  # the agent can see her
     body = (
@@ -154,6 +156,16 @@ def test_links_resolve_by_title_and_address_across_the_projects_the_writer_reads
     assert {r["entry"]["short_id"] for r in relations[:2]} == {platform.short_id}
     waiting = answer.split("[[Nobody Here]]")[1]  # the waiting link names the forms that resolve
     assert "[[Title]]" in waiting and "[[memory://project/path/slug]]" in waiting
+
+    # A title in two other projects: it waits, and the answer lists both to pick from.
+    second = ProjectFactory(slug="sales", name="Sales")
+    Membership.objects.create(project=second, user=owner, role=Role.VIEWER)
+    other = EntryFactory(project=second, title="Priya Natarajan", body="Account lead.")
+    res = call("upsert", project="acme", title="Pick one", body="- with [[Priya Natarajan]]")
+    rel = res.structured_content["report"]["relations"][0]
+    assert rel["resolved"] is False
+    assert {c["short_id"] for c in rel["candidates"]} == {platform.short_id, other.short_id}
+    assert f"{other.short_id} [[memory://sales/priya-natarajan]]" in text(res), text(res)
 
     # The same title in the writer's own project comes first.
     own = call("upsert", project="acme", title="Priya Natarajan", body="Our contact.")

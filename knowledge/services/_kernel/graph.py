@@ -10,7 +10,7 @@ graph as it was at any time stays answerable. A superseded entry's facts are all
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
@@ -22,7 +22,7 @@ from knowledge.graph.parsing import Observation as ParsedObservation
 from knowledge.graph.resolve import (
     link_path,
     may_reference,
-    resolve_targets,
+    resolve_links,
     split_target,
     target_key,
 )
@@ -101,6 +101,8 @@ class GraphFacts:
 
     observations: list[tuple[ParsedObservation, bool]]
     relations: list[tuple[str, str, int | None]]
+    # A waiting bare title that names one entry in each of several other projects: their ids.
+    ambiguous: dict[str, list[int]] = field(default_factory=dict)
 
 
 def index_graph(
@@ -145,7 +147,8 @@ def index_graph(
         else:
             closing.append(pk)
     new = [r for k, r in want_rel.items() if k not in kept_rel]
-    resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t, _ in waiting], writer)
+    links = resolve_links(entry, [r.target for r in new] + [t for _, t, _ in waiting], writer)
+    resolved = {text: found for text, (found, _) in links.items()}
     _write_facts(
         entry,
         close=(close_obs, close_rel),
@@ -166,6 +169,7 @@ def index_graph(
             (r.type, r.target, targets.get(k))
             for k, r in sorted(want_rel.items(), key=lambda kv: kv[1].position)
         ],
+        ambiguous={text: others for text, (_, others) in links.items() if len(others) > 1},
     )
 
 
