@@ -133,17 +133,18 @@ def entry_move(
     reason: str = "",
 ) -> WriteResult:
     """Move an entry to another subtopic (and optionally another project); outcome
-    "unchanged" when it is there already."""
+    "unchanged" when it is there already. A stale expected_version whose changes since left
+    the place alone applies on the current version (`rebased`)."""
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version, actor=actor, writes=frozenset({"place"}))
+    rebased = k.check_version(entry, expected_version, actor=actor, writes=frozenset({"place"}))
     before = EntryBeforeWrite.of(entry)
     target = project_get(actor, project, for_write=True) if project is not None else entry.project
     node = k.ensure_path(actor=actor, project=target, path=subtopic)
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not moved:
-        return WriteResult(entry, "unchanged")
+        return WriteResult(entry, "unchanged", rebased=rebased)
     saved = k.save_entry(entry, actor, reason or moved, moved=True)
-    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)
 
 
 @transaction.atomic(durable=True)
@@ -155,15 +156,16 @@ def entry_set_status(
     expected_version: int | None = None,
     reason: str = "",
 ) -> WriteResult:
-    """Set the entry's status; outcome "unchanged" when it has that status already."""
+    """Set the entry's status; outcome "unchanged" when it has that status already. A stale
+    expected_version whose changes since left the status alone applies (`rebased`)."""
     k.check_status(status)
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version, actor=actor, writes=frozenset({"status"}))
+    rebased = k.check_version(entry, expected_version, actor=actor, writes=frozenset({"status"}))
     before = EntryBeforeWrite.of(entry)
     if not k.apply_changes(entry, EntryFields(status=status)):
-        return WriteResult(entry, "unchanged")
+        return WriteResult(entry, "unchanged", rebased=rebased)
     saved = k.save_entry(entry, actor, reason or f"status {status}")
-    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)
 
 
 @transaction.atomic(durable=True)
