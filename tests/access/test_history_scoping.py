@@ -81,4 +81,5 @@ def test_a_stale_write_shows_only_the_past_its_writer_may_see():
     ).entry
     entry_move(actor=root, ref=entry.pk, project="commons", subtopic="")
     done = entry_set_status(actor=writer, ref=entry.pk, status="resolved", expected_version=1)
-    assert (done.status, done.project.slug) == ("resolved", "commons")
+    assert (done.entry.status, done.entry.project.slug) == ("resolved", "commons")
+    assert done.rebased.read_version == 1
