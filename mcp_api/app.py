@@ -52,9 +52,10 @@ Arguments every tool reads alike: id (an entry) is its number (42), short id, \
 project/subtopic/title or memory:// address; project is a slug or name, any case, and left \
 out means every project you can see; subtopic is a path 'a/b' (or 'a > b'), created on write; \
 lists (tags, kinds, status, category) are arrays, or one string 'a, b'; dates are ISO dates or \
-ages like '7d', '2 weeks', '12h'; expected_version makes a write fail with a conflict if the \
-entry moved on; status open means it needs follow-up, resolved when done. Long texts have \
-limits (a call over one is refused, naming it)."""
+ages like '7d', '2 weeks', '12h'; with expected_version, a write whose entry moved on \
+applies if it touches nothing changed since (and says so), else fails with a conflict; status \
+open means it needs follow-up, resolved when done. Long texts have limits (a call over one is \
+refused, naming it)."""
 
 
 # Old argument names still accepted: one name for an entry reference (id) and one for "changed

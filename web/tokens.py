@@ -9,13 +9,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from knowledge.selectors.oauth import connected_clients, personal_tokens
 from knowledge.services import oauth_client_disconnect, token_revoke
-from web.views import actor_of, person
+from web.views import person
 
 
 @require_GET
 @person
 def tokens(request):
-    actor = actor_of(request)
+    actor = request.actor
     context = {"clients": connected_clients(actor), "tokens": personal_tokens(actor)}
     return render(request, "web/tokens.html", context)
 
@@ -23,7 +23,7 @@ def tokens(request):
 @require_POST
 @person
 def disconnect(request, client_pk: int):
-    ended = oauth_client_disconnect(actor=actor_of(request), client_pk=client_pk)
+    ended = oauth_client_disconnect(actor=request.actor, client_pk=client_pk)
     if ended:
         messages.success(request, "Disconnected: its tokens are refused from its next request.")
     else:
@@ -34,6 +34,6 @@ def disconnect(request, client_pk: int):
 @require_POST
 @person
 def revoke(request, token_id: int):
-    token = token_revoke(actor=actor_of(request), token_id=token_id)
+    token = token_revoke(actor=request.actor, token_id=token_id)
     messages.success(request, f"Revoked the token {token.name!r}.")
     return redirect("web:tokens")

@@ -100,6 +100,7 @@ NOT_FUZZED = {
     "knowledge.search.snippets.words_in": "lexemes_of (fuzzed) of one snippet",
     "knowledge.search.snippets.marked": "one bounded snippet",
     "knowledge.reads.conflicts.entry_conflict": "merge (fuzzed), diffs (fuzzed), capped rows",
+    "knowledge.reads.conflicts.stale_write": "entry_conflict (above), then a flag read",
     "knowledge.selectors.entries.strip_memory_scheme": "one bounded reference",
     "knowledge.selectors.entries.entry_ref_filter": "one bounded reference",
     "knowledge.selectors.entries.entry_ref_parts": "one bounded reference",

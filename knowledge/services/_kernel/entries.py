@@ -26,7 +26,7 @@ from knowledge.models import (
 )
 from knowledge.note_types import Report
 from knowledge.paths import entry_slug, split_path
-from knowledge.reads.conflicts import entry_conflict
+from knowledge.reads.conflicts import stale_write
 from knowledge.selectors import (
     project_get,
 )
@@ -47,7 +47,7 @@ from knowledge.services._kernel.note_types import check_schema
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
-from knowledge.write_result import EntryBeforeWrite, GraphFacts, WriteResult
+from knowledge.write_result import EntryBeforeWrite, GraphFacts, Rebased, WriteResult
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
@@ -60,12 +60,17 @@ _TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_b
 # --- finding and locking ---------------------------------------------------------------------
 
 
-def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
-    """Refuse a write that read another version, showing what changed since as far as the actor
-    may see it, and how to apply only its change: `change` says what the write changes (body,
-    redo and edit, or writes; knowledge.reads.conflicts.entry_conflict)."""
-    if expected_version is not None and entry.version != expected_version:
-        raise entry_conflict(entry, expected_version, actor=actor, **change)
+def check_version(
+    entry: Entry, expected_version: int | None, *, actor: Actor, **change
+) -> Rebased | None:
+    """A write that read another version: when it touches nothing the other writer changed, it
+    goes on, on the current version (the Rebased returned says so); otherwise it is refused with
+    what changed since as far as the actor may see it, and how to apply only its change.
+    `change` says what the write changes (body, redo and edit, or writes;
+    knowledge.reads.conflicts.entry_conflict). None: it read the current version."""
+    if expected_version is None or entry.version == expected_version:
+        return None
+    return stale_write(entry, expected_version, actor=actor, **change)
 
 
 def identity_taken(
