@@ -45,10 +45,12 @@ def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
 
 
 def record(instance: models.Model, actor: Actor, reason: str) -> None:
-    """Tell django-simple-history who made this revision and why."""
+    """Tell django-simple-history who made this revision and why (and an entry's revision row,
+    written by the kernel, also the token, agent and run: knowledge/services/_kernel/runs.py)."""
     limits.check_length(reason, field="reason", limit=limits.REASON)
     instance._history_user = actor.db_user
     instance._change_reason = (reason or "").strip()[:100] or None
+    instance._history_actor = actor
 
 
 def normalize_title(title: str | None) -> str:

@@ -46,6 +46,7 @@ from knowledge.services._kernel.graph import GraphFacts, graph_change, index_ent
 from knowledge.services._kernel.locks import lock_by_identity
 from knowledge.services._kernel.note_types import check_schema
 from knowledge.services._kernel.revisions import save_revision
+from knowledge.services._kernel.runs import run_columns
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
@@ -255,12 +256,14 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
     record(entry, actor, reason)
     entry_id = entry.pk
     linked = list(entry.sources.values("kind", "external_id"))
+    runs = run_columns(actor)  # before the delete: its own row must not count as the latest
     entry.delete()
-    if linked:  # the links go with the row: the delete revision keeps them for an undelete
-        last = HistoricalEntry.objects.filter(id=entry_id, history_type="-")
-        last.filter(history_id=last.order_by("-history_id").values("history_id")[:1]).update(
-            sources=linked
-        )
+    # simple-history wrote the delete row; it also keeps the run it belongs to and the links,
+    # which go with the row (the delete revision keeps them for an undelete)
+    last = HistoricalEntry.objects.filter(id=entry_id, history_type="-")
+    last.filter(history_id=last.order_by("-history_id").values("history_id")[:1]).update(
+        **runs, **({"sources": linked} if linked else {})
+    )
     entry_written(entry_id)
     result_cache.changed()
 

@@ -12,8 +12,10 @@ from django.db import connection
 from django.utils import timezone
 
 from knowledge.models import Entry, HistoricalEntry
+from knowledge.services._kernel.runs import run_columns
 
-_WHO = {"history_type", "history_user_id", "history_change_reason", "history_date"}
+_WHO = {"history_type", "history_user_id", "history_change_reason", "history_date",
+        "history_token_id", "history_agent", "history_run"}  # fmt: skip
 
 
 @cache
@@ -36,6 +38,7 @@ def save_revision(entry: Entry, created: bool) -> None:
         "history_user_id": getattr(getattr(entry, "_history_user", None), "pk", None),
         "history_change_reason": getattr(entry, "_change_reason", None),
         "history_date": timezone.now(),
+        **run_columns(getattr(entry, "_history_actor", None)),
     }
     values = []
     for field, tracked in fields:
