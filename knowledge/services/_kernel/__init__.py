@@ -54,6 +54,7 @@ from knowledge.services._kernel.projects import (
     update_project,
 )
 from knowledge.services._kernel.text import index_text, text_vector
+from knowledge.services._kernel.undelete import lock_delete_row, place_of, restore_deleted
 
 __all__ = [
     "HIDDEN_SENSITIVITIES",
@@ -78,6 +79,7 @@ __all__ = [
     "index_text",
     "keep_a_maintainer",
     "link_sources",
+    "lock_delete_row",
     "lock_by_identity",
     "lock_entry",
     "lock_project",
@@ -86,11 +88,13 @@ __all__ = [
     "normalize_tags",
     "normalize_title",
     "place_entry",
+    "place_of",
     "principal",
     "project_taken",
     "record",
     "require_create_project",
     "require_write",
+    "restore_deleted",
     "save_entry",
     "schema_library_for",
     "set_memberships",
