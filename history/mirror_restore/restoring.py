@@ -192,7 +192,7 @@ def _revision(
         project=trailers.get("Cairn-Project") or parts[0],
         subtopic=trailers.get("Cairn-Subtopic") or "/".join(parts[1:-1]),
         entry_pk=int(trailers["Cairn-Row"]) if trailers.get("Cairn-Row", "").isdigit() else None,
-        token_id=int(trailers["Cairn-Token"]) if trailers.get("Cairn-Token", "").isdigit() else None,
+        token_id=int(token) if (token := trailers.get("Cairn-Token", "")).isdigit() else None,
         agent=trailers.get("Cairn-Agent", "")[:120],
         run=trailers.get("Cairn-Run", "")[:80],
     )
