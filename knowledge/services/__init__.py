@@ -44,6 +44,7 @@ from knowledge.services.mirror_restore import (
     memory_restore,
 )
 from knowledge.services.projects import project_create, project_update
+from knowledge.services.runs import UndoReport, run_undo
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.subtopics_move import subtopic_move
 from knowledge.services.tokens import (
@@ -65,6 +66,7 @@ __all__ = [
     "ProjectFields",
     "RestoreReport",
     "RestoredRevision",
+    "UndoReport",
     "UpsertResult",
     "apply_edit",
     "entries_embed",
@@ -91,6 +93,7 @@ __all__ = [
     "project_create",
     "project_memberships_set",
     "project_update",
+    "run_undo",
     "subtopic_ensure",
     "subtopic_move",
     "token_authenticate",

@@ -53,6 +53,7 @@ from knowledge.services._kernel.projects import (
     schema_library_for,
     update_project,
 )
+from knowledge.services._kernel.runs import new_run_id
 from knowledge.services._kernel.text import index_text, text_vector
 from knowledge.services._kernel.undelete import lock_delete_row, place_of, restore_deleted
 
@@ -84,6 +85,7 @@ __all__ = [
     "lock_entry",
     "lock_project",
     "new_entry",
+    "new_run_id",
     "normalize_kind",
     "normalize_tags",
     "normalize_title",
