@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from web import views
+from web import runs, views
 
 app_name = "web"
 
@@ -18,4 +18,8 @@ urlpatterns = [
     path("e/<str:ref>/verify/", views.verify, name="verify"),
     path("e/<str:ref>/status/", views.set_status, name="status"),
     path("e/<str:ref>/undelete/", views.undelete, name="undelete"),
+    path("runs/", runs.runs, name="runs"),
+    path("runs/<str:key>/", runs.run, name="run"),
+    path("runs/<str:key>/undo/", runs.undo, name="run_undo"),
+    path("runs/<str:key>/revoke/", runs.revoke, name="run_revoke"),
 ]

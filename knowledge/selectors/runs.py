@@ -55,6 +55,7 @@ class Run:
     user: str  # the username ("" when the account is gone)
     token: str  # how the token is named: "laptop (cairn_ab12…)", "token 12 (deleted)", or ""
     token_revoked: bool
+    token_gone: bool  # the token was deleted (or the history was restored without it)
     agent: str
     started: dt.datetime
     ended: dt.datetime
@@ -73,6 +74,13 @@ class Run:
     @property
     def is_undo(self) -> bool:
         return self.id.run.startswith(UNDO_MARK)
+
+    def may_revoke(self, actor: Actor) -> bool:
+        """Whether `actor` may revoke the run's token (its owner or a superuser) now."""
+        user = actor.user
+        mine = getattr(user, "pk", None) == self.id.user_id or getattr(user, "is_superuser", False)
+        live = self.id.token_id is not None and not (self.token_revoked or self.token_gone)
+        return bool(mine and live and actor.token_id is None)
 
 
 def seen_rows(actor: Actor) -> Q:
@@ -189,6 +197,7 @@ def _described(found: list[tuple[RunId, dict]]) -> list[Run]:
                 user=users.get(run.user_id, ""),
                 token=named,
                 token_revoked=bool(token and token.revoked_at),
+                token_gone=run.token_id is not None and token is None,
                 agent=c["agent"] or "",
                 started=c["started"],
                 ended=c["ended"],

@@ -189,3 +189,22 @@ def test_each_revision_records_its_token_agent_and_run(team, agent, make_token):
     assert runs[1] == (agent.token_id, "agent:claude-code", "session-7")
     assert runs[2][0] == other.token_id and runs[2][2] not in (runs[0][2], "session-7")
     assert len(runs_list(team["owner"])) == 3
+
+
+def test_the_preview_shows_each_entry_and_what_the_undo_would_do(team, agent):
+    from knowledge.selectors.run_preview import run_preview
+
+    entry = write(team["bob"], "Note")
+    entry_update(actor=agent, ref=entry.pk, fields=EntryFields(body="agent\n", status="open"))
+    made = write(agent, "Made", "made\n")
+    entry_update(actor=team["bob"], ref=entry.pk, fields=EntryFields(tags=["later"]))
+    page = run_preview(team["owner"], latest_run(team["owner"]))
+    items = {i["short_id"]: i for i in page["items"]}
+    note = items[entry.short_id]
+    assert note["action"] == "restore" and note["run_action"] == "changed"
+    assert "+agent" in note["did"] and "status active → open" in note["did"]
+    assert "-agent" in note["will"] and "status open → active" in note["will"]
+    assert [c["by"] for c in note["later"]] == ["bob"]
+    assert items[made.short_id]["action"] == "delete"
+    assert page["refusal"] is None and page["expected"][entry.pk] == 3
+    assert page["counts"] == {"restore": 1, "delete": 1}
