@@ -208,3 +208,26 @@ def test_the_preview_shows_each_entry_and_what_the_undo_would_do(team, agent):
     assert items[made.short_id]["action"] == "delete"
     assert page["refusal"] is None and page["expected"][entry.pk] == 3
     assert page["counts"] == {"restore": 1, "delete": 1}
+
+
+def test_the_command_lists_shows_previews_and_undoes_a_run(team, agent, owner):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    entry = write(team["bob"], "Note")
+    entry_update(actor=agent, ref=entry.pk, fields=EntryFields(body="agent text\n"))
+
+    def run(*args) -> str:
+        out = StringIO()
+        call_command("runs", *args, "--by", "owner", stdout=out)
+        return out.getvalue()
+
+    key = latest_run(team["owner"])
+    assert f"r{key}" in run("list") and "agent:claude-code" in run("list")
+    assert "+agent text" in run("show", str(key))
+    preview = run("undo", str(key), "--preview")
+    assert "-agent text" in preview and "Nothing was changed" in preview
+    assert state(entry.pk)["body"] == "agent text\n"
+    done = run("undo", str(key), "--reason", "bad run")
+    assert "1 set back" in done and state(entry.pk)["body"] == BODY
