@@ -23,6 +23,7 @@ GROUPS = (
     )),
     ("Access", (
         ("API tokens", "key", "knowledge_apitoken_changelist", "knowledge.view_apitoken"),
+        ("Agent runs", "history", "knowledge_apitoken_runs", "knowledge.view_apitoken"),
         ("People", "person", "auth_user_changelist", "auth.view_user"),
         ("Groups", "group", "auth_group_changelist", "auth.view_group"),
     )),
