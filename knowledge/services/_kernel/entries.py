@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.before_write import EntryBeforeWrite
-from knowledge.errors import AlreadyExists, NotFound, ValidationFailed
+from knowledge.errors import AlreadyExists, Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -27,10 +27,9 @@ from knowledge.models import (
 )
 from knowledge.paths import entry_slug, split_path
 from knowledge.search import result_cache
-from knowledge.selectors import (
-    project_get,
-)
+from knowledge.selectors import project_get, project_maintainers
 from knowledge.selectors.conflicts import entry_conflict
+from knowledge.selectors.moves import may_leave
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -148,12 +147,28 @@ def place_entry(
             f"{entry.title!r}. Rename one of them first.",
         )
     old_path = entry.path
+    carried: list[dict] = []
     if project.pk != entry.project_id:
         if entry.project.sensitivity in HIDDEN_SENSITIVITIES:
+            if not may_leave(actor, entry.project):
+                raise Forbidden(
+                    f"{entry.project.slug} is members-only: moving entry {entry.short_id} out of "
+                    f"it makes it readable in {project.slug}, and that needs a maintainer of "
+                    f"{entry.project.slug}. Ask one: {project_maintainers(entry.project)}.",
+                    entry=entry.short_id,
+                )
             # The new project's readers see this revision's reason: don't name a hidden one.
             old_path = "another project"
-        entry.sources.clear()  # sources belong to a project
+        # Sources belong to a project: the same ones in the new project come along.
+        carried = list(entry.sources.values("kind", "external_id", "url", "title"))
+        entry.sources.clear()
     entry.project, entry.subtopic = project, subtopic
+    for fields in carried:
+        source, _ = Source.objects.get_or_create(
+            project=project, kind=fields["kind"], external_id=fields["external_id"],
+            defaults={"url": fields["url"], "title": fields["title"]},
+        )  # fmt: skip
+        entry.sources.add(source)
     entry.graph_moved = True  # links waiting for an entry at the new place may resolve
     return f"move from {old_path}"
 

@@ -8,8 +8,9 @@ from django.db import connection
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden
 from knowledge.models import Entry, Project, Subtopic
-from knowledge.selectors import entry_not_found, project_maintainers
+from knowledge.selectors import entry_not_found, project_maintainers, strip_memory_scheme
 from knowledge.selectors.access import project_ids_sql
+from knowledge.selectors.addresses import moved_entry_id
 from knowledge.selectors.entries import entry_ref_sql
 from knowledge.selectors.rows import columns
 from knowledge.services._kernel.checks import require_write
@@ -26,6 +27,8 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     if not getattr(actor.user, "is_authenticated", False):
         require_write(actor)  # says to sign in
     entry = _locked(actor, ref) if str(ref).strip() else None
+    if entry is None and (moved := moved_entry_id(actor, strip_memory_scheme(str(ref).strip()))):
+        entry = _locked(actor, moved)  # an old address: the entry at its new one
     if entry is None:
         raise entry_not_found(actor, ref)
     require_write(actor)
