@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from web import runs, views
+from web import moves, runs, views
 
 app_name = "web"
 
@@ -18,6 +18,7 @@ urlpatterns = [
     path("e/<str:ref>/verify/", views.verify, name="verify"),
     path("e/<str:ref>/status/", views.set_status, name="status"),
     path("e/<str:ref>/undelete/", views.undelete, name="undelete"),
+    path("e/<str:ref>/move/", moves.move, name="move"),
     path("runs/", runs.runs, name="runs"),
     path("runs/<str:key>/", runs.run, name="run"),
     path("runs/<str:key>/undo/", runs.undo, name="run_undo"),
