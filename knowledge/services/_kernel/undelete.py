@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 
 from knowledge.actors import Actor
 from knowledge.errors import AlreadyExists, Forbidden, ValidationFailed
-from knowledge.models import Entry, Project, Subtopic
+from knowledge.models import Entry, HistoricalEntry, Project, Subtopic
 from knowledge.selectors import project_maintainers, writable_projects
 from knowledge.services._kernel.entries import (
     ensure_path,
@@ -68,7 +68,14 @@ def restore_deleted(actor: Actor, row, *, reason: str, state=None) -> Entry:
         )
     entry = _restored(row, state, project, subtopic)
     save_entry(entry, actor, reason, authored=False)
-    Entry.objects.filter(pk=entry.pk).update(created_at=row.created_at)  # it was never new
+    # It was never new: its first creation time, on the row and on the revision just written
+    # (the mirror renders the revision; `mirror verify` compares it with the row).
+    Entry.objects.filter(pk=entry.pk).update(created_at=row.created_at)
+    written = HistoricalEntry.objects.filter(id=entry.pk).order_by("-history_id")[:1]
+    HistoricalEntry.objects.filter(history_id__in=written.values("history_id")).update(
+        created_at=row.created_at
+    )
+    entry.created_at = row.created_at
     link_sources(entry, row.sources)
     _relink_corrections(entry)
     return entry
