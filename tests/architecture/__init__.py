@@ -21,12 +21,15 @@ One test per rule; each failure names the rule and lists every offender with its
     only from services and selectors, models, value modules and ops, besides their own package
     and the data command base: no admin imports another app's admin, no command reaches into
     the core's insides (MAY_IMPORT in test_admin_and_commands.py is the exact list);
-11. one declaration per thing (a revision model, a restore that says which).
+11. one declaration per thing (a revision model, a restore that says which);
+12. a revision's token, agent label and run (which run it belongs to, what an undo takes back)
+    are recorded by the write kernel alone, from the acting Actor.
 
 Where they live: rules 1 and 5 in test_writes_and_queries.py, 2, 3, 4 and 9 in test_imports.py,
 6 and 7 in test_services.py, 8 in test_module_graph.py, 10 in test_admin_and_commands.py, 11 in
-test_declarations.py; each module also shows its detectors failing on a sample tree. What they
-all read (the file sets, the imports of a module, the report) is in source.py.
+test_declarations.py, 12 in test_run_columns.py; each module also shows its detectors failing
+on a sample tree. What they all read (the file sets, the imports of a module, the report) is in
+source.py.
 
 The files each rule reads are globs; a glob that matches no file means the code moved and the
 rule silently checks nothing, so that fails too (test_rules_see_the_code.py).
