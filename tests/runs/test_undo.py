@@ -14,6 +14,7 @@ from knowledge.selectors.runs import run_get, runs_list
 from knowledge.services import (
     EntryFields,
     entry_delete,
+    entry_move,
     entry_update,
     entry_upsert,
     run_undo,
@@ -231,3 +232,29 @@ def test_the_command_lists_shows_previews_and_undoes_a_run(team, agent, owner):
     assert state(entry.pk)["body"] == "agent text\n"
     done = run("undo", str(key), "--reason", "bad run")
     assert "1 set back" in done and state(entry.pk)["body"] == BODY
+
+
+def test_an_undo_moves_entries_back_and_leaves_one_whose_old_title_was_taken(team, agent, owner):
+    from tests.factories import ProjectFactory
+
+    ops = ProjectFactory(slug="ops")
+    Membership.objects.create(project=ops, user=owner, role=Role.MAINTAINER)
+    moved = entry_upsert(
+        actor=team["bob"], project="acme", fields=EntryFields(title="Moved", body=BODY),
+        sources=[{"kind": "ticket", "external_id": "T-9"}],
+    ).entry  # fmt: skip
+    renamed = write(team["bob"], "Renamed")
+    entry_move(actor=agent, ref=moved.pk, project="ops", subtopic="inbox", reason="tidy")
+    entry_update(actor=agent, ref=renamed.pk, fields=EntryFields(title="Renamed by the agent"))
+    taken = write(team["bob"], "Renamed", "bob's own\n")  # the old title, taken since
+
+    report = run_undo(actor=team["owner"], run=latest_run(team["owner"]), reason="undo")
+
+    back = Entry.objects.get(pk=moved.pk)
+    assert (back.project.slug, back.subtopic_id, back.short_id) == ("acme", None, moved.short_id)
+    assert [(s.project.slug, s.external_id) for s in back.sources.all()] == [("acme", "T-9")]
+    assert report.restored == (moved.short_id,)
+    assert report.conflicts == ((renamed.short_id, report.conflicts[0][1]),)
+    assert "old title" in report.conflicts[0][1]
+    assert state(renamed.pk)["title"] == "Renamed by the agent"
+    assert state(taken.pk)["body"] == "bob's own\n"
