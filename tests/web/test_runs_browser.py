@@ -1,6 +1,6 @@
 """Runs in headless Chromium: an administrator opens the runs page, finds the agent's run among
-the demo's, opens it, previews its undo (nothing changes), resolves the one conflict by keeping
-the person's text, undoes it, and undoes the undo; every page keeps to the
+the demo's, opens it, previews its undo (nothing changes), undoes it with its one conflict left as
+the person wrote it, and undoes the undo; every page keeps to the
 Content-Security-Policy."""
 
 from __future__ import annotations
