@@ -6,14 +6,21 @@ from django.http import HttpRequest
 from ninja.security import HttpBearer, SessionAuth
 
 from knowledge.actors import Actor
+from knowledge.runs import RUN_HEADER, client_run
 from knowledge.services.tokens import token_authenticate
+
+
+def _in_run(request: HttpRequest, actor: Actor | None) -> Actor | None:
+    """The actor marking its writes with the request's X-Cairn-Run header, if it sent one."""
+    run = client_run(request.headers.get(RUN_HEADER))
+    return actor.in_run(run) if actor is not None and run else actor
 
 
 class TokenAuth(HttpBearer):
     """`Authorization: Bearer cairn_…` — a personal API token."""
 
     def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
-        return token_authenticate(token)
+        return _in_run(request, token_authenticate(token))
 
 
 class BrowserSessionAuth(SessionAuth):
@@ -21,4 +28,4 @@ class BrowserSessionAuth(SessionAuth):
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Actor | None:
         user = super().authenticate(request, key)
-        return Actor.for_user(user) if user is not None else None
+        return _in_run(request, Actor.for_user(user)) if user is not None else None
