@@ -217,7 +217,8 @@ def test_undelete_links_a_correction_both_ways_again(actor, project, deleted):
     wrong = entry_upsert(
         actor=actor, project="acme", fields=EntryFields(title="Rota", body="Tuesdays")
     ).entry
-    new, old = entry_correct(actor=actor, ref=wrong.pk, body="Wednesdays", reason="moved")
+    corrected = entry_correct(actor=actor, ref=wrong.pk, body="Wednesdays", reason="moved")
+    new, old = corrected.entry, corrected.superseded
     gone, other = (old, new) if deleted == "old" else (new, old)
     entry_delete(actor=actor, ref=gone.pk, reason="oops")
     other.refresh_from_db()
