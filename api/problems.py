@@ -50,6 +50,14 @@ def next_moves(exc: KnowledgeError) -> str:
             f"POST /api/v1/entries/{gone['short_id']}/undelete with a reason brings it back as it "
             "was (same id, sources, kind, tags and history)."
         )
+    if isinstance(exc, NotFound) and "run" in exc.data:
+        return "GET /api/v1/runs lists the runs you may see (add days=… for older ones)."
+    if exc.code == "run_changed":
+        run = exc.data.get("run")
+        return (
+            f"GET /api/v1/runs/{run} shows the undo's preview again with its expected versions; "
+            f"then POST /api/v1/runs/{run}/undo with them."
+        )
     if isinstance(exc, NotFound) and "entry" in exc.data:
         return (
             "GET /api/v1/search?q=… finds entries; GET /api/v1/entries?project=… lists a "

@@ -105,3 +105,9 @@ class SchemaMisfit(ValidationFailed):
     `fields` lists each misfit: field, problem (missing, wrong_type, not_in_enum), expected."""
 
     code = "schema_misfit"
+
+
+class RunChanged(KnowledgeError):
+    """Entries a run wrote changed since its undo was previewed: nothing was undone."""
+
+    code, http_status = "run_changed", 409

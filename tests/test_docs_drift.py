@@ -47,7 +47,12 @@ ELSEWHERE = {
         "DocumentQuerySet.search": "djangoproject.com's docs/models.py",
     },
     "docs/concepts/note-types.md": {"contact": "a Picoschema field, `contact(object)`"},
+    "docs/developers/mutants.md": {"rstrip": "Python's str.rstrip, in first_h1"},
+    "docs/developers/tests.md": {"html": "the page tests' helper, tests/web/pages/responses.py"},
 }
+# mutmut's names for the mutants of a function (`knowledge.markdown.x_first_h1__mutmut_5`):
+# mutants.md explains survivors by them (tests/mutation/report.py reads it), no code defines them.
+MUTANT = re.compile(r"\.x_\w+__mutmut_\d+$")
 # What Django and pydantic give every model, admin and argument model (`save()`, `save_model()`,
 # `Field(description=…)`, `transaction.atomic(durable=True)`).
 LIBRARY = (
@@ -177,6 +182,8 @@ def python_names(doc: Doc) -> list[str]:
     problems = []
     for span in doc.spans + _block_calls(doc):
         text = span.text
+        if DOTTED.match(text) and "(" not in text and MUTANT.search(text):
+            continue
         if DOTTED.match(text) and "(" not in text and not code.exists(text):
             problems.append(f"{doc.at(span.line)}: `{text}` does not exist")
         elif CALL.match(text) and (why := _call_problem(doc, text)):

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from web import tokens, views
+from web import moves, runs, tokens, views
 
 app_name = "web"
 
@@ -21,4 +21,9 @@ urlpatterns = [
     path("tokens/", tokens.tokens, name="tokens"),
     path("tokens/clients/<int:client_pk>/disconnect/", tokens.disconnect, name="disconnect"),
     path("tokens/<int:token_id>/revoke/", tokens.revoke, name="token_revoke"),
+    path("e/<str:ref>/move/", moves.move, name="move"),
+    path("runs/", runs.runs, name="runs"),
+    path("runs/<str:key>/", runs.run, name="run"),
+    path("runs/<str:key>/undo/", runs.undo, name="run_undo"),
+    path("runs/<str:key>/revoke/", runs.revoke, name="run_revoke"),
 ]

@@ -9,7 +9,6 @@ from django.db.models import Count, Max
 from django.utils import timezone
 from unfold.admin import ModelAdmin
 
-from knowledge.actors import Actor
 from knowledge.models import OAuthClient, OAuthGrant
 from knowledge.selectors.oauth import redirect_host
 from knowledge.services import oauth_client_revoke, oauth_grant_revoke
@@ -63,7 +62,7 @@ class ConnectedClientAdmin(ReadOnly):
 
     @admin.action(description="Disconnect the selected clients (revoke their tokens)")
     def disconnect(self, request, queryset):
-        actor = Actor.for_user(request.user)
+        actor = request.actor
         for grant in queryset:
             oauth_grant_revoke(actor=actor, grant_id=grant.pk)
         self.message_user(request, f"Disconnected {queryset.count()} connection(s).")
@@ -100,7 +99,7 @@ class ClientAdmin(ReadOnly):
 
     @admin.action(description="Revoke the selected clients for everyone")
     def revoke(self, request, queryset):
-        actor = Actor.for_user(request.user)
+        actor = request.actor
         ended = sum(oauth_client_revoke(actor=actor, client_pk=c.pk) for c in queryset)
         self.message_user(
             request, f"Revoked {queryset.count()} client(s); {ended} connection(s) ended."

@@ -60,6 +60,7 @@ from knowledge.services.oauth_grants import (
     oauth_token_revoke,
 )
 from knowledge.services.projects import project_create, project_update
+from knowledge.services.runs import UndoReport, run_undo
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.subtopics_move import subtopic_move
 from knowledge.services.tokens import (
@@ -86,6 +87,7 @@ __all__ = [
     "RestoredRevision",
     "SweepReport",
     "TokenRefusal",
+    "UndoReport",
     "WriteResult",
     "apply_edit",
     "entries_embed",
@@ -122,6 +124,7 @@ __all__ = [
     "project_create",
     "project_memberships_set",
     "project_update",
+    "run_undo",
     "subtopic_ensure",
     "subtopic_move",
     "token_authenticate",

@@ -151,6 +151,9 @@ CAIRN_MIRROR_PUSH_URL = env("CAIRN_MIRROR_PUSH_URL", default="")
 CAIRN_MIRROR_PUSH_USERNAME = env("CAIRN_MIRROR_PUSH_USERNAME", default="")
 CAIRN_MIRROR_PUSH_PASSWORD = env("CAIRN_MIRROR_PUSH_PASSWORD", default="")
 CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # private key path
+# Runs (docs/people/runs.md): a token's writes with no gap longer than this many minutes between
+# them are one run, to see and undo as one (a client may mark its own with X-Cairn-Run).
+CAIRN_RUN_GAP_MINUTES = env.int("CAIRN_RUN_GAP_MINUTES", default=30)
 # API tokens live at most this many days (0 = no limit); a token made without an expiry gets it.
 CAIRN_TOKEN_MAX_DAYS = env.int("CAIRN_TOKEN_MAX_DAYS", default=90)
 # Who may create projects: "anyone" signed in, or "staff" only. Tokens narrowed to some projects

@@ -138,6 +138,18 @@ NOT_FUZZED = {
     "memory_site.oauth.documents.document_client": "open_document and parse_document",
     "memory_site.oauth.views.authorize": "a fixed-length code_challenge pattern; state cut at "
     "1,000 characters",
+    # runs and moves (issue 43): revisions' bodies go through merge and diffs (fuzzed), bounded
+    "knowledge.reads.run_undo.plan_step": "merge (fuzzed) of three revisions of one entry",
+    "knowledge.reads.run_undo.states": "revision rows, CHUNK entries at a time",
+    "knowledge.reads.run_undo.title_taken": "one bounded title",
+    "knowledge.reads.run_undo.undo_refusal": "project rows",
+    "knowledge.reads.run_undo.touched_projects": "revision rows",
+    "knowledge.reads.run_preview.run_preview": "plan_step and unified_diff (fuzzed), cut to "
+    "MAX_DIFF_LINES lines of MAX_LINE_CHARS",
+    "knowledge.runs.client_run": "one linear character class over one request header, kept to "
+    "64 characters",
+    "knowledge.runs.marked_by_client": "a prefix check",
+    "knowledge.selectors.projects.may_leave": "a project row",
 }
 
 
