@@ -26,7 +26,8 @@ exit 1
 endef
 export FIND_PYTHON
 
-.PHONY: run test lint format check pytest bench clean-var venv chromium redis docs docs-reference
+.PHONY: run test lint format check pytest bench clean-var venv chromium redis node-sdk docs \
+	docs-serve docs-reference release mutants
 
 venv: $(STAMP)
 
@@ -76,15 +77,28 @@ redis:
 	  exit 1; \
 	fi
 
-## test: lint, migration check and the whole test suite (browser tests included), in
+## node-sdk: the official MCP TypeScript SDK for the TypeScript client test
+## (tests/mcp_api/oauth/ts/, pinned by its package-lock.json): installed once per lock, so
+## later runs need no network. Without Node the test says so and is skipped.
+TS_CLIENT := tests/mcp_api/oauth/ts
+TS_STAMP := $(TS_CLIENT)/node_modules/.installed-$(shell cksum < $(TS_CLIENT)/package-lock.json | cut -d' ' -f1)
+node-sdk:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) -s --no-print-directory $(TS_STAMP); \
+	else echo "Node/npm not found: the TypeScript client test will be skipped."; fi
+
+$(TS_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error
+	@rm -f $(TS_CLIENT)/node_modules/.installed-*; touch $@
+
+## test: lint, migration check and the whole test suite (browser tests included; the strict docs
+## build is tests/test_docs_site.py's), in
 ## TEST_WORKERS processes (pytest-xdist; 0: one process), each with its own test database.
 ## Tests go out ten at a time, so no worker is left holding a queue of slow ones at the end.
 TEST_WORKERS ?= 2
-test: $(STAMP) chromium redis
+test: $(STAMP) chromium redis node-sdk
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) manage.py makemigrations --check --dry-run
-	$(MKDOCS_BUILD)
 	$(VPY) -m pytest -n $(TEST_WORKERS) --maxschedchunk=10 $(PYTEST_ARGS)
 
 ## check: the inner loop, in one process and well under a minute: ruff, the architecture rules
@@ -99,6 +113,25 @@ check: $(STAMP)
 	$(VPY) -m ruff format --check .
 	$(VPY) -m pytest -n 0 -p tests.quick -q $(CHECK_TESTS) $(PYTEST_ARGS)
 
+## mutants: mutation testing of the core's guarantees (mutmut; not part of `make test`). The
+## functions listed per guarantee in pyproject.toml [tool.cairn.mutants] are changed one small
+## way at a time, and each mutant runs against its guarantee's tests (those that reach it,
+## fastest first, until one fails). The closing table counts per guarantee the mutants killed,
+## those that survive with a reason in docs/developers/mutants.md, and those that survive
+## without one (listed with their diff: the target fails until each is killed or explained).
+## MUTANT_WORKERS mutants at once; mutants/ keeps mutmut's copy of the code and its results.
+## ONLY="bounds knowledge.markdown" runs part of it: guarantees, or the start of functions' names.
+MUTANT_WORKERS ?= 2
+ONLY ?=
+mutants: $(STAMP)
+	@start=$$(date +%s); set -f; \
+	names=$$($(VPY) -m tests.mutation.scope $(ONLY)) || exit 1; \
+	CAIRN_LIVE_VAR_DIR=$(CURDIR)/var $(VENV)/bin/mutmut run --max-children $(MUTANT_WORKERS) \
+	  $$names || exit 1; \
+	$(VPY) -m tests.mutation.report $(ONLY); status=$$?; \
+	echo "make mutants: $$(( ($$(date +%s) - start) / 60 )) min $$(( ($$(date +%s) - start) % 60 )) s"; \
+	exit $$status
+
 lint: $(STAMP)
 	$(VPY) -m ruff check .
 
@@ -107,16 +140,28 @@ format: $(STAMP)
 	$(VPY) -m ruff check --fix .
 
 ## docs: the documentation site, built strictly (a broken link or a page missing from nav fails)
-## into var/site/; open var/site/index.html. `make test` runs the same build.
-MKDOCS_BUILD := NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs build --strict --quiet
+## into var/site/: open var/site/index.html from disk, no server or network needed (search
+## included). `make test` runs the same build. docs-serve: the same, live-reloaded, on :8001.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs
 docs: $(STAMP)
-	$(MKDOCS_BUILD)
-	@echo "Built var/site/index.html"
+	$(MKDOCS) build --strict --quiet
+	@echo "Built the documentation: open var/site/index.html (works from disk, search included)"
+
+docs-serve: $(STAMP)
+	$(MKDOCS) serve --strict --dev-addr 127.0.0.1:8001
 
 ## docs-reference: rewrite docs/reference/ (MCP, REST, settings, commands) from the code;
 ## tests/test_docs.py fails until the committed pages match what this writes.
 docs-reference: $(STAMP)
 	$(VPY) docs/generate.py
+
+## release: check that pyproject.toml's version, CHANGELOG.md and the upgrade notes agree, that
+## the reference pages are current and the tree is clean, then tag v<version> (docs/release.py;
+## docs/developers/releases.md says how to cut one).
+release: $(STAMP)
+	$(VPY) docs/release.py
+	$(VPY) -m pytest -n 0 -q tests/test_docs.py tests/test_docs_drift.py tests/test_release.py
+	$(VPY) docs/release.py --tag
 
 ## bench: the write path's benchmark, in its own database (not part of the tests); every other
 ## benchmark is one command too: bench/README.md lists them with their latest tables.

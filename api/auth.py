@@ -11,14 +11,21 @@ from django.http import HttpRequest
 from ninja.security import HttpBearer, SessionAuth
 
 from knowledge.actors import Actor
+from knowledge.runs import RUN_HEADER, client_run
 from knowledge.services.tokens import token_authenticate
+
+
+def _in_run(request: HttpRequest, actor: Actor | None) -> Actor | None:
+    """The actor marking its writes with the request's X-Cairn-Run header, if it sent one."""
+    run = client_run(request.headers.get(RUN_HEADER))
+    return actor.in_run(run) if actor is not None and run else actor
 
 
 class TokenAuth(HttpBearer):
     """`Authorization: Bearer cairn_…` — a personal API token."""
 
     def authenticate(self, request: HttpRequest, token: str) -> Actor | None:
-        actor = token_authenticate(token)
+        actor = _in_run(request, token_authenticate(token))
         if actor is not None:
             request.actor = actor
         return actor
@@ -31,5 +38,5 @@ class BrowserSessionAuth(SessionAuth):
         user = super().authenticate(request, key)
         if user is None:
             return None
-        request.actor = actor = Actor.for_user(user)
+        request.actor = actor = _in_run(request, Actor.for_user(user))
         return actor

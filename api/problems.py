@@ -50,6 +50,14 @@ def next_moves(exc: KnowledgeError) -> str:
             f"POST /api/v1/entries/{gone['short_id']}/undelete with a reason brings it back as it "
             "was (same id, sources, kind, tags and history)."
         )
+    if isinstance(exc, NotFound) and "run" in exc.data:
+        return "GET /api/v1/runs lists the runs you may see (add days=… for older ones)."
+    if exc.code == "run_changed":
+        run = exc.data.get("run")
+        return (
+            f"GET /api/v1/runs/{run} shows the undo's preview again with its expected versions; "
+            f"then POST /api/v1/runs/{run}/undo with them."
+        )
     if isinstance(exc, NotFound) and "entry" in exc.data:
         return (
             "GET /api/v1/search?q=… finds entries; GET /api/v1/entries?project=… lists a "
@@ -68,25 +76,12 @@ def next_moves(exc: KnowledgeError) -> str:
         )
     if isinstance(exc, EntryConflict):
         ref, now = exc.data["entry"], exc.data["current_version"]
-        if exc.data.get("applies") and "update" in exc.data:
-            left_out = ", ".join(exc.data.get("update_left_out") or [])
-            also = f" (with your {left_out} as you sent it)" if left_out else ""
-            return (
-                f"PATCH /api/v1/entries/{ref} with patch as the body{also} and "
-                f"expected_version={now}: it changes only what yours changes and keeps theirs."
-            )
         if exc.data.get("both_changed") and "update" in exc.data:
             names = ", ".join(exc.data["both_changed"])
             return (
-                f"Both changed {names} (fields shows theirs, patch yours): decide what they "
-                f"should be, then PATCH /api/v1/entries/{ref} with those fields and "
-                f"expected_version={now}."
-            )
-        if exc.data.get("applies"):
-            what = "POST the same edit" if exc.data.get("edit") else "Send the same request"
-            return (
-                f"{what} again with expected_version={now}: it changes only what yours "
-                "changes and keeps theirs."
+                f"Both changed {names} (fields shows theirs, patch yours): theirs stay unless "
+                f"their writer agrees; decide what they should be, then PATCH "
+                f"/api/v1/entries/{ref} with those fields and expected_version={now}."
             )
         if "merged_body" in exc.data:
             return (

@@ -4,7 +4,7 @@ from ninja import NinjaAPI
 
 from api.auth import BrowserSessionAuth, TokenAuth
 from api.problems import register_error_handlers
-from api.routers import entries, graph, history, note_types, projects, search
+from api.routers import entries, graph, history, note_types, projects, runs, search
 
 
 class CairnAPI(NinjaAPI):
@@ -29,5 +29,5 @@ api = CairnAPI(
     openapi_url="/openapi.json",
 )
 register_error_handlers(api)
-for resource in (projects, entries, history, search, graph, note_types):
+for resource in (projects, entries, history, runs, search, graph, note_types):
     api.add_router("/v1/", resource.router)

@@ -5,7 +5,10 @@
 - settings.md: every CAIRN_* setting and every environment variable the settings modules read
   (memory_site/settings/*.py, read as source: the default as written, the comment above it);
 - commands.md: the --help of every management command of the knowledge, history, memory_site
-  and ops apps.
+  and ops apps;
+- ../llms.txt: the text for agents themselves (llmstxt.org), at the site's root: what Cairn is,
+  how to connect, the server's instructions and every tool with its arguments, from the same
+  MCP server as mcp.md.
 
 Run it with `make docs-reference` (or `.venv/bin/python docs/generate.py`). tests/test_docs.py
 compares the committed pages with what this produces and fails on any difference.
@@ -23,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))  # settings_reference.py beside this file
-OUT = ROOT / "docs" / "reference"
+DOCS = ROOT / "docs"
+OUT = DOCS / "reference"
 COMMAND_APPS = ("knowledge", "history", "memory_site", "ops")
 REGENERATE = "make docs-reference"
 HEADER = "<!-- Generated from the code by `{cmd}` (docs/generate.py): do not edit by hand. -->\n\n"
@@ -108,7 +112,8 @@ def _arguments_table(schema: dict) -> list[str]:
     return out
 
 
-def mcp_page() -> str:
+def _mcp_lists():
+    """The server's tools, prompts and resource templates, as tools/list and the rest say."""
     from mcp_api.app import mcp
 
     async def lists():
@@ -121,7 +126,13 @@ def mcp_page() -> str:
     # In a thread of its own: the caller may already run an event loop (a test process where
     # Playwright's sync API left one running), and asyncio.run refuses to nest.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        tools, prompts, templates = pool.submit(asyncio.run, lists()).result()
+        return pool.submit(asyncio.run, lists()).result()
+
+
+def mcp_page() -> str:
+    from mcp_api.app import mcp
+
+    tools, prompts, templates = _mcp_lists()
     out = [
         HEADER.format(cmd=REGENERATE),
         "# MCP tools, resources and prompts\n\n",
@@ -239,11 +250,69 @@ def rest_page() -> str:
     return "".join(out)
 
 
+# --- llms.txt: for agents themselves --------------------------------------------------------
+
+
+def _argument_line(name: str, prop: dict, required: set[str]) -> str:
+    kind = _schema_type(prop)
+    if limits := _limits(prop):
+        kind += f", {limits}"
+    words = f"{kind}, required" if name in required else kind
+    desc = cell(prop.get("description", ""))
+    return f"`{name}` ({words})" + (f": {desc}" if desc else "")
+
+
+def llms_page() -> str:
+    from mcp_api.app import mcp
+
+    tools, prompts, templates = _mcp_lists()
+    out = [
+        "# Cairn\n\n",
+        "> A self-hosted, team-shared, versioned memory for AI agents and the people who work "
+        "with them. Agents and people read and write the same structured Markdown entries "
+        "(projects, nested subtopics, entries with kind, tags, status and sources), searchable "
+        "by words and meaning, with every save kept as a revision.\n\n",
+        "Generated from Cairn's MCP server by `make docs-reference` (docs/generate.py). Connect "
+        "over MCP (Streamable HTTP) at `http://<host>:8000/mcp` with the header "
+        "`Authorization: Bearer cairn_…` (a personal token: `manage.py create_token <user>`, or "
+        "the admin's API tokens). The tool `whoami` checks the connection: who you are, your "
+        "projects and role in each, the version. Programs use the REST API at `/api/v1` with "
+        "the same token (OpenAPI at `/api/openapi.json`).\n\n",
+        "## Instructions\n\nWhat the server tells every agent when it connects:\n\n",
+        (mcp.instructions or "").strip() + "\n\n",
+        "## Tools\n\n",
+    ]
+    for tool in tools:
+        schema = tool.input_schema
+        required = set(schema.get("required", []))
+        args = [_argument_line(n, p, required) for n, p in schema.get("properties", {}).items()]
+        desc = cell(tool.description or "")
+        listed = f" Arguments: {'; '.join(args).rstrip('.')}." if args else ""
+        out.append(f"- `{tool.name}`: {desc}{listed}\n")
+    out.append("\n## Resources and prompts\n\n")
+    for t in templates:
+        out.append(f"- resource `{t.uri_template}` ({t.mime_type}): {cell(t.description or '')}\n")
+    for p in prompts:
+        names = ", ".join(a.name for a in p.arguments or [])
+        out.append(f"- prompt `{p.name}({names})`: {cell(p.description or '')}\n")
+    out += [
+        "\n## Docs\n\n",
+        "- [Connect an agent](agents/index.html): a token, then each client's configuration\n",
+        "- [MCP reference](reference/mcp.html): every tool, argument, resource and prompt\n",
+        "- [Your first session](first-session.html): write, read, correct, diff, revert\n",
+        "- [Troubleshooting](troubleshooting.html): each error, its cause and its fix\n",
+        "- [REST reference](reference/rest.html): every endpoint and schema\n",
+    ]
+    return "".join(out)
+
+
+# Each page by its path under docs/.
 PAGES = {
-    "mcp.md": mcp_page,
-    "rest.md": rest_page,
-    "settings.md": settings_page,
-    "commands.md": commands_page,
+    "reference/mcp.md": mcp_page,
+    "reference/rest.md": rest_page,
+    "reference/settings.md": settings_page,
+    "reference/commands.md": commands_page,
+    "llms.txt": llms_page,
 }
 
 
@@ -264,7 +333,7 @@ def main() -> None:
     setup_django()
     OUT.mkdir(parents=True, exist_ok=True)
     for name, text in generate().items():
-        path = OUT / name
+        path = DOCS / name
         old = path.read_text() if path.exists() else None
         if old != text:
             path.write_text(text)

@@ -14,8 +14,12 @@ HEADER = "<!-- Generated from the code by `{cmd}` (docs/generate.py): do not edi
 
 
 def cell(text: object) -> str:
-    """Text fit for one Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text fit for one Markdown table cell: a `<` outside code is written as an entity, so a
+    word like <style> is shown, not taken for HTML (which would swallow the rest of the page)."""
+    parts = re.split(r"(`[^`]*`)", " ".join(str(text).split()))
+    return "".join(p if p.startswith("`") else p.replace("<", "&lt;") for p in parts).replace(
+        "|", "\\|"
+    )
 
 
 def code(text: object) -> str:
@@ -127,13 +131,15 @@ def settings_page() -> str:
         "in the module. Set a variable in the environment or in a `.env` file at the top of the "
         "checkout (`.env.example` lists them). A dash means the module has no comment for it yet; "
         "the guides ([operators](../operators/index.md), [search](../operators/search.md)) say "
-        "more.\n\n",
+        "more. Each variable's line can be linked to by its name in lower case: "
+        "`settings.md#cairn_embed_batch`.\n\n",
         "Read outside these modules: `CAIRN_VAR_DIR` (where embedded data lives, `./var`), the "
         "numbered `CAIRN_OIDC_<n>_*` provider variables ([single sign-on](../operators/sso.md)), "
         "and for the test suite `CAIRN_CHROMIUM`, `CAIRN_REDIS_SERVER`, `CAIRN_TEST_VAR_DIR`, "
         "`CAIRN_UPDATE_SCREENSHOTS`, `CAIRN_UPDATE_SNAPSHOTS`.\n",
     ]
     module = None
+    anchored: set[str] = set()
     for row in settings_rows():
         if row["module"] != module:
             module = row["module"]
@@ -147,7 +153,11 @@ def settings_page() -> str:
         else:
             default = code(row["value"])
         names = ", ".join(code(n) for n in row["settings"])
-        out.append(f"| {names} | {env} | {default} | {cell(row['description']) or '—'} |\n")
+        # An anchor per variable (or setting) the guides can link to: settings.md#cairn_embed_batch.
+        ids = [n.lower() for n, _ in row["reads"]] or [n.lower() for n in row["settings"]]
+        marks = "".join(f'<span id="{i}"></span>' for i in ids if i not in anchored)
+        anchored.update(ids)
+        out.append(f"| {marks}{names} | {env} | {default} | {cell(row['description']) or '—'} |\n")
     return "".join(out)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.contrib.auth.models import AnonymousUser
 
@@ -15,6 +15,9 @@ class Actor:
     # A token narrowed to some projects; None means "all the user's projects".
     project_ids: frozenset[int] | None = None
     token_id: int | None = None
+    # The run its writes belong to, when the client marked them (X-Cairn-Run) or a service
+    # writes as one (an undo); else a token's writes are grouped by the gaps between them.
+    run: str = ""
 
     @classmethod
     def for_user(cls, user, *, agent: str = "") -> Actor:
@@ -36,6 +39,10 @@ class Actor:
             return self.agent
         username = getattr(self.user, "get_username", lambda: "")()
         return f"human:{username}" if username else "system:cairn"
+
+    def in_run(self, run: str) -> Actor:
+        """This actor writing as part of `run` (knowledge.runs.client_run cleans a client's)."""
+        return replace(self, run=run)
 
     @property
     def db_user(self):

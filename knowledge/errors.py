@@ -39,12 +39,13 @@ class EntryConflict(KnowledgeError):
 
     `changes` lists the revisions since (version, at, by, reason), `diff` the body's changed
     lines between the two versions, `fields` the other fields changed ({name: {was, now}}).
-    `applies` says that the same write on the current version changes only what it meant to (a
-    partial edit whose text, or fields, the other change left alone; `edit` holds the edit's
-    arguments, `update` the fields an update was given, and `update_left_out` those too long
-    to send back). Otherwise, for a whole body or an edit, `merged_body` applies the caller's own
-    change to the text as it is now (and `edits`, the same as find/replace steps), or
-    `conflicts` names the lines both changed (base line numbers, base, theirs, mine). Long
+    A partial edit or update that touches nothing changed since is not refused (it applies on
+    the current version, knowledge.write_result.Rebased). `both_changed` names the fields
+    both set (`update` holds the fields an update was given, `update_left_out` those too long to
+    send back). For a whole body or an edit, `merged_body` applies the caller's own change to the
+    text as it is now (and `edits`, the same as find/replace steps), or `conflicts` names the
+    lines both changed (base line numbers, base, theirs, mine) and `keep_both` the find/replace
+    steps that add the caller's lines after theirs. Long
     lists are cut to their first (newest) items, `changes_total` and `conflicts_total` counting
     them all."""
 
@@ -63,18 +64,12 @@ class EntryConflict(KnowledgeError):
             f"Entry {entry_ref} changed since version {expected_version} (now "
             f"{current_version}){': ' + who if who else ''}. Your write was not applied: "
         )
-        if details.get("applies"):
-            what = "text yours changes" if details.get("edit") else "fields yours sets"
-            message += (
-                f"their change does not touch the {what}, so the same write with "
-                f"expected_version={current_version} changes only that and keeps theirs."
-            )
-        elif details.get("both_changed"):
+        if details.get("both_changed"):
             names = ", ".join(details["both_changed"])  # type: ignore[arg-type]
             message += (
-                f"you and they changed the same field(s) ({names}). Decide what they should say, "
-                f"then send only your fields with expected_version={current_version}; sending "
-                "your old values as they are would undo theirs."
+                f"you and they changed the same field(s) ({names}). Their values stay unless "
+                f"their writer agrees; send only your other fields with expected_version="
+                f"{current_version} (sending yours as they are would undo theirs)."
             )
         elif "merged_body" in details:
             message += (
@@ -87,8 +82,8 @@ class EntryConflict(KnowledgeError):
                 lines += f" and {total - len(details['conflicts'])} more"  # type: ignore[arg-type]
             message += (
                 f"you and they changed the same lines ({lines} of version {expected_version}). "
-                "Decide what they should say, then change only those lines of the current text "
-                f"with expected_version={current_version}."
+                f"Both sides are below; theirs is in the current text (expected_version="
+                f"{current_version}) and stays unless its writer agrees to change it."
             )
         else:
             message += (
@@ -110,3 +105,9 @@ class SchemaMisfit(ValidationFailed):
     `fields` lists each misfit: field, problem (missing, wrong_type, not_in_enum), expected."""
 
     code = "schema_misfit"
+
+
+class RunChanged(KnowledgeError):
+    """Entries a run wrote changed since its undo was previewed: nothing was undone."""
+
+    code, http_status = "run_changed", 409

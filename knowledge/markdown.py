@@ -41,6 +41,19 @@ def is_fence(line: str) -> bool:
     return line.lstrip().startswith(("```", "~~~"))
 
 
+def is_list_item(line: str) -> bool:
+    """A bullet (`- `, `* `, `+ `) or numbered (`1. `, `1) `) list item, indented or not."""
+    text = line.lstrip(_SPACE)
+    if text[:1] in ("-", "*", "+"):
+        return text[1:2] in (" ", "\t")
+    digits = len(text) - len(text.lstrip("0123456789"))
+    return (
+        0 < digits <= 9
+        and text[digits : digits + 1] in (".", ")")
+        and (text[digits + 1 : digits + 2] in (" ", "\t"))
+    )
+
+
 def first_h1(body: str) -> str | None:
     """The text of the first level-1 heading in `body`, or None."""
     for line in body.split("\n"):

@@ -81,6 +81,16 @@ def word_stats_refresh() -> bool:
     return lexeme_stats_refresh()
 
 
+@shared_task(name="knowledge.tasks.oauth_sweep")
+def oauth_sweep() -> dict:
+    """Forget unused client registrations, old codes and spent refresh tokens (beat, hourly)."""
+    from knowledge.actors import Actor
+    from knowledge.services import oauth_clients_sweep
+
+    report = oauth_clients_sweep(actor=Actor.system())
+    return {"clients": report.clients, "codes": report.codes, "refresh": report.refresh_tokens}
+
+
 @worker_ready.connect
 def _sweep_on_worker_start(sender=None, **kwargs) -> None:
     # Entries written while no worker ran (seed_demo before the first start, a broker outage)

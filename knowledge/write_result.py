@@ -9,7 +9,7 @@ of an append's cost in the web process (bench/agents_mix.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -56,6 +56,23 @@ class GraphFacts:
 
     observations: list[tuple[ParsedObservation, bool]]
     relations: list[tuple[str, str, int | None]]
+    # A waiting bare title that names one entry in each of several other projects: their ids.
+    ambiguous: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rebased:
+    """A stale write applied on the current version: it touched nothing the revisions since
+    `read_version` changed (`changes`: who, when, why), so theirs is kept as it is
+    (knowledge.reads.conflicts.stale_write)."""
+
+    read_version: int
+    version: int  # the version it was applied on
+    changes: list[dict]
+
+    def as_dict(self) -> dict:
+        return {"read_version": self.read_version, "version": self.version,
+                "changes": self.changes}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -68,4 +85,5 @@ class WriteResult:
     facts: GraphFacts | None = None  # what the save indexed; None when its text did not change
     schema: Report | None = None  # how the text fits its note type's schema; None: not checked
     superseded: Entry | None = None  # entry_correct: the entry the new one corrects
+    rebased: Rebased | None = None  # a stale write applied on the current version
     sources: tuple[dict, ...] = ()  # the sources the writer sent (the report's "also logged by")

@@ -29,7 +29,9 @@ from knowledge import limits
 from knowledge.inputs import find_nul
 from mcp_api import render, resources
 from mcp_api.auth import CairnTokenVerifier, ClientHintMiddleware, DatabaseDownMiddleware
+from mcp_api.protected_resource import METADATA_PATH, ChallengeMiddleware, metadata_endpoint
 from mcp_api.tools import BY_NAME, TOOLS
+from ops.version import VERSION
 
 # Stateless mode "terminates" a session after every request: not news worth a log line.
 logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
@@ -50,9 +52,10 @@ Arguments every tool reads alike: id (an entry) is its number (42), short id, \
 project/subtopic/title or memory:// address; project is a slug or name, any case, and left \
 out means every project you can see; subtopic is a path 'a/b' (or 'a > b'), created on write; \
 lists (tags, kinds, status, category) are arrays, or one string 'a, b'; dates are ISO dates or \
-ages like '7d', '2 weeks', '12h'; expected_version makes a write fail with a conflict if the \
-entry moved on; status open means it needs follow-up, resolved when done. Long texts have \
-limits (a call over one is refused, naming it)."""
+ages like '7d', '2 weeks', '12h'; with expected_version, a write whose entry moved on \
+applies if it touches nothing changed since (and says so), else fails with a conflict; status \
+open means it needs follow-up, resolved when done. Long texts have limits (a call over one is \
+refused, naming it)."""
 
 
 # Old argument names still accepted: one name for an entry reference (id) and one for "changed
@@ -222,13 +225,17 @@ def build_server() -> CairnMCP:
         name="cairn",
         title="Cairn team memory",
         instructions=INSTRUCTIONS,
-        version="0.1.0",
+        version=VERSION,
         token_verifier=CairnTokenVerifier(),
         auth=AuthSettings(issuer_url=settings.SITE_URL, resource_server_url=None),
         log_level="WARNING",
     )
     for fn in resources.PROMPTS:
         server.prompt(description=" ".join((fn.__doc__ or "").split()))(fn)
+    if settings.CAIRN_OAUTH:
+        # RFC 9728 §3.1: at the root and at /mcp's own suffix; memory_site/asgi.py routes both.
+        for path in (METADATA_PATH, f"{METADATA_PATH}/mcp"):
+            server.custom_route(path, methods=["GET", "OPTIONS"])(metadata_endpoint)
     return server
 
 
@@ -243,4 +250,4 @@ def streamable_http_app():
         json_response=True,
         transport_security=_transport_security(),
     )
-    return DatabaseDownMiddleware(ClientHintMiddleware(app))
+    return DatabaseDownMiddleware(ClientHintMiddleware(ChallengeMiddleware(app)))

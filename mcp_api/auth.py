@@ -13,17 +13,21 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 
 from knowledge.actors import Actor
+from knowledge.runs import RUN_HEADER, client_run
 from knowledge.search import stages
 from knowledge.services.tokens import token_authenticate
 from mcp_api.connections import recycle_connection
 from mcp_api.hints import DATABASE_DOWN
+from mcp_api.protected_resource import mcp_resources
 from ops.metrics import auth_failed
 
 
 def _authenticate(secret: str) -> Actor | None:
     with stages.stage("token auth"):
         recycle_connection()
-        return token_authenticate(secret)
+        # A token a client got through MCP authorization is good here only if it was issued
+        # for this /mcp (RFC 8707); a personal token is good everywhere.
+        return token_authenticate(secret, resources=mcp_resources())
 
 
 class CairnTokenVerifier:
@@ -50,8 +54,10 @@ class CairnTokenVerifier:
         )
 
 
-# The optional `X-Cairn-Client: claude-code` header names the agent when the token has no label.
+# The optional `X-Cairn-Client: claude-code` header names the agent when the token has no label;
+# the optional `X-Cairn-Run: <id>` header marks the writes of one run (knowledge.runs).
 CLIENT_HINT: ContextVar[str] = ContextVar("cairn_client_hint", default="")
+CLIENT_RUN: ContextVar[str] = ContextVar("cairn_client_run", default="")
 
 
 class ClientHintMiddleware:
@@ -59,16 +65,18 @@ class ClientHintMiddleware:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        hint = ""
+        hint = run = ""
         if scope["type"] == "http":
-            raw = dict(scope["headers"]).get(b"x-cairn-client", b"")
-            hint = slugify(raw.decode("latin-1"))[:60]
-        token = CLIENT_HINT.set(hint)
+            headers = dict(scope["headers"])
+            hint = slugify(headers.get(b"x-cairn-client", b"").decode("latin-1"))[:60]
+            run = client_run(headers.get(RUN_HEADER.lower().encode(), b""))
+        token, marked = CLIENT_HINT.set(hint), CLIENT_RUN.set(run)
         try:
             with stages.stage("MCP request"):  # the server's whole part of a call
                 await self.app(scope, receive, send)
         finally:
             CLIENT_HINT.reset(token)
+            CLIENT_RUN.reset(marked)
 
 
 def current_actor() -> Actor:
@@ -85,6 +93,8 @@ def current_actor() -> Actor:
             project_ids=actor.project_ids,
             token_id=actor.token_id,
         )
+    if run := CLIENT_RUN.get():
+        actor = actor.in_run(run)
     return actor
 
 

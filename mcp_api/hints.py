@@ -87,23 +87,11 @@ def conflict_lines(exc: KnowledgeError) -> list[str]:
 
 
 def _conflict_moves(data: dict) -> list[str]:
-    """Apply only the caller's change: never "repeat your call", which would undo the other's."""
+    """Apply only the caller's change: never "repeat your call", which would undo the other's,
+    and never a call that drops text or values the caller did not write."""
     ref, now = data["entry"], data["current_version"]
-    if data.get("applies") and data.get("edit"):
-        return [f"Apply only your change: {_same_edit(ref, data['edit'], now)}."]
     if data.get("both_changed") and "update" in data:
-        names = ", ".join(data["both_changed"])
-        return [
-            f"Both changed {names} (their values above). Decide what they should be, then: "
-            f"{_same_update(ref, data, now)}."
-        ]
-    if data.get("applies") and "update" in data:
-        return [f"Apply only your change: {_same_update(ref, data, now)}."]
-    if data.get("applies"):
-        return [
-            f"Their change leaves the fields you set alone: the same update with "
-            f"expected_version={now} applies only yours."
-        ]
+        return _both_changed_moves(ref, data, now)
     if data.get("edits"):
         # Each edit is a revision: the next one expects the version the last one made.
         steps = [
@@ -117,40 +105,53 @@ def _conflict_moves(data: dict) -> list[str]:
         ]
     if "merged_body" in data:
         return [f"Send the merged body above (both changes) as body with expected_version={now}."]
-    clash = (data.get("conflicts") or [{}])[0]
-    if clash.get("theirs"):  # the diff above shows the current lines: no need to read again
-        return [
-            f'Change only those lines of the current text: edit("{ref}", '
-            f'operation="find_replace", find={json.dumps(clash["theirs"])}, content=<what they '
-            f"should say, e.g. {json.dumps(clash['mine'])}>, expected_version={now})."
-        ]
     if data.get("conflicts"):
-        return [
-            f'get("{ref}") for the current text; then change only the conflicting lines: '
-            f'edit("{ref}", operation="find_replace", find=<their text>, content=<what it '
-            f"should say>, expected_version={now})."
-        ]
+        return _clash_moves(ref, data, now)
     return [
         f'get("{ref}") for the current text; then apply only your change to it, e.g. '
         f'edit("{ref}", operation="find_replace", find=…, content=…, expected_version={now}).'
     ]
 
 
-def _same_edit(ref: str, edit: dict, now: int) -> str:
-    """The writer's own edit as a call on the current version (a long content is not echoed)."""
-    args = [f'"{ref}"']
-    for key in ("operation", "section", "find", "content", "expected_count"):
-        if key not in edit:
-            continue
-        value = edit[key]
-        if key == "content" and len(value) > MAX_ECHO:
-            args.append("content=<your content, unchanged>")
-        else:
-            args.append(f"{key}={json.dumps(value)}")
-    return f"edit({', '.join(args)}, expected_version={now})"
+def _clash_moves(ref: str, data: dict, now: int) -> list[str]:
+    """Lines both changed: theirs stays. The only calls offered add yours beside theirs; which
+    of the two should stay is for the writers to decide, never a call that drops theirs."""
+    moves = ["Their text stays as it is: it is not yours to remove without asking its writer."]
+    if data.get("keep_both"):
+        steps = [
+            f'edit("{ref}", operation="find_replace", find={json.dumps(e["find"])}, '
+            f"content={json.dumps(e['replace'])}, expected_version={now + i})"
+            for i, e in enumerate(data["keep_both"])
+        ]
+        moves.append("To keep both (yours after theirs): " + "; then ".join(steps) + ".")
+    else:
+        moves.append(
+            f'get("{ref}") shows the current text; add only your own lines to it, next to theirs '
+            f"(expected_version={now})."
+        )
+    return moves
 
 
-MAX_ECHO = 600
+def _both_changed_moves(ref: str, data: dict, now: int) -> list[str]:
+    """Both set the same fields: their values stay. Tags are kept as theirs plus yours; a title,
+    kind, status or place of theirs is left as it is, the rest of the update applies."""
+    both, theirs = data["both_changed"], data.get("fields") or {}
+    update = dict(data["update"])
+    kept = [name for name in both if name != "tags"]
+    for name in kept:
+        update.pop("subtopic" if name == "place" else name, None)
+        update.pop("project", None) if name == "place" else None
+    if "tags" in both and "tags" in update:
+        now_tags = list(theirs.get("tags", {}).get("now") or [])
+        update["tags"] = now_tags + [t for t in update["tags"] if t not in now_tags]
+    left_out = [k for k in data.get("update_left_out", []) if k not in kept]
+    names = ", ".join(both)
+    moves = [f"Both changed {names} (their values above); theirs stay unless their writer agrees."]
+    if update or left_out:
+        what = "your other fields, and tags as theirs plus yours" if "tags" in both else "the rest"
+        call = _same_update(ref, {"update": update, "update_left_out": left_out}, now)
+        moves.append(f"To keep theirs and apply {what}: {call}.")
+    return moves
 
 
 def _same_update(ref: str, data: dict, now: int) -> str:

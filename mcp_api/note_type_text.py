@@ -4,7 +4,7 @@ with the next call to make. Imports nothing of mcp_api, so render may use it."""
 from __future__ import annotations
 
 from knowledge.models import Entry
-from knowledge.note_types import Report, Schema, to_text
+from knowledge.note_types import Report, Schema, SchemaError, read_schema, to_text
 
 MAX_LISTED = 20
 HOW_TO_WRITE = (
@@ -42,6 +42,28 @@ def schema_fit_note(entry: Entry, report: Report | None) -> str:
     return (
         f"\nSaved, but it does not fit the {report.schema.note_type} schema (version "
         f"{report.schema.version}): {report.summary()}. Fix: {fix_call(entry, report)}."
+    )
+
+
+def schema_entry_note(entry: Entry) -> str:
+    """For a saved `schema` entry: that its body parsed as a schema, and the fields it defines
+    (a schema entry that does not parse is refused with what to write instead)."""
+    if entry.kind != "schema":
+        return ""
+    try:
+        schema = read_schema(title=entry.title, metadata=entry.metadata, body=entry.body)
+    except SchemaError:
+        return ""
+    if schema is None or not schema.fields:
+        return ""
+    names = ", ".join(
+        f.name + ("" if f.required else "?") + (" (relation)" if f.is_relation else "")
+        for f in schema.fields[:MAX_LISTED]
+    )
+    more = f" and {len(schema.fields) - MAX_LISTED} more" if len(schema.fields) > MAX_LISTED else ""
+    return (
+        f"\nParsed as the {schema.note_type!r} schema: {len(schema.fields)} field(s), "
+        f"{names}{more} (? = optional)."
     )
 
 

@@ -14,6 +14,7 @@ def whoami_text(me: dict) -> str:
             only = ", no projects left: it sees nothing; revoke it or create another"
         how = f" (token {token['name']!r}, scope {token['scope']}, expires {expires}{only})"
     lines = [f"You are {me['user'] or 'nobody (not signed in)'}, writing as {me['agent']}{how}."]
+    lines.append(_where_you_write(me))
     lines.append(f"Projects you can read ({len(me['projects'])}):")
     lines += [
         f"- {p['slug']} ({p['name']}, {p['sensitivity']}): {p['role']}"
@@ -23,5 +24,17 @@ def whoami_text(me: dict) -> str:
     lines.append(
         "You may create projects." if me["may_create_projects"] else "You may not create projects."
     )
+    if me.get("version"):
+        lines.append(f"This is Cairn {me['version']}.")
     lines.append("Next: browse(project) to look inside one; search(query) to find anything.")
     return "\n".join(lines)
+
+
+def _where_you_write(me: dict) -> str:
+    """The answer to "where may I write?", before the list of what the caller reads."""
+    if "write" not in me.get("scopes", []):
+        return "You may write nowhere: this token only reads."
+    writable = [f"{p['slug']} ({p['role']})" for p in me["projects"] if p["role"] != "viewer"]
+    if not writable:
+        return "You may write in no project yet: ask a maintainer of one (listed below)."
+    return f"You may write in: {', '.join(writable)}."

@@ -19,10 +19,10 @@ from knowledge.write_result import WriteResult
 from mcp_api import hints
 from mcp_api.entry_meta import entry_meta
 from mcp_api.graph_text import context_text, relation_lines
-from mcp_api.note_type_text import schema_fit_note
+from mcp_api.note_type_text import schema_entry_note, schema_fit_note
 from mcp_api.profile_text import whoami_text
 from mcp_api.search_text import search_text
-from mcp_api.write_text import change_summary, report_lines
+from mcp_api.write_text import change_summary, rebased_lines, report_lines
 
 
 def result(text: str, data: dict) -> CallToolResult:
@@ -110,18 +110,23 @@ def context(ctx: dict) -> CallToolResult:
 def entry_saved(
     written: WriteResult, *, report: dict | None = None, unseen: frozenset[int]
 ) -> CallToolResult:
-    """What the write did (knowledge.reads.write_reports): the change, then the rest."""
+    """What the write did (knowledge.reads.write_reports): the change, on which version when
+    it read an older one (`written.rebased`), then the rest."""
     entry, outcome = written.entry, written.outcome
+    rebased = written.rebased.as_dict() if written.rebased else None
     verb = {"created": "Created", "updated": "Updated", "unchanged": "Unchanged (no new revision):"}
     lines = [
         f"{verb.get(outcome, outcome.capitalize())} {entry.short_id} {entry.title!r} in "
         f"{entry.path} (version {entry.version}){change_summary(report)}."
-        f"{schema_fit_note(entry, written.schema)}",
+        f"{schema_fit_note(entry, written.schema)}{schema_entry_note(entry)}",
+        *rebased_lines(rebased),
         *report_lines(report, entry.short_id),
         f'Next: edit("{entry.short_id}", …) to change part of it; get("{entry.short_id}") to '
         "read it.",
     ]
     data = {"outcome": outcome, "entry": entry_meta(entry, unseen)}
+    if rebased is not None:
+        data["applied_on"] = rebased
     if report is not None:
         data["report"] = report
     if written.schema is not None:
@@ -136,7 +141,11 @@ def _listing(
     if not rows:
         return result(empty, {"entries": []})
     lines = [title]
-    lines += [f"- {r['short_id']} · {r['title']} · {r['path']} · {r['updated'][:10]}" for r in rows]
+    lines += [
+        f"- {r['short_id']} · {r['title']} · {r['path']} · {r['updated'][:10]}"
+        + (f" by {r['generated_by']}" if r["generated_by"] else "")
+        for r in rows
+    ]
     lines.append(more)
     return result("\n".join(lines), {"entries": rows})
 
@@ -216,9 +225,14 @@ def entry_deleted(ref: str, title: str, *, back: Entry | None = None) -> CallToo
 
 def sources_checked(answer: list[dict], project: str | None = None) -> CallToolResult:
     where = f"in project {project}" if project else "in every project you can see"
+    missing = (
+        f"not logged in project {project}"
+        if project
+        else ("logged in none of the projects you can see")
+    )
     lines = [f"Checked {where}:"] + [
         f"- {a.get('kind')}:{a.get('external_id')} → "
-        + (f"logged by {', '.join(a['entries'])}" if a["logged"] else f"not logged {where}")
+        + (f"logged by {', '.join(a['entries'])}" if a["logged"] else missing)
         for a in answer
     ]
     new = sum(not a["logged"] for a in answer)

@@ -10,9 +10,10 @@ HOW = {("text", "semantic"): "words + meaning", ("text",): "words", ("semantic",
 def search_text(query: str, hits: list[dict], *, note: str = "", no_words: str = "") -> str:
     what = f"for {query!r}" if query.strip() else "matching the filters, newest first"
     if not hits:
+        none = f"No entry contains {' '.join(query.split())!r}" if query.strip() else "No results"
         text = (
-            f"No results {what}. Try fewer or other words, drop filters, or "
-            "browse(project) to see what exists."
+            f"{none}. Try fewer or other words, drop filters, or browse(project) to see what "
+            "exists."
         )
         return text + (f"\n{note} Search again in a few seconds." if note else "")
     head = f"{no_words.rstrip('.')}:" if no_words else f"{len(hits)} result(s) {what}:"

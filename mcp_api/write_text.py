@@ -56,7 +56,18 @@ def _relation(rel: dict) -> str:
     if rel["resolved"]:
         e = rel["entry"]
         return f"{rel['type']} → {e['short_id']} {e['title']!r} (resolved)"
-    return f"{rel['type']} → [[{rel['target']}]] (waiting: no entry {rel['target']!r} you can see)"
+    if rel.get("candidates"):
+        named = ", ".join(f"{c['short_id']} [[{c['permalink']}]]" for c in rel["candidates"])
+        return (
+            f"{rel['type']} → [[{rel['target']}]] (waiting: {rel['target']!r} names entries in "
+            f"several projects you read: {named}; link the one you mean by its address)"
+        )
+    return (
+        f"{rel['type']} → [[{rel['target']}]] (waiting: no one entry {rel['target']!r} you can "
+        "see; a link resolves as [[Title]] (your project first, then the one in the others you "
+        "read), [[project/path/slug]] or [[memory://project/path/slug]], as get and search "
+        "print them)"
+    )
 
 
 def facts_lines(report: dict) -> list[str]:
@@ -106,6 +117,21 @@ def same_body_lines(report: dict, short_id: str) -> list[str]:
     return [
         f"Same body (word for word, whitespace and case aside) as: {listed}. If it is the same "
         f'note, keep one: delete("{short_id}", reason=…), or update the older one\'s title.'
+    ]
+
+
+def rebased_lines(rebased: dict | None) -> list[str]:
+    """A stale write that applied on the current version: which, and who changed it since."""
+    if not rebased:
+        return []
+    since = "; ".join(
+        f"v{c['version']} by {c['by']}" + (f" ({_clip(c['reason'], 60)})" if c["reason"] else "")
+        for c in rebased["changes"][-3:]
+    )
+    return [
+        f"Applied on version {rebased['version']}, the current one (you read version "
+        f"{rebased['read_version']}; since then {since or 'changed'}): your change touches no "
+        "line or field theirs changed, so both are kept."
     ]
 
 

@@ -30,6 +30,7 @@ from knowledge.db import ping
 from knowledge.reads.health import embedding_state, entry_count, project_count
 from memory_site.proxies import local_caller
 from ops import metrics
+from ops.version import VERSION
 
 _migrated = False  # once every migration is applied it stays so for the process's life
 # The memory's state is kept for CAIRN_READY_CACHE_SECONDS per process, so polling /readyz or
@@ -94,7 +95,8 @@ def state_gauges() -> list[tuple[str, str, float]]:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"status": "ok"})
+    # The version is what a person reports with a problem and what an upgrade is checked by.
+    return JsonResponse({"status": "ok", "version": VERSION})
 
 
 def check_database() -> dict:

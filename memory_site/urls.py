@@ -17,8 +17,11 @@ from api.site import api  # noqa: E402
 
 urlpatterns += [path("api/", api.urls)]
 
-# Sign-in (allauth) URLs are mounted below.
-urlpatterns += [path("accounts/", include("allauth.urls"))]
+# Sign-in (allauth) URLs are mounted below, and MCP authorization's sign-in and consent page.
+urlpatterns += [
+    path("accounts/", include("allauth.urls")),
+    path("", include("memory_site.oauth.urls")),
+]
 
 # Operations: liveness, readiness and Prometheus metrics (memory_site/health.py).
 from memory_site import health  # noqa: E402

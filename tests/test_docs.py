@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference"
-REGENERATE = "Run `make docs-reference` and commit docs/reference/."
+REGENERATE = "Run `make docs-reference` and commit docs/reference/ and docs/llms.txt."
 
 
 def _generator():
@@ -28,8 +28,8 @@ generate = _generator()
 
 @pytest.mark.parametrize("page", sorted(generate.PAGES))
 def test_reference_page_matches_the_code(page):
-    path = REFERENCE / page
-    assert path.exists(), f"docs/reference/{page} is missing. {REGENERATE}"
+    path = ROOT / "docs" / page
+    assert path.exists(), f"docs/{page} is missing. {REGENERATE}"
     fresh = generate.PAGES[page]()
     if path.read_text() != fresh:
         old, new = path.read_text().splitlines(), fresh.splitlines()
@@ -39,7 +39,7 @@ def test_reference_page_matches_the_code(page):
         )
         line = new[first] if first < len(new) else "(the generated page ends here)"
         pytest.fail(
-            f"docs/reference/{page} differs from what the code produces, from line {first + 1}:"
+            f"docs/{page} differs from what the code produces, from line {first + 1}:"
             f"\n  the code now says: {line[:200]}\n{REGENERATE}"
         )
 
@@ -128,3 +128,25 @@ def test_the_readme_is_short_and_its_links_lead_somewhere():
     for target in re.findall(r"\]\(((?!https?:|#|mailto:)[^)\s]+)\)", readme):
         path = ROOT / target.split("#")[0]
         assert path.exists(), f"README links to {target}, which does not exist."
+
+
+def test_every_screenshot_is_shown_and_every_shown_one_exists():
+    """docs/screenshots/ holds only what the README and the guides show (the browser tests take
+    no other: tests/web/browser.py), and every picture they show is there."""
+    shown = {
+        m
+        for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+        for m in re.findall(r"screenshots/([\w.-]+\.png)", p.read_text())
+    }
+    files = {p.name for p in (ROOT / "docs" / "screenshots").glob("*")}
+    assert not files - shown, f"Pictures no guide shows: {sorted(files - shown)}. Remove them."
+    assert not shown - files, (
+        f"Pictures the guides show that are missing: {sorted(shown - files)}. "
+        "Take them with CAIRN_UPDATE_SCREENSHOTS=1 make test."
+    )
+
+
+def test_a_phone_picture_is_no_wider_than_the_phone():
+    for path in (ROOT / "docs" / "screenshots").glob("*phone*.png"):
+        width = int.from_bytes(path.read_bytes()[16:20], "big")  # the PNG header's IHDR width
+        assert width <= 390, f"{path.name} is {width} px wide, wider than the phone (390 px)"

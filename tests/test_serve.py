@@ -20,6 +20,8 @@ import psutil
 import pytest
 from django.db import connection
 
+from ops.version import VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -197,7 +199,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         # The rest is read as it comes: a full pipe would stop the server's processes mid-write.
         reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
         reader.start()
-        assert f"Cairn is running at http://127.0.0.1:{port}/" in output, output
+        assert f"Cairn {VERSION} is running at http://127.0.0.1:{port}/" in output, output
         assert "Log in as admin / " in output
         assert "Web … 2 process(es)" in output
         assert "Worker … 2 process(es), embedding model with 1 thread(s) each" in output

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from web import views
+from web import moves, runs, tokens, views
 
 app_name = "web"
 
@@ -18,4 +18,12 @@ urlpatterns = [
     path("e/<str:ref>/verify/", views.verify, name="verify"),
     path("e/<str:ref>/status/", views.set_status, name="status"),
     path("e/<str:ref>/undelete/", views.undelete, name="undelete"),
+    path("tokens/", tokens.tokens, name="tokens"),
+    path("tokens/clients/<int:client_pk>/disconnect/", tokens.disconnect, name="disconnect"),
+    path("tokens/<int:token_id>/revoke/", tokens.revoke, name="token_revoke"),
+    path("e/<str:ref>/move/", moves.move, name="move"),
+    path("runs/", runs.runs, name="runs"),
+    path("runs/<str:key>/", runs.run, name="run"),
+    path("runs/<str:key>/undo/", runs.undo, name="run_undo"),
+    path("runs/<str:key>/revoke/", runs.revoke, name="run_revoke"),
 ]

@@ -162,8 +162,8 @@ def render_revision(mirror: Mirror, row, names: Names, sources: dict) -> Prepare
 def revision_trailers(row, names: Names) -> dict[str, str]:
     """What a revision holds beyond its file, exactly (`mirror restore` reads it back): the
     action, who (username), when (to the microsecond), why (JSON: any text on one line), the
-    place as slugs, the entry's numeric id, and whether the body ends with a newline (the file
-    always does)."""
+    place as slugs, the entry's numeric id, whether the body ends with a newline (the file
+    always does), and the token, agent label and run that wrote it."""
     out = {"Cairn-Action": _VERBS.get(row.history_type, "update")}
     username = names.user(row.history_user_id)[0]
     if username:
@@ -177,6 +177,13 @@ def revision_trailers(row, names: Names) -> dict[str, str]:
     out["Cairn-Row"] = str(row.id)
     if row.history_type != "-" and (row.body or "").endswith("\n"):
         out["Cairn-Body-Newline"] = "yes"
+    # The run it belongs to (knowledge.runs): a restored history keeps its runs.
+    if row.history_token_id is not None:
+        out["Cairn-Token"] = str(row.history_token_id)
+    if row.history_agent:
+        out["Cairn-Agent"] = row.history_agent
+    if row.history_run:
+        out["Cairn-Run"] = row.history_run
     return out
 
 

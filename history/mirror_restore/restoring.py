@@ -192,6 +192,9 @@ def _revision(
         project=trailers.get("Cairn-Project") or parts[0],
         subtopic=trailers.get("Cairn-Subtopic") or "/".join(parts[1:-1]),
         entry_pk=int(trailers["Cairn-Row"]) if trailers.get("Cairn-Row", "").isdigit() else None,
+        token_id=int(token) if (token := trailers.get("Cairn-Token", "")).isdigit() else None,
+        agent=trailers.get("Cairn-Agent", "")[:120],
+        run=trailers.get("Cairn-Run", "")[:80],
     )
     if "Cairn-Lost" in trailers or (_NOT_RENDERED in lines[0] and "Cairn-Action" not in trailers):
         rev.lost = "the mirror could not render it when it was saved (parked): no text in git"

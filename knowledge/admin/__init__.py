@@ -10,6 +10,7 @@ from knowledge.admin.topics import SourceAdmin, SubtopicAdmin
 
 __all__ = ["EntryAdmin", "ProjectAdmin", "SourceAdmin", "SubtopicAdmin"]
 
+import knowledge.admin.oauth  # (registers the connected clients' admin)
 import knowledge.admin.tokens  # noqa: F401  (registers the API token admin)
 from knowledge.admin.site import dress
 

@@ -21,8 +21,9 @@ from knowledge import limits
 from knowledge.actors import Actor
 from knowledge.admin.common import themed
 from knowledge.errors import KnowledgeError, ValidationFailed
-from knowledge.models import EntryStatus
+from knowledge.models import Entry, EntryStatus
 from knowledge.paths import normalize_path
+from knowledge.reads.moves import move_notice
 from knowledge.selectors import writable_projects
 from knowledge.services import (
     WriteResult,
@@ -64,17 +65,35 @@ class MoveForm(ReasonForm):
         help_text="Path such as ops/archive or Ops > Archive; created if missing. "
         "Empty = the project root.",
     )
-    field_order = ("project", "subtopic", "reason")
+    understood = forms.BooleanField(
+        required=False,
+        label="I understand who will read them",
+        help_text="Asked when they change project: the page says who reads them there.",
+    )
+    field_order = ("project", "subtopic", "reason", "understood")
 
     def __init__(self, *args, actor: Actor, **kwargs):
         super().__init__(*args, actor=actor, **kwargs)
         self.fields["project"].queryset = writable_projects(actor).order_by("slug")
+        self.entries: list[Entry] = []  # set by run_bulk: what the move says is about them
 
     def clean_subtopic(self):
         try:
             return normalize_path(self.cleaned_data["subtopic"])
         except ValidationFailed as exc:
             raise forms.ValidationError(exc.message) from exc
+
+    def clean(self):
+        data = super().clean()
+        target = data.get("project")
+        if target and any(e.project_id != target.pk for e in self.entries):
+            notice = move_notice(self.actor, [e.project for e in self.entries], target)
+            if not data.get("understood"):
+                raise forms.ValidationError(f"{notice} Tick “{UNDERSTOOD}” and move again.")
+        return data
+
+
+UNDERSTOOD = "I understand who will read them"
 
 
 class TagsForm(ReasonForm):
@@ -173,6 +192,7 @@ def run_bulk(modeladmin, request, queryset, name: str):
         )
         return None
     form = action.form(request.POST if "apply" in request.POST else None, actor=actor)
+    form.entries = entries
     if "apply" in request.POST and form.is_valid():
         versions = _versions(request.POST)
         done, refused = [], []

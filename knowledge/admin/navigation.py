@@ -23,6 +23,9 @@ GROUPS = (
     )),
     ("Access", (
         ("API tokens", "key", "knowledge_apitoken_changelist", "knowledge.view_apitoken"),
+        ("Connected clients", "cable", "knowledge_oauthgrant_changelist", None),
+        ("OAuth clients", "apps", "knowledge_oauthclient_changelist", SUPERUSER),
+        ("Agent runs", "history", "knowledge_apitoken_runs", "knowledge.view_apitoken"),
         ("People", "person", "auth_user_changelist", "auth.view_user"),
         ("Groups", "group", "auth_group_changelist", "auth.view_group"),
     )),

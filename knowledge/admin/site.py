@@ -22,7 +22,11 @@ def with_admin_csp(view):
 
 
 # Names as people say them, where a model's own verbose name reads otherwise.
-SAID = {("knowledge", "apitoken"): "API tokens"}
+SAID = {
+    ("knowledge", "apitoken"): "API tokens",
+    ("knowledge", "oauthgrant"): "Connected clients",
+    ("knowledge", "oauthclient"): "OAuth clients",
+}
 
 
 def dress(site: admin.AdminSite) -> None:

@@ -6,20 +6,26 @@ The secret exists only in the response to the save that created it: that page sh
 
 from django.contrib import admin
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.html import format_html
 from unfold.admin import ModelAdmin
 
 from knowledge.admin.common import ServiceWritesMixin
 from knowledge.models import ApiToken
 from knowledge.selectors import visible_projects
+from knowledge.selectors.runs import DEFAULT_DAYS, MAX_DAYS, runs_list
 from knowledge.services import token_create, token_revoke, token_update
+
+RUNS_SHOWN = 100
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
     list_display = (
-        "name", "prefix", "user", "scope", "sees", "agent_label", "last_used_at", "state",
+        "name", "prefix", "user", "scope", "sees", "made_by", "agent_label", "last_used_at",
+        "state", "runs",
     )  # fmt: skip
     list_filter = ("scope",)
     search_fields = ("name", "prefix", "user__username", "agent_label")
@@ -43,7 +49,8 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
         return self.readonly_fields
 
     def get_queryset(self, request):
-        qs = super().get_queryset(request).select_related("user").prefetch_related("projects")
+        qs = super().get_queryset(request).select_related("user", "grant__client")
+        qs = qs.prefetch_related("projects")
         return qs if request.user.is_superuser else qs.filter(user=request.user)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
@@ -60,6 +67,35 @@ class ApiTokenAdmin(ServiceWritesMixin, ModelAdmin):
     @admin.display(description="projects")
     def sees(self, obj):
         return obj.reach()
+
+    @admin.display(description="made by")
+    def made_by(self, obj):
+        """A personal token, or the client that got it by its person's consent."""
+        return f"client: {obj.grant.client.name}" if obj.grant_id else "personal"
+
+    @admin.display(description="runs")
+    def runs(self, obj):
+        return format_html(
+            '<a href="{}?token={}">its runs</a>', reverse("admin:knowledge_apitoken_runs"), obj.pk
+        )
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.runs_view)
+        return [path("runs/", view, name="knowledge_apitoken_runs"), *super().get_urls()]
+
+    def runs_view(self, request):
+        """What the tokens wrote, run by run (a superuser sees every run, others theirs and
+        those in the projects they maintain); each opens on its page, where it is undone."""
+        try:
+            days = max(1, min(int(request.GET.get("days") or DEFAULT_DAYS), MAX_DAYS))
+            token = int(request.GET["token"]) if request.GET.get("token") else None
+        except ValueError:
+            days, token = DEFAULT_DAYS, None
+        found = runs_list(request.actor, days=days, token=token, limit=RUNS_SHOWN)
+        context = {**self.admin_site.each_context(request), "opts": self.opts,
+                   "title": "Agent runs", "runs": found, "days": days, "token": token,
+                   "limit": RUNS_SHOWN}  # fmt: skip
+        return TemplateResponse(request, "admin/knowledge/apitoken/runs.html", context)
 
     @admin.display(description="state")
     def state(self, obj):

@@ -18,6 +18,7 @@ from knowledge.admin.common import ScopedAdminMixin, ServiceWritesMixin, themed
 from knowledge.errors import KnowledgeError
 from knowledge.models import Source, Subtopic
 from knowledge.paths import normalize_path
+from knowledge.reads.moves import move_notice
 from knowledge.selectors import writable_projects
 from knowledge.services import subtopic_ensure, subtopic_move
 from ops.timing import timed
@@ -31,13 +32,24 @@ class SubtopicMoveForm(forms.Form):
         label="New path",
         help_text="e.g. archive/2026/incident; the subtopics below it keep their place under it.",
     )
+    to_project = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        label="To project",
+        empty_label="(the same project)",
+        help_text="Another project to move it to, with its entries: their sources come along, "
+        "their old addresses keep leading to them. Out of a members-only project it needs "
+        "that project's maintainer.",
+    )
     reason = forms.CharField(
         max_length=limits.REASON, help_text="Recorded in each moved entry's history."
     )
+    field_order = ("project", "path", "to_project", "to", "reason")
 
     def __init__(self, *args, actor, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["project"].queryset = writable_projects(actor).order_by("slug")
+        self.fields["to_project"].queryset = writable_projects(actor).order_by("slug")
         themed(self)
 
 
@@ -94,21 +106,25 @@ class SubtopicAdmin(ServiceWritesMixin, ScopedAdminMixin, SimpleHistoryAdmin, Mo
             data = form.cleaned_data
             try:
                 with timed("admin", "subtopic.move"):
+                    dest = data.get("to_project") or data["project"]
                     moved = subtopic_move(
                         actor=actor,
                         project=data["project"].pk,
                         path=data["path"],
                         to=data["to"],
+                        to_project=dest.pk,
                         reason=data["reason"],
                     )
             except KnowledgeError as exc:
                 form.add_error(None, exc.message)
             else:
+                notice = move_notice(actor, [data["project"]], dest)
                 messages.success(
                     request,
-                    f"Moved {data['path']} to {data['to']}: {moved} entries, one revision each.",
+                    f"Moved {data['path']} to {dest.slug}/{data['to']}: {moved} entries, one "
+                    f"revision each. {notice}",
                 )
-                tree = f"{data['project'].slug}/{normalize_path(data['to'])}"
+                tree = f"{dest.slug}/{normalize_path(data['to'])}"
                 url = reverse("admin:knowledge_entry_changelist")
                 return HttpResponseRedirect(f"{url}?{urlencode({'tree': tree})}")
         context = {

@@ -3,7 +3,7 @@ post_save (which builds and saves a historical model instance through the ORM: a
 a write's CPU, bench/write_profile.py). The row is the one simple-history writes: every tracked
 column as saved, who, why, when and the kind of change; the columns the history adds of its own
 (git_commit, sources) take their defaults. And the commit hashes the mirror records on them,
-one statement per batch."""
+one statement per batch; and the read that decides which run a token's write joins."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from knowledge.models import Entry, HistoricalEntry
 
-_WHO = {"history_type", "history_user_id", "history_change_reason", "history_date"}
+_WHO = {"history_type", "history_user_id", "history_change_reason", "history_date",
+        "history_token_id", "history_agent", "history_run"}  # fmt: skip
 
 
 @cache
@@ -29,14 +30,16 @@ def _insert() -> tuple[str, tuple]:
     return sql, tuple((f, f.attname in tracked) for f in fields)
 
 
-def save_revision(entry: Entry, created: bool) -> None:
-    """The revision row of the save just made (record() set who and why on the entry)."""
+def save_revision(entry: Entry, created: bool, runs: dict) -> None:
+    """The revision row of the save just made (record() set who and why on the entry; `runs`:
+    its token, agent and run columns, knowledge/services/_kernel/runs.py run_columns)."""
     sql, fields = _insert()
     who = {
         "history_type": "+" if created else "~",
         "history_user_id": getattr(getattr(entry, "_history_user", None), "pk", None),
         "history_change_reason": getattr(entry, "_change_reason", None),
         "history_date": timezone.now(),
+        **runs,
     }
     values = []
     for field, tracked in fields:
@@ -49,6 +52,22 @@ def save_revision(entry: Entry, created: bool) -> None:
         values.append(field.get_db_prep_save(value, connection))
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
+
+
+_TOKEN_LATEST = (
+    f"SELECT history_run, history_date FROM {HistoricalEntry._meta.db_table} "
+    "WHERE history_token_id = %s ORDER BY history_id DESC LIMIT 1"
+)
+
+
+def token_latest(token_id: int) -> tuple[str, object] | None:
+    """(run, date) of the token's latest revision, or None: what each of its writes reads to
+    know whether it continues the token's run. One index probe (entry_revision_token_latest);
+    a statement of its own, as the revision insert it precedes (about a tenth of the ORM's CPU
+    for this one-row read, on every write a token makes)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TOKEN_LATEST, [token_id])
+        return cursor.fetchone()
 
 
 def record_commits(shas: dict[int, str]) -> None:

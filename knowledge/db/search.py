@@ -172,14 +172,20 @@ SELECT 'c', b.entry_id, NULL, NULL, b.ordinal + 1,
        (SELECT count(*) FROM knowledge_entrychunk x
         WHERE x.entry_id = b.entry_id AND x.model = b.model)::int
 FROM knowledge_entrychunk b WHERE b.id = ANY(%s)
+UNION ALL
+SELECT 'a', e.id, NULL, NULL, NULL::int, NULL::int
+FROM knowledge_entry e WHERE e.id = ANY(%s) AND e.search_vector @@ %s::tsquery
 """
 
 
-def hit_matches(word_ids: list[int], tsquery: str, chunk_ids: list[int]) -> tuple[str, list]:
+def hit_matches(
+    word_ids: list[int], tsquery: str, chunk_ids: list[int], every: str
+) -> tuple[str, list]:
     """('o', entry id, category, content, NULL, NULL) for the observation of each of `word_ids`
-    that best matches `tsquery`, and ('c', entry id, NULL, NULL, place from 1, count) for the
-    chunks `chunk_ids` among their entry's chunks of the same model."""
-    return _MATCHES_SQL, [word_ids, tsquery, tsquery, chunk_ids]
+    that best matches `tsquery`, ('c', entry id, NULL, NULL, place from 1, count) for the
+    chunks `chunk_ids` among their entry's chunks of the same model, and ('a', entry id, …) for
+    each of `word_ids` whose text holds every word of the query (`every`)."""
+    return _MATCHES_SQL, [word_ids, tsquery, tsquery, chunk_ids, word_ids, every]
 
 
 # %s: the headline's tsquery (NULL: none), entry ids, chunk ids; e.id = ANY() reads by key.

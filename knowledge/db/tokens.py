@@ -21,10 +21,12 @@ def _recheck_sql() -> str:
     through = ApiToken.projects.through._meta
     to_token = quote(through.get_field("apitoken").column)
     to_project = quote(through.get_field("project").column)
+    # The secret's digest too: a client's token is given a new secret in place when it
+    # refreshes (knowledge/services/_kernel/oauth.py), and the old one must stop at once.
     return (
         "SELECT t.last_used_at, t.agent_label, u.is_superuser, t.scope, t.narrowed, "
         f"ARRAY(SELECT p.{to_project} FROM {quote(through.db_table)} p "
-        f"WHERE p.{to_token} = t.id) FROM {quote(token.db_table)} t "
+        f"WHERE p.{to_token} = t.id), t.resource FROM {quote(token.db_table)} t "
         f"JOIN {quote(user.db_table)} u ON u.{quote(user_pk)} = t.{quote(user_id)} "
         "WHERE t.id = %s AND t.secret_hash = %s AND t.revoked_at IS NULL AND u.is_active "
         "AND (t.expires_at IS NULL OR t.expires_at > %s) "
@@ -33,8 +35,8 @@ def _recheck_sql() -> str:
 
 
 def token_recheck(token_id: int, digest: str, *, now, oldest) -> tuple | None:
-    """(last_used_at, agent_label, is_superuser, scope, narrowed, project ids) of a token that
-    is still live with this secret and an active user (made after `oldest`, when given), or
+    """(last_used_at, agent_label, is_superuser, scope, narrowed, project ids, resource) of a
+    token still live with this secret and an active user (made after `oldest`, when given), or
     None: one primary-key read, without building an ORM query on every request."""
     with connection.cursor() as cursor:
         cursor.execute(_recheck_sql(), [token_id, digest, now, oldest, oldest])

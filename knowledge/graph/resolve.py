@@ -29,6 +29,9 @@ def may_reference(source_sensitivity: str, target_sensitivity: str) -> bool:
     return _RANK.get(target_sensitivity, 3) <= _RANK.get(source_sensitivity, 0)
 
 
+ADDRESS = "memory://"  # the address the server prints: memory://project/path/slug
+
+
 def target_key(text: str) -> str:
     """The slug a link's last segment names: what an entry's slug is matched on."""
     return entry_slug(text.rsplit("/", 1)[-1].strip())
@@ -36,7 +39,9 @@ def target_key(text: str) -> str:
 
 def split_target(text: str) -> tuple[str | None, str | None, str]:
     """`proj/a/b/Title` → ("proj", "a/b", key); `a/Title` → ("a", "", key) as well as the
-    same-project reading ("a" as the subtopic) — the resolver tries both."""
+    same-project reading ("a" as the subtopic) — the resolver tries both. A `memory://`
+    address reads as its `proj/a/b/slug`."""
+    text = link_path(text)
     parts = [p.strip() for p in text.split("/") if p.strip()]
     if len(parts) <= 1:
         return None, None, target_key(text)
@@ -46,25 +51,37 @@ def split_target(text: str) -> tuple[str | None, str | None, str]:
         return None, None, target_key(text)
 
 
-def _candidates(source: Entry, keys: set[str], firsts: set[str], writer: Actor | None):
-    """The entries whose slug a link names, in the source's project or in a project the link
-    names that the writer can read: (id, slug, project id, project slug, its sensitivity,
-    subtopic path, status). Every save with links runs it: compiled once per shape."""
-    r = reach(writer) if firsts and writer is not None else None
+def link_path(text: str) -> str:
+    text = text.strip()
+    return text[len(ADDRESS) :] if text[: len(ADDRESS)].lower() == ADDRESS else text
+
+
+MAX_CANDIDATES = 500  # entries a save's links are matched among (a title in many projects)
+
+
+def _candidates(
+    source: Entry, keys: set[str], firsts: set[str], bare: set[str], writer: Actor | None
+):
+    """The entries whose slug a link names, in the source's project, in a project the link
+    names, or (for a bare title) in any project, of those the writer can read: (id, slug,
+    project id, project slug, its sensitivity, subtopic path, status), oldest first (ordered by
+    id). Every save with links runs it: compiled once per shape."""
+    r = reach(writer) if (firsts or bare) and writer is not None else None
     new = source.pk is None
 
     def build(s: Stand):
         here = Q(project_id=s.int("project"))
         if r is not None:
             readable = projects_for(r, "read", s)
-            here |= Q(project__slug__any=s.texts("firsts"), project__in=readable)
+            named = Q(project__slug__any=s.texts("firsts")) | Q(slug__any=s.texts("bare"))
+            here |= named & Q(project__in=readable)
         found = Entry.objects.filter(slug__any=s.texts("keys")).filter(here)
         if not new:
             found = found.exclude(pk=s.int("id"))
         return found.order_by("pk").values_list(
             "pk", "slug", "project_id", "project__slug", "project__sensitivity",
             "subtopic__path", "status",
-        )  # fmt: skip
+        )[:MAX_CANDIDATES]  # fmt: skip
 
     compiled = compile_once(("link_candidates", r and r.shape, new), build)
     return compiled.rows(
@@ -72,6 +89,7 @@ def _candidates(source: Entry, keys: set[str], firsts: set[str], writer: Actor |
         id=source.pk,
         project=source.project_id,
         firsts=sorted(firsts),
+        bare=sorted(bare),
         **(r.values if r is not None else {}),
     )
 
@@ -80,18 +98,28 @@ def resolve_targets(source: Entry, texts: list[str], writer: Actor | None) -> di
     """For each link text of `source`: the id of the entry it names, or None (waiting).
 
     Same project first: the exact path, then the title (same subtopic preferred, then the one
-    entry with it, then the oldest); a `project/…/Title` link names another project only when
-    that project exists, `source`'s project may reference it and the `writer` may read it.
-    A project the writer cannot read is treated as one that does not exist, so a link never
-    tells its writer whether a hidden entry is there.
+    entry with it, then the oldest); a `project/…/Title` link (or its `memory://` address)
+    names another project only when that project exists, `source`'s project may reference it
+    and the `writer` may read it. A bare title not in the source's project names the one entry
+    with it in the other projects the writer reads (several: it waits, elsewhere_matches lists
+    them). A project the writer cannot read is treated as one that does not exist, so a link
+    never tells its writer whether a hidden entry is there.
     """
+    return {text: found for text, (found, _) in resolve_links(source, texts, writer).items()}
+
+
+def resolve_links(
+    source: Entry, texts: list[str], writer: Actor | None
+) -> dict[str, tuple[int | None, list[int]]]:
+    """resolve_targets, with the entries a waiting bare title could mean in other projects."""
     if not texts:
         return {}
     project = source.project
     keys = {target_key(t) for t in texts}
     firsts = {p for p, _, _ in map(split_target, texts) if p}
-    rows = _candidates(source, keys, firsts, writer)
-    answer: dict[str, int | None] = {}
+    bare = {key for first, _, key in map(split_target, texts) if first is None}
+    rows = _candidates(source, keys, firsts, bare, writer)
+    answer: dict[str, tuple[int | None, list[int]]] = {}
     for text in texts:
         first, sub, key = split_target(text)
         found = None
@@ -106,15 +134,28 @@ def resolve_targets(source: Entry, texts: list[str], writer: Actor | None) -> di
             if first == project.slug:
                 local_sub = sub
             elif first:
-                local_sub = normalize_path(text.rsplit("/", 1)[0]) if "/" in text else None
+                path = link_path(text)
+                local_sub = normalize_path(path.rsplit("/", 1)[0]) if "/" in path else None
             else:
                 local_sub = None
             own = [r for r in rows if r[2] == project.pk]
             found = _pick(own, key, local_sub, source.subtopic.path if source.subtopic_id else "")
-            if found is None and local_sub is None:
+        others: list[int] = []
+        if found is None and first is None:
+            others = _elsewhere(rows, project, key)
+            found = others[0] if len(others) == 1 else None
+            if found is None and not others:
                 found = _close_enough(source, text)
-        answer[text] = found
+        answer[text] = (found, others if found is None else [])
     return answer
+
+
+def _elsewhere(rows: list[tuple], project, key: str) -> list[int]:
+    """The entries of other projects a bare title names (not superseded, when one is not)."""
+    same = [r for r in rows if r[2] != project.pk and r[1] == key]
+    same = [r for r in same if may_reference(project.sensitivity, r[4])]
+    live = [r for r in same if r[6] != EntryStatus.SUPERSEDED] or same
+    return [r[0] for r in live]
 
 
 def _close_enough(source: Entry, text: str) -> int | None:

@@ -14,6 +14,13 @@ from knowledge.models.entries import (
     new_short_id,
 )
 from knowledge.models.graph import Observation, Relation
+from knowledge.models.oauth import (
+    OAuthClient,
+    OAuthCode,
+    OAuthGrant,
+    OAuthRefreshToken,
+    secret_digest,
+)
 from knowledge.models.projects import Project, SchemaMode, Sensitivity, Subtopic
 from knowledge.models.revisions import RevisionBase
 from knowledge.models.search import EMBEDDING_DIM, EntryChunk, LexemeStat
@@ -26,6 +33,7 @@ HistoricalSubtopic = Subtopic.history.model
 __all__ = [
     "EMBEDDING_DIM", "SHORT_ID_ALPHABET", "ApiToken", "Entry", "EntryChunk", "EntryStatus",
     "HistoricalEntry", "HistoricalProject", "HistoricalSubtopic", "LexemeStat", "Membership",
-    "Observation", "Project", "Relation", "RevisionBase", "Role", "SchemaMode", "Sensitivity",
-    "Source", "Subtopic", "TokenScope", "content_hash", "embedding_key", "new_short_id",
+    "OAuthClient", "OAuthCode", "OAuthGrant", "OAuthRefreshToken", "Observation", "Project",
+    "Relation", "RevisionBase", "Role", "SchemaMode", "Sensitivity", "Source", "Subtopic",
+    "TokenScope", "content_hash", "embedding_key", "new_short_id", "secret_digest",
 ]  # fmt: skip

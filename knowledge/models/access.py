@@ -80,6 +80,17 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A token a client got through MCP authorization (knowledge/models/oauth.py): its consent,
+    # and the one resource (this server's /mcp) it is good for. A personal token has neither.
+    grant = models.ForeignKey(
+        "knowledge.OAuthGrant",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="access_tokens",
+        editable=False,
+    )
+    resource = models.CharField(max_length=300, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]

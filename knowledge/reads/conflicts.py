@@ -1,7 +1,10 @@
-"""What a refused stale write needs to know: what changed since the version it read (who, when,
-the changed lines and fields), and how to apply only its own change on top (a merged body, the
-same write again when the other change does not touch what it changes, or the lines where both
-changed the same text)."""
+"""A stale write: one that read an older version than the entry's current one.
+
+When it touches nothing the other writer changed (an append or prepend, an edit of text they
+left alone, fields they did not set) it applies on the current version and says so (`Rebased`).
+Otherwise it is refused with what it needs to know: what changed since the version it read
+(who, when, the changed lines and fields), and how to apply only its own change on top (a merged
+body, or the lines where both changed the same text)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from knowledge.access import visible_projects
 from knowledge.actors import Actor
 from knowledge.errors import EntryConflict, ValidationFailed
 from knowledge.models import Entry, Project, Subtopic
+from knowledge.write_result import Rebased
 
 MAX_DIFF_LINES = 200
 MAX_EDITS = 3
@@ -26,6 +30,19 @@ _BASE_COLUMNS = ("history_id", "version", "body", "title", "kind", "tags", "stat
                  "subtopic_id")  # fmt: skip
 _CHANGE_COLUMNS = ("version", "history_date", "history_user__username", "generated_by",
                    "history_change_reason")  # fmt: skip
+
+
+# Edits that only add lines: they touch no line the other writer changed, wherever it is.
+INSERTING = ("append", "prepend")
+
+
+def stale_write(entry: Entry, expected_version: int, *, actor: Actor, **change) -> Rebased:
+    """A write that read `expected_version` of `entry` (locked, now further on): Rebased when it
+    applies on the current version as it is, else the EntryConflict (entry_conflict) raised."""
+    conflict = entry_conflict(entry, expected_version, actor=actor, **change)
+    if conflict.data.get("applies"):
+        return Rebased(expected_version, entry.version, conflict.data.get("changes") or [])
+    raise conflict
 
 
 def entry_conflict(
@@ -127,6 +144,8 @@ def _merged(base: str, theirs: str, mine: str) -> dict:
         out = {"conflicts": result.conflicts[:MAX_CONFLICTS]}
         if len(result.conflicts) > MAX_CONFLICTS:
             out["conflicts_total"] = len(result.conflicts)
+        if keep := _keep_both(result.conflicts, theirs):
+            out["keep_both"] = keep
         return out
     out = {"merged_body": result.body}
     if len(result.mine) <= MAX_EDITS:  # each step searches the whole text: only a few
@@ -135,6 +154,22 @@ def _merged(base: str, theirs: str, mine: str) -> dict:
         if edits and all(edits):
             out["edits"] = [{"find": f, "replace": r} for f, r in edits]
     return out
+
+
+def _keep_both(conflicts: list[dict], theirs: str) -> list[dict]:
+    """For lines both changed, the find/replace steps that add the writer's lines after theirs:
+    the one change offered that loses no text, theirs or yours (deciding which stays is for
+    the two writers). Only when there are few, each has text on both sides, and their text
+    occurs once in the current body (so the step finds it)."""
+    if len(conflicts) > MAX_EDITS:
+        return []
+    steps = []
+    for c in conflicts:
+        mine = c["mine"].strip("\n")
+        if not c["theirs"].strip() or not mine.strip() or theirs.count(c["theirs"]) != 1:
+            return []
+        steps.append({"find": c["theirs"], "replace": f"{c['theirs']}\n{mine}"})
+    return steps
 
 
 def _echoed(update: dict) -> dict:
@@ -153,13 +188,22 @@ def _echoed(update: dict) -> dict:
 
 
 def _edit_on_top(base: str, theirs: str, redo: Callable[[str], str], edit: dict) -> dict:
-    """A partial edit made on the version it read, merged with theirs. When the same edit done
-    on the current text gives that merge, their change does not touch its target: it applies as
-    it is (`applies`, with `edit`, its arguments); otherwise the merged body, or the clash."""
+    """A partial edit made on the version it read, merged with theirs. An append or prepend
+    touches no existing line: it applies wherever its place still is. Another edit applies when
+    the same edit done on the current text gives that merge (their change does not touch its
+    target). Both say `applies`, with `edit`, its arguments; otherwise the merged body, or the
+    clash."""
     try:
         mine = redo(base)
     except ValidationFailed:
         return {}  # it did not fit the version it named either: only what changed is known
+    if edit.get("operation") in INSERTING:
+        try:
+            redo(theirs)
+        except ValidationFailed:
+            pass  # its section is gone: what is left is shown below
+        else:
+            return {"applies": True, "edit": edit}
     result = _merged(base, theirs, mine)
     if "merged_body" in result:
         try:

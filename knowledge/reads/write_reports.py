@@ -36,6 +36,7 @@ MAX_LINE_CHARS = 300
 MAX_BLAME_REVISIONS = 30
 BLAME_STEPS = (4, MAX_BLAME_REVISIONS)  # versions read per statement, newest first
 MAX_FACTS = 20
+MAX_CANDIDATES = 5  # entries listed for a waiting title that several projects hold
 MAX_SOURCES = 20
 METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
 _WORD = re.compile(r"[\w-]+")
@@ -219,6 +220,10 @@ def _facts(
         }
         for kind, text, target in shown
     ]
+    for rel in relations:  # a title in several other projects: which, for the writer to pick
+        ids = facts.ambiguous.get(rel["target"], [])[:MAX_CANDIDATES]
+        if not rel["resolved"] and (named := [targets[pk] for pk in ids if pk in targets]):
+            rel["candidates"] = [n.compact() for n in named]
     return observations, relations
 
 
@@ -327,6 +332,8 @@ def write_report(actor: Actor, result: WriteResult) -> dict:
     lookups = None
     if facts is not None or created:
         targets = {t for _, _, t in facts.relations[:MAX_FACTS] if t} if facts else set()
+        if facts:  # a waiting title's candidates, named in the same statement as the targets
+            targets |= {pk for ids in facts.ambiguous.values() for pk in ids[:MAX_CANDIDATES]}
         lookups = report_lookups(actor, entry, targets=targets, new=created)
     report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
     report["sources"] = _sources(entry, result.sources)

@@ -195,6 +195,7 @@ def rankings(
     text_query = None
     if terms:  # none when the query holds only stop words
         result.rank_tsquery = " | ".join(t.tsquery for t in terms)
+        result.every_tsquery = " & ".join(t.tsquery for t in terms)
         if mode in ("hybrid", "text"):
             text_query = text_ranking_query(scope, terms, n)
     # A vector already at hand (a repeated query) goes with the text ranking in one round trip.
@@ -288,11 +289,12 @@ def _ranked(
         first=first,
     )
     stamp = found.stamp
-    if not (found.text or found.semantic) and parse(query).required:
+    relaxed = not (found.text or found.semantic) and bool(parse(query).required)
+    if relaxed:
         # A quoted title that no entry spells exactly (questions quote books, songs…): rather
         # than answer nothing, search again with the phrase's words as ordinary words.
-        relaxed = query.replace('"', " ")
-        found = rankings(actor, relaxed, mode=mode, candidates=candidates, filters=filters)
+        words = query.replace('"', " ")
+        found = rankings(actor, words, mode=mode, candidates=candidates, filters=filters)
     with stages.stage("fusion"):
         fused = fuse(found, mode)
         floor = settings.CAIRN_SEARCH_MIN_SIMILARITY
@@ -303,6 +305,8 @@ def _ranked(
         shown, matched = load_hits(fused, found, alongside=matches)
         hits = SearchResults(shown)
     _carry_signals(hits, found, mode, matched if matches is not None else [])
+    if relaxed and hits.words_matched:  # they hold the words, none the phrase asked for
+        hits.words_matched = False
     hits.note = found.pending.note(mode) if found.pending else ""
     hits.cacheable = not found.degraded  # kept only when both lists ran as asked
     hits.stamp = stamp  # of the first rankings (a relaxed second one sends no such statement)

@@ -38,7 +38,7 @@ def annotate(
     if matched is None:
         statement = matches_statement([h.id for h in hits], found)
         matched = fetch_rows(statement) if statement else []
-    observations, passages = _matches(matched)
+    observations, passages, every = _matches(matched)
     words_part, meaning_part = parts
     for hit in hits:
         signals = Signals(
@@ -65,15 +65,21 @@ def annotate(
         elif signals.words_rank is None and passages.get(hit.id, (0, 1))[1] > 1:
             hit.matched_in = "passage {} of {}".format(*passages[hit.id])
         hit.signals = signals
-    hits.words_matched = bool(found.text) if "words" in searched else None
+    # A hit that holds one of three words is no match of the question: only one holding them all.
+    hits.words_matched = any(h.id in every for h in hits) if "words" in searched else None
 
 
 def no_words_note(query: str, results: SearchResults) -> str:
-    """'No entry contains …; n related by meaning.' when every hit was found by meaning alone,
-    '' otherwise: the first thing a reader of such an answer needs to know."""
+    """'No entry contains …; n hold some of its words, m related by meaning.' when no hit holds
+    every word of the query (and its phrases), '' otherwise: the first thing a reader of such an
+    answer needs to know."""
     if results.words_matched is not False or not results:
         return ""
-    return f"No entry contains {' '.join(query.split())!r}; {len(results)} related by meaning."
+    some = sum(1 for h in results if h.signals is not None and h.signals.words_rank is not None)
+    parts = [f"{some} hold some of its words"] if some else []
+    if len(results) > some:
+        parts.append(f"{len(results) - some} related by meaning")
+    return f"No entry contains {' '.join(query.split())!r}; {', '.join(parts)}."
 
 
 def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
@@ -118,22 +124,26 @@ def matches_statement(ids: list[int], found: Rankings) -> tuple[str, list] | Non
     chunk_ids = [found.chunks[pk] for pk in ids if pk in found.chunks]
     if not (word_ids or chunk_ids):
         return None
-    return hit_matches(word_ids, tsquery or "", chunk_ids)
+    return hit_matches(word_ids, tsquery or "", chunk_ids, found.every_tsquery or "")
 
 
 def _matches(
     rows: list[tuple],
-) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[int, int]]]:
+) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[int, int]], set[int]]:
     """(entry id -> (category, content) of its observation best matching the words,
-    entry id -> (place from 1, count) of the passage its vector matched)."""
+    entry id -> (place from 1, count) of the passage its vector matched, the entries that hold
+    every word of the query)."""
     observations: dict[int, tuple[str, str]] = {}
     passages: dict[int, tuple[int, int]] = {}
+    every: set[int] = set()
     for kind, entry_id, category, content, place, count in rows:
         if kind == "o":
             observations[entry_id] = (category, content)
+        elif kind == "a":
+            every.add(entry_id)
         else:
             passages[entry_id] = (place, count)
-    return observations, passages
+    return observations, passages, every
 
 
 def _rounded(value: float | None) -> float | None:

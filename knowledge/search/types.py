@@ -19,6 +19,7 @@ class Rankings:
     text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
     semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
     rank_tsquery: str | None = None
+    every_tsquery: str | None = None  # all the query's lexemes: a hit that holds every word
     # Entries of the text ranking's top, loaded (with their snippets) while the query was
     # still being embedded, so the hits need not wait for them afterwards.
     loaded: dict = field(default_factory=dict)  # entry id -> hits.HitRow

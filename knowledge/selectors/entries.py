@@ -12,6 +12,7 @@ from knowledge.actors import Actor
 from knowledge.errors import NotFound
 from knowledge.models import Entry, Source
 from knowledge.paths import normalize_path
+from knowledge.selectors.addresses import moved_entry_id
 from knowledge.selectors.deleted import deleted_entry
 from knowledge.selectors.projects import project_get
 
@@ -105,7 +106,10 @@ def entry_not_found(actor: Actor, ref: str | int) -> NotFound:
 
 def entry_get(actor: Actor, ref: str | int) -> Entry:
     """An entry by numeric id, short id, or `project/subtopic/path/title-or-slug`."""
-    entry = entry_lookup(visible_entries(actor).select_related("project", "subtopic"), ref)
+    entries = visible_entries(actor).select_related("project", "subtopic")
+    entry = entry_lookup(entries, ref)
+    if entry is None and (moved := moved_entry_id(actor, strip_memory_scheme(str(ref).strip()))):
+        entry = entries.filter(pk=moved).first()  # an old address: the entry at its new one
     if entry is None:
         raise entry_not_found(actor, ref)
     return entry

@@ -8,6 +8,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from knowledge import limits
 from knowledge.access import (
+    maintained_projects,
     project_maintainers,
     projects_for,
     reach,
@@ -186,3 +187,14 @@ def project_overview(actor: Actor) -> QuerySet[Project]:
 def project_summary(actor: Actor, ref: str | int) -> Project:
     """One project the actor may see, with its entry_count."""
     return project_overview(actor).get(pk=project_get(actor, ref).pk)
+
+
+MEMBERS_ONLY = (Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED)
+
+
+def may_leave(actor: Actor, project: Project) -> bool:
+    """Whether the actor may move entries out of `project`: a maintainer of a members-only one
+    (what only its members could read becomes readable elsewhere), an editor of any other."""
+    if project.sensitivity not in MEMBERS_ONLY:
+        return True
+    return maintained_projects(actor).filter(pk=project.pk).exists()

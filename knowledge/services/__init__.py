@@ -4,6 +4,7 @@ Each public service opens one durable transaction and composes the steps in `_ke
 calls another.
 """
 
+from knowledge.services._kernel.oauth import IssuedTokens, TokenRefusal
 from knowledge.services.embeddings import (
     entries_embed,
     entries_reindex_text,
@@ -42,7 +43,24 @@ from knowledge.services.mirror_restore import (
     RestoreReport,
     memory_restore,
 )
+from knowledge.services.oauth_clients import (
+    ClientRegistration,
+    SweepReport,
+    oauth_client_document_save,
+    oauth_client_register,
+    oauth_client_revoke,
+    oauth_clients_sweep,
+)
+from knowledge.services.oauth_grants import (
+    oauth_client_disconnect,
+    oauth_code_exchange,
+    oauth_consent,
+    oauth_grant_revoke,
+    oauth_token_refresh,
+    oauth_token_revoke,
+)
 from knowledge.services.projects import project_create, project_update
+from knowledge.services.runs import UndoReport, run_undo
 from knowledge.services.subtopics import subtopic_ensure
 from knowledge.services.subtopics_move import subtopic_move
 from knowledge.services.tokens import (
@@ -57,14 +75,19 @@ from knowledge.write_result import WriteResult
 
 __all__ = [
     "EDIT_OPERATIONS",
+    "ClientRegistration",
     "CreatedToken",
     "EntryFields",
     "ImportItem",
     "ImportOutcome",
+    "IssuedTokens",
     "MembershipChange",
     "ProjectFields",
     "RestoreReport",
     "RestoredRevision",
+    "SweepReport",
+    "TokenRefusal",
+    "UndoReport",
     "WriteResult",
     "apply_edit",
     "entries_embed",
@@ -88,9 +111,20 @@ __all__ = [
     "membership_grant",
     "membership_revoke",
     "memory_restore",
+    "oauth_client_disconnect",
+    "oauth_client_document_save",
+    "oauth_client_register",
+    "oauth_client_revoke",
+    "oauth_clients_sweep",
+    "oauth_code_exchange",
+    "oauth_consent",
+    "oauth_grant_revoke",
+    "oauth_token_refresh",
+    "oauth_token_revoke",
     "project_create",
     "project_memberships_set",
     "project_update",
+    "run_undo",
     "subtopic_ensure",
     "subtopic_move",
     "token_authenticate",

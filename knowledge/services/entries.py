@@ -76,8 +76,10 @@ def entry_update(
 ) -> WriteResult:
     """Edit an entry (a field not given is kept; subtopic "" = the project root; a new project
     or subtopic moves it), as one revision. Raises EntryConflict when it changed since
-    expected_version. Outcome "unchanged" (no new revision) when nothing changes; "updated"
-    with the entry as the write found it, read under the lock, for the write's report."""
+    expected_version, unless it sets only fields the change since left alone: then it applies on
+    the current version (`rebased`). Outcome "unchanged" (no new revision) when nothing changes;
+    "updated" with the entry as the write found it, read under the lock, for the write's
+    report."""
     entry = k.lock_entry(actor, ref)
     writes = {f for f in ("title", "kind", "tags", "status") if getattr(fields, f) is not None}
     if project is not None or subtopic is not None:
@@ -85,7 +87,7 @@ def entry_update(
     # Searchable and metadata are not compared: a write of them never counts as untouched.
     opaque = fields.searchable is not None or fields.metadata is not None
     untouched = not opaque and fields.body is None
-    k.check_version(
+    rebased = k.check_version(
         entry,
         expected_version,
         actor=actor,
@@ -104,14 +106,14 @@ def entry_update(
         node = k.ensure_path(actor=actor, project=target, path=path)
         moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not (changed or moved):
-        return WriteResult(entry, "unchanged")
+        return WriteResult(entry, "unchanged", rebased=rebased)
     saved = k.save_entry(
         entry,
         actor,
         reason or moved or f"update {', '.join(sorted(changed))}",
         moved=moved is not None,
     )
-    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)
 
 
 def _update_args(fields: EntryFields, project, subtopic) -> dict:
@@ -131,17 +133,18 @@ def entry_move(
     reason: str = "",
 ) -> WriteResult:
     """Move an entry to another subtopic (and optionally another project); outcome
-    "unchanged" when it is there already."""
+    "unchanged" when it is there already. A stale expected_version whose changes since left
+    the place alone applies on the current version (`rebased`)."""
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version, actor=actor, writes=frozenset({"place"}))
+    rebased = k.check_version(entry, expected_version, actor=actor, writes=frozenset({"place"}))
     before = EntryBeforeWrite.of(entry)
     target = project_get(actor, project, for_write=True) if project is not None else entry.project
     node = k.ensure_path(actor=actor, project=target, path=subtopic)
     moved = k.place_entry(actor, entry, project=target, subtopic=node)
     if not moved:
-        return WriteResult(entry, "unchanged")
+        return WriteResult(entry, "unchanged", rebased=rebased)
     saved = k.save_entry(entry, actor, reason or moved, moved=True)
-    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)
 
 
 @transaction.atomic(durable=True)
@@ -153,15 +156,16 @@ def entry_set_status(
     expected_version: int | None = None,
     reason: str = "",
 ) -> WriteResult:
-    """Set the entry's status; outcome "unchanged" when it has that status already."""
+    """Set the entry's status; outcome "unchanged" when it has that status already. A stale
+    expected_version whose changes since left the status alone applies (`rebased`)."""
     k.check_status(status)
     entry = k.lock_entry(actor, ref)
-    k.check_version(entry, expected_version, actor=actor, writes=frozenset({"status"}))
+    rebased = k.check_version(entry, expected_version, actor=actor, writes=frozenset({"status"}))
     before = EntryBeforeWrite.of(entry)
     if not k.apply_changes(entry, EntryFields(status=status)):
-        return WriteResult(entry, "unchanged")
+        return WriteResult(entry, "unchanged", rebased=rebased)
     saved = k.save_entry(entry, actor, reason or f"status {status}")
-    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)
 
 
 @transaction.atomic(durable=True)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
-from knowledge.markdown import is_fence, parse_heading
+from knowledge.markdown import is_fence, is_list_item, parse_heading
 from knowledge.models import Entry, EntryStatus
 from knowledge.services import _kernel as k
 from knowledge.services.fields import EntryFields
@@ -63,6 +63,16 @@ def _replace_section(body: str, section: str, content: str) -> str:
     return "\n".join([*lines[: start + 1], *gap, *replacement, *([""] if tail else []), *tail])
 
 
+def _gap(first: list[str], then: list[str]) -> list[str]:
+    """The blank line between two runs of lines, none where they continue one list (a blank
+    line would split it in two) or where either is empty."""
+    if not first or not then:
+        return []
+    if is_list_item(then[0]) and (is_list_item(first[-1]) or first[-1][:1] in (" ", "\t")):
+        return []
+    return [""]
+
+
 def _add_to_section(body: str, section: str, content: str, *, at_end: bool) -> str:
     """Content at the end of a section (before the next heading) or right under its heading."""
     lines = body.split("\n")
@@ -73,9 +83,11 @@ def _add_to_section(body: str, section: str, content: str, *, at_end: bool) -> s
     while inside and not inside[0].strip():
         inside.pop(0)
     added = content.strip("\n").split("\n")
-    parts = [*inside, "", *added] if at_end else [*added, "", *inside]
-    if not inside:
-        parts = added
+    parts = (
+        [*inside, *_gap(inside, added), *added]
+        if at_end
+        else [*added, *_gap(added, inside), *inside]
+    )
     head = [*lines[: start + 1], "", *parts]
     if tail := lines[end:]:
         return "\n".join([*head, "", *tail])
@@ -96,10 +108,14 @@ def apply_edit(
     k.check_body_size(content, "content")
     if operation in ("append", "prepend") and section:
         return _add_to_section(body, section, content, at_end=operation == "append")
+    if not body.strip() and operation in ("append", "prepend"):
+        return content
     if operation == "append":
-        return f"{body.rstrip()}\n\n{content.strip(chr(10))}\n" if body.strip() else content
+        before, added = body.rstrip().split("\n"), content.strip("\n").split("\n")
+        return "\n".join([*before, *_gap(before, added), *added]) + "\n"
     if operation == "prepend":
-        return f"{content.strip(chr(10))}\n\n{body.lstrip()}" if body.strip() else content
+        added, after = content.strip("\n").split("\n"), body.lstrip().split("\n")
+        return "\n".join([*added, *_gap(added, after), *after])
     if operation == "find_replace":
         if not find:
             raise ValidationFailed(
@@ -156,7 +172,8 @@ def entry_edit(
     reason: str = "",
 ) -> WriteResult:
     """Change part of an entry's body (append, prepend, find_replace, replace_section).
-    Outcome "unchanged" (no new revision) when the body would read the same."""
+    Outcome "unchanged" (no new revision) when the body would read the same. A stale
+    expected_version is no refusal when the edit touches no line changed since (`rebased`)."""
     entry = k.lock_entry(actor, ref)
     edit = {
         "operation": operation,
@@ -165,7 +182,8 @@ def entry_edit(
         "section": section,
         "expected_count": expected_count,
     }
-    k.check_version(
+    # A stale edit that touches no line the other writer changed is made on the current text.
+    rebased = k.check_version(
         entry,
         expected_version,
         actor=actor,
@@ -175,9 +193,9 @@ def entry_edit(
     before = EntryBeforeWrite.of(entry)
     body = apply_edit(entry.body, **edit)
     if not k.apply_changes(entry, EntryFields(body=body)):
-        return WriteResult(entry, "unchanged")
+        return WriteResult(entry, "unchanged", rebased=rebased)
     saved = k.save_entry(entry, actor, reason or f"edit: {operation}")
-    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)
 
 
 @transaction.atomic(durable=True)

@@ -29,11 +29,12 @@ def entry_retag(
         raise ValidationFailed("Name a tag to add or to remove.", field="tags")
     entry = k.lock_entry(actor, ref)
     # By difference: another writer's tags are kept, so a change of tags alone never clashes.
-    k.check_version(entry, expected_version, actor=actor, writes=frozenset())
+    # A stale one applies on the current version and says so (`rebased`).
+    rebased = k.check_version(entry, expected_version, actor=actor, writes=frozenset())
     before = EntryBeforeWrite.of(entry)
     tags = [t for t in entry.tags if t not in removing]
     tags += [t for t in adding if t not in tags and t not in removing]
     if not k.apply_changes(entry, EntryFields(tags=tags)):
-        return WriteResult(entry, "unchanged")
+        return WriteResult(entry, "unchanged", rebased=rebased)
     saved = k.save_entry(entry, actor, reason or "tags changed")
-    return WriteResult(entry, "updated", before, saved.facts, saved.schema)
+    return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)

@@ -18,17 +18,28 @@ MAX_MOVED = 2000  # entries moved in one transaction
 
 
 @transaction.atomic(durable=True)
-def subtopic_move(*, actor: Actor, project: str | int, path: str, to: str, reason: str) -> int:
-    """Give the subtopic at `path` (and its subtopics) the new path `to` in the same project;
-    returns how many entries moved. The old nodes stay, empty: their revisions point at them."""
+def subtopic_move(
+    *,
+    actor: Actor,
+    project: str | int,
+    path: str,
+    to: str,
+    reason: str,
+    to_project: str | int | None = None,
+) -> int:
+    """Give the subtopic at `path` (and its subtopics) the new path `to`, in the same project or
+    in `to_project`, with every entry in them (one revision each, sources along); returns how
+    many entries moved. The old nodes stay, empty: their revisions point at them. Out of a
+    members-only project it needs that project's maintainer."""
     if not (reason or "").strip():
         raise ValidationFailed("Say why the subtopic moves (reason).", field="reason")
     k.require_write(actor)
     proj = project_get(actor, project, for_write=True)
+    dest = proj if to_project is None else project_get(actor, to_project, for_write=True)
     source, target = normalize_path(path), normalize_path(to)
     if not source or not target:
         raise ValidationFailed("Name the subtopic to move and its new path.", field="to")
-    if target == source or target.startswith(f"{source}/"):
+    if dest.pk == proj.pk and (target == source or target.startswith(f"{source}/")):
         raise ValidationFailed(
             f"{source} cannot move to {target}: that is itself or below itself. Pick a path "
             "outside it.",
@@ -51,12 +62,12 @@ def subtopic_move(*, actor: Actor, project: str | int, path: str, to: str, reaso
             limit=MAX_MOVED,
         )
     for old in sorted(paths):  # empty subtopics come along too
-        k.ensure_path(actor=actor, project=proj, path=target + old[len(source) :])
+        k.ensure_path(actor=actor, project=dest, path=target + old[len(source) :])
     for pk in ids:
         entry = k.lock_entry(actor, pk)
         node = k.ensure_path(
-            actor=actor, project=proj, path=target + entry.subtopic.path[len(source) :]
+            actor=actor, project=dest, path=target + entry.subtopic.path[len(source) :]
         )
-        if k.place_entry(actor, entry, project=proj, subtopic=node):
+        if k.place_entry(actor, entry, project=dest, subtopic=node):
             k.save_entry(entry, actor, reason, moved=True)
     return len(ids)

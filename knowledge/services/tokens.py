@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -16,7 +16,8 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.db.tokens import token_recheck
 from knowledge.errors import Forbidden, NotFound, ValidationFailed
-from knowledge.models import ApiToken, Project, TokenScope
+from knowledge.models import ApiToken, OAuthGrant, Project, TokenScope
+from knowledge.services._kernel.secrets import new_secret
 from ops.lru import BoundedCache
 
 # last_used_at is informative: writing it on every request would turn each read into a write.
@@ -95,12 +96,12 @@ def token_create(
         if project is None:
             raise NotFound(f"No project {text!r} to restrict the token to.", project=text)
         chosen.append(project)
-    secret = ApiToken.PREFIX + secrets.token_urlsafe(32)
+    made = new_secret(ApiToken.PREFIX)
     token = ApiToken(
         user=user,
         name=name[:100],
-        prefix=secret[: len(ApiToken.PREFIX) + 6],
-        secret_hash=ApiToken.hash_secret(secret),
+        prefix=made.shown,
+        secret_hash=made.digest,
         scope=scope,
         agent_label=agent_label.strip()[:120],
         expires_at=expires_at,
@@ -109,7 +110,7 @@ def token_create(
     token.save()
     if chosen:
         token.projects.set(chosen)
-    return CreatedToken(token=token, secret=secret)
+    return CreatedToken(token=token, secret=made.secret)
 
 
 @transaction.atomic(durable=True)
@@ -155,11 +156,12 @@ class RevokedAccess:
 
 @transaction.atomic(durable=True)
 def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
-    """Deactivate `user` and take away what let them in: every token revoked, every session
-    (admin and site) ended, the password made unusable, the staff and superuser flags cleared.
-    An inactive account is refused by password and token sign-in, and by single sign-on
-    (memory_site/sso/adapters.py), until a superuser ticks 'active' again: for someone who left,
-    or lost a group in the identity provider. Superusers (or the system) only."""
+    """Deactivate `user` and take away what let them in: every token revoked (connected clients
+    too), every session (admin and site) ended, the password made unusable, the staff and
+    superuser flags cleared. An inactive account is refused by password and token sign-in, and
+    by single sign-on (memory_site/sso/adapters.py), until a superuser ticks 'active' again: for
+    someone who left, or lost a group in the identity provider. Superusers (or the system)
+    only."""
     if not (getattr(actor.user, "is_superuser", False) or actor.agent == "system:cairn"):
         raise Forbidden("Only a superuser may revoke another person's access.")
     if actor.token_id is not None:
@@ -168,6 +170,10 @@ def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
         raise Forbidden("You cannot revoke your own access; ask another superuser.")
     tokens = ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
+    )
+    # Their connected clients' refresh tokens die with the grants (the access tokens above).
+    OAuthGrant.objects.filter(user=user, revoked_at__isnull=True).update(
+        revoked_at=timezone.now(), revoked_reason="the person's access was revoked"
     )
     doomed = [
         session.pk
@@ -228,8 +234,12 @@ def _touch(token_id: int, last_used_at, now) -> None:
         ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
 
 
-def token_authenticate(secret: str) -> Actor | None:
-    """The Actor for a bearer secret, or None when it is unknown, revoked, expired or inactive."""
+def token_authenticate(secret: str, *, resources: Collection[str] = ()) -> Actor | None:
+    """The Actor for a bearer secret, or None when it is unknown, revoked, expired or inactive.
+
+    A token a client got through MCP authorization is bound to one resource (RFC 8707): it is
+    refused unless that resource is among `resources`, the names of the endpoint asking (its
+    /mcp URL under each of the site's names). A personal token is good everywhere."""
     if not secret or not secret.startswith(ApiToken.PREFIX) or len(secret) > 200:
         return None
     now = timezone.now()
@@ -246,7 +256,9 @@ def token_authenticate(secret: str) -> Actor | None:
         if row is None:
             _forget_actor(digest)
             return None
-        last_used_at, agent_label, is_superuser, scope, narrowed, project_ids = row
+        last_used_at, agent_label, is_superuser, scope, narrowed, project_ids, resource = row
+        if resource and resource not in resources:
+            return None
         same = (
             agent_label == cached.agent
             and is_superuser == cached.user.is_superuser
@@ -264,6 +276,8 @@ def token_authenticate(secret: str) -> Actor | None:
         .first()
     )
     if token is None or not token.user.is_active:
+        return None
+    if token.resource and token.resource not in resources:
         return None
     _touch(token.pk, token.last_used_at, now)
     scopes, project_ids = _reach(token.scope, token.narrowed, token.project_ids)

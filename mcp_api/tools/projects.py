@@ -13,6 +13,7 @@ from knowledge.services import ProjectFields, project_create
 from mcp_api import render
 from mcp_api.tools.arguments import ToolArguments as Arguments
 from mcp_api.tools.registry import READ, WRITE, Tool
+from ops.version import VERSION
 
 
 class CreateProjectArguments(Arguments):
@@ -39,7 +40,7 @@ class WhoamiArguments(Arguments):
 
 def whoami(actor: Actor, args: WhoamiArguments):
     """Who you are: user, agent, token scope and expiry, your projects and role in each."""
-    return render.whoami(actor_profile(actor))
+    return render.whoami({**actor_profile(actor), "version": VERSION})
 
 
 CREATE_PROJECT = Tool("create_project", CreateProjectArguments, create_project, WRITE)

@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import subprocess
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from history import mirror
 from knowledge.models import Entry, Membership, Project, Subtopic
 from memory_site import embedded
+from ops.version import VERSION
 
 FORMAT = 1  # of the snapshot directory; restore refuses another
 DUMP, BUNDLE, MANIFEST = "database.dump", "mirror.bundle", "manifest.json"
@@ -46,8 +46,7 @@ class BackupError(Exception):
 
 
 def cairn_version() -> str:
-    data = tomllib.loads((embedded.BASE_DIR / "pyproject.toml").read_text())
-    return str(data["project"]["version"])
+    return VERSION
 
 
 def server_major() -> int:

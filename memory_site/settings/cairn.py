@@ -115,6 +115,28 @@ CAIRN_MCP_ALLOWED_ORIGINS = env.list(
     default=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *CSRF_TRUSTED_ORIGINS],
 )
 
+# --- MCP authorization (OAuth 2.1): agents sign in through the site's sign-in (memory_site/oauth/)
+# Off: /mcp takes personal tokens only, and its 401 points at no sign-in.
+CAIRN_OAUTH = env.bool("CAIRN_OAUTH", default=True)
+# A connected client's access token lives this many seconds; its refresh token (a new one at each
+# refresh, and a spent one that comes back revokes the connection) this many days unused. The
+# connection itself ends CAIRN_TOKEN_MAX_DAYS after the person consented, whatever its refreshes.
+CAIRN_OAUTH_ACCESS_TOKEN_SECONDS = env.int("CAIRN_OAUTH_ACCESS_TOKEN_SECONDS", default=3600)
+CAIRN_OAUTH_REFRESH_TOKEN_DAYS = env.int("CAIRN_OAUTH_REFRESH_TOKEN_DAYS", default=30)
+# An authorization code must be exchanged within this many seconds of the consent.
+CAIRN_OAUTH_CODE_SECONDS = env.int("CAIRN_OAUTH_CODE_SECONDS", default=300)
+# Clients may be named by the https URL of their metadata document (client ID metadata documents):
+# fetched from public addresses only, within a size and a time bound. Off for an installation
+# that cannot (or must not) reach the internet: such clients then register themselves instead.
+CAIRN_OAUTH_CLIENT_METADATA_DOCUMENTS = env.bool(
+    "CAIRN_OAUTH_CLIENT_METADATA_DOCUMENTS", default=True
+)
+# A client that registered itself and that nobody connected within this many hours is forgotten.
+CAIRN_OAUTH_UNUSED_CLIENT_HOURS = env.int("CAIRN_OAUTH_UNUSED_CLIENT_HOURS", default=24)
+# Requests per minute from one address to the registration and token endpoints (then 429).
+CAIRN_OAUTH_REGISTRATIONS_PER_MINUTE = env.int("CAIRN_OAUTH_REGISTRATIONS_PER_MINUTE", default=10)
+CAIRN_OAUTH_TOKEN_REQUESTS_PER_MINUTE = env.int("CAIRN_OAUTH_TOKEN_REQUESTS_PER_MINUTE", default=60)
+
 # --- History: the git mirror (history/) --------------------------------------------------------
 # Every entry revision becomes one commit in a bare git repository, asynchronously (Celery).
 CAIRN_MIRROR_PATH = env("CAIRN_MIRROR_PATH", default=str(VAR_DIR / "mirror.git"))
@@ -129,6 +151,9 @@ CAIRN_MIRROR_PUSH_URL = env("CAIRN_MIRROR_PUSH_URL", default="")
 CAIRN_MIRROR_PUSH_USERNAME = env("CAIRN_MIRROR_PUSH_USERNAME", default="")
 CAIRN_MIRROR_PUSH_PASSWORD = env("CAIRN_MIRROR_PUSH_PASSWORD", default="")
 CAIRN_MIRROR_PUSH_SSH_KEY = env("CAIRN_MIRROR_PUSH_SSH_KEY", default="")  # private key path
+# Runs (docs/people/runs.md): a token's writes with no gap longer than this many minutes between
+# them are one run, to see and undo as one (a client may mark its own with X-Cairn-Run).
+CAIRN_RUN_GAP_MINUTES = env.int("CAIRN_RUN_GAP_MINUTES", default=30)
 # API tokens live at most this many days (0 = no limit); a token made without an expiry gets it.
 CAIRN_TOKEN_MAX_DAYS = env.int("CAIRN_TOKEN_MAX_DAYS", default=90)
 # Who may create projects: "anyone" signed in, or "staff" only. Tokens narrowed to some projects

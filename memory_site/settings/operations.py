@@ -73,6 +73,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "knowledge.tasks.word_stats_refresh",
         "schedule": CAIRN_SEARCH_STATS_MAX_AGE,
     },
+    "knowledge-oauth-sweep": {"task": "knowledge.tasks.oauth_sweep", "schedule": 3600.0},
     "history-backlog-snapshot": {
         "task": "history.tasks.backlog_snapshot",
         "schedule": CAIRN_BACKLOG_SNAPSHOT_SECONDS,

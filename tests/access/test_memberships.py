@@ -62,8 +62,10 @@ def test_a_maintainer_grants_changes_and_revokes_roles(root, vault):
     membership_grant(actor=boss_actor, project="vault", user=bob, role="editor")
     assert Membership.objects.get(project=vault, user=bob).role == Role.EDITOR
     assert writable_projects(Actor.for_user(bob)).filter(pk=vault.pk).exists()
+    assert project_role(Actor.for_user(bob), vault) == Role.EDITOR
     membership_revoke(actor=boss_actor, project="vault", user=bob)
     assert not visible_projects(Actor.for_user(bob)).exists()
+    assert project_role(Actor.for_user(bob), vault) is None
 
 
 def test_an_editor_cannot_manage_membership(root, vault):

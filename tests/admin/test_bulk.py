@@ -50,15 +50,18 @@ def test_bulk_move_makes_one_revision_each_with_the_reason(admin_client, notes):
 
 
 def test_bulk_move_refuses_a_conflict_and_does_the_rest(admin_client, notes, actor):
-    first, second = notes["Holiday plans"], notes["Team charter"]
-    entry_update(actor=sam(), ref=first.pk, fields=EntryFields(body="changed meanwhile"))
-    response = _bulk(admin_client, "move_entries", [first, second], subtopic="archive",
+    first, second, third = notes["Holiday plans"], notes["Team charter"], notes["Database backups"]
+    entry_update(actor=sam(), ref=first.pk, fields=EntryFields(), subtopic="elsewhere")
+    # A change of the body only leaves the move alone: it applies on the current version.
+    entry_update(actor=sam(), ref=third.pk, fields=EntryFields(body="changed meanwhile"))
+    response = _bulk(admin_client, "move_entries", [first, second, third], subtopic="archive",
                      reason="tidy")  # fmt: skip
     html = response.content.decode()
-    assert "Moved 1 entry" in html
+    assert "Moved 2 entries" in html
     assert f"Not changed: Holiday plans ({first.short_id})" in html
-    assert Entry.objects.get(pk=first.pk).subtopic.path == "people"
+    assert Entry.objects.get(pk=first.pk).subtopic.path == "elsewhere"
     assert Entry.objects.get(pk=second.pk).subtopic.path == "archive"
+    assert Entry.objects.get(pk=third.pk).subtopic.path == "archive"
 
 
 def test_bulk_tags_add_and_remove(admin_client, notes):
@@ -69,6 +72,22 @@ def test_bulk_tags_add_and_remove(admin_client, notes):
     entry.refresh_from_db()
     assert entry.tags == ["ops", "runbook"]
     assert entry.history.first().history_change_reason == "retag"
+
+
+def test_bulk_tags_apply_on_an_entry_changed_since_the_page_was_read(admin_client, notes):
+    """Tags change by difference, so another writer's change since the page was read (here its
+    text and a tag of theirs) is kept and the retag applies on the current version (issue 48)."""
+    first, second = notes["Holiday plans"], notes["Team charter"]
+    entry_update(
+        actor=sam(), ref=first.pk, fields=EntryFields(body="changed meanwhile", tags=["theirs"])
+    )
+    response = _bulk(admin_client, "tag_entries", [first, second], add="reviewed", reason="x")
+    html = response.content.decode()
+    assert "Retagged 2 entries" in html
+    assert "Not changed" not in html
+    now = Entry.objects.get(pk=first.pk)
+    assert (now.body, set(now.tags)) == ("changed meanwhile", {"theirs", "reviewed"})
+    assert "reviewed" in Entry.objects.get(pk=second.pk).tags
 
 
 def test_bulk_status_and_verify(admin_client, notes, staff):

@@ -10,6 +10,7 @@ from django.urls import reverse
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_upsert
 from tests.admin.forms import project_form
+from tests.web.pages.responses import html
 
 pytestmark = pytest.mark.django_db
 
@@ -42,10 +43,6 @@ def form(project, **changes):
         "metadata": "{}",
     }  # fmt: skip
     return data | changes
-
-
-def html(response) -> str:
-    return response.content.decode()
 
 
 def test_a_schema_entry_page_shows_its_parsed_fields(admin_client, schema):

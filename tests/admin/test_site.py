@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from knowledge.models import Entry, Membership, Project, Role, Subtopic
+from ops.version import VERSION
 from tests.admin.forms import project_form
 from tests.factories import EntryFactory, ProjectFactory, UserFactory
 
@@ -21,6 +22,12 @@ def entry(project):
 def test_changelists_answer(admin_client, entry, model):
     response = admin_client.get(reverse(f"admin:knowledge_{model}_changelist"))
     assert response.status_code == 200
+
+
+def test_every_admin_page_names_the_version_in_its_footer(admin_client, entry):
+    for url in (reverse("admin:index"), reverse("admin:knowledge_entry_change", args=[entry.pk])):
+        response = admin_client.get(url)
+        assert f'<footer class="cairn-footer">Cairn {VERSION} ' in response.content.decode(), url
 
 
 def test_entry_change_and_history_pages_answer(admin_client, entry):

@@ -60,38 +60,29 @@ def test_undelete_and_the_diff_of_a_correction(api):
     assert "-Tuesdays" in diff["diff"] and "+Wednesdays" in diff["diff"]
 
 
-def test_a_stale_rest_edit_gets_their_change_and_the_same_edit_to_send(api):
+def test_a_stale_rest_edit_of_untouched_text_applies_on_the_current_version(api):
     ref = _put(api, title="Seats", body="seats 40\ncontact Dana").json()["entry"]["short_id"]
     edit_url = f"{V1}/entries/{ref}/edit"
     theirs = {"operation": "find_replace", "find": "seats 40", "content": "seats 45"}
     assert api.post(edit_url, theirs, content_type=JSON).status_code == 200
     edit = {"operation": "find_replace", "find": "contact Dana", "content": "contact Lee"}
-    stale = api.post(edit_url, {**edit, "expected_version": 1}, content_type=JSON)
-    assert stale.status_code == 409
-    problem = stale.json()
-    assert problem["applies"] is True and problem["edit"] == edit
-    assert "-seats 40\n+seats 45" in problem["diff"] and problem["changes"][0]["at"]
-    assert "POST the same edit again with expected_version=2" in problem["detail"]
-    done = api.post(edit_url, {**problem["edit"], "expected_version": 2}, content_type=JSON)
+    done = api.post(edit_url, {**edit, "expected_version": 1}, content_type=JSON)
     assert done.status_code == 200, done.content
+    assert done.json()["version"] == 3
     assert Entry.objects.get(short_id=ref).body == "seats 45\ncontact Lee"
+    # The same edit of the line they changed is refused, with their change.
+    again = {"operation": "find_replace", "find": "seats 40", "content": "seats 50"}
+    stale = api.post(edit_url, {**again, "expected_version": 1}, content_type=JSON)
+    assert stale.status_code == 409
+    assert "+seats 45" in stale.json()["diff"]
 
 
-def test_a_stale_patch_of_fields_they_left_alone_gets_the_patch_to_send(api):
+def test_a_stale_patch_of_fields_they_left_alone_applies_on_the_current_version(api):
     ref = _put(api, title="Deploy", body="Fridays.").json()["entry"]["short_id"]
     url = f"{V1}/entries/{ref}"
     assert api.patch(url, {"kind": "howto"}, content_type=JSON).status_code == 200
     mine = {"tags": ["ops", "db"], "status": "resolved"}
-    stale = api.patch(url, {**mine, "expected_version": 1}, content_type=JSON)
-    assert stale.status_code == 409
-    problem = stale.json()
-    assert problem["applies"] is True and problem["patch"] == mine
-    assert "update" not in problem  # the core's word; REST's is the request's
-    assert (
-        f"PATCH /api/v1/entries/{ref} with patch as the body and expected_version=2"
-        in (problem["detail"])
-    )
-    done = api.patch(url, {**problem["patch"], "expected_version": 2}, content_type=JSON)
+    done = api.patch(url, {**mine, "expected_version": 1}, content_type=JSON)
     assert done.status_code == 200, done.content
     entry = Entry.objects.get(short_id=ref)
     assert (entry.kind, entry.tags, entry.status) == ("howto", ["ops", "db"], "resolved")
@@ -108,3 +99,19 @@ def test_a_stale_patch_of_a_field_they_changed_too_shows_both_and_asks_for_a_dec
     assert problem["fields"]["tags"] == {"was": [], "now": ["customer"]}
     assert problem["patch"] == {"tags": ["prospect"]}
     assert "decide what they should be" in problem["detail"] and "edit" not in problem["detail"]
+
+
+def test_a_stale_correction_is_a_409_and_corrects_nothing(api):
+    ref = _put(api, title="Rota", body="Tuesdays").json()["entry"]["short_id"]
+    _put(api, title="Rota", body="Thursdays")  # version 2, by someone else
+    url = f"{V1}/entries/{ref}/correct"
+    stale = api.post(
+        url, {"body": "Wednesdays", "reason": "moved", "expected_version": 1}, content_type=JSON
+    )
+    assert stale.status_code == 409 and stale.json()["current_version"] == 2
+    assert Entry.objects.get(short_id=ref).status == "active"  # not superseded
+    assert not Entry.objects.filter(supersedes__short_id=ref).exists()
+    done = api.post(
+        url, {"body": "Wednesdays", "reason": "moved", "expected_version": 2}, content_type=JSON
+    )
+    assert done.status_code == 201 and done.json()["superseded"]["short_id"] == ref

@@ -74,8 +74,15 @@ def test_entry_edit_is_one_revision_and_checks_the_version(actor, project):
     assert result.outcome == "updated"
     assert edited.version == 2 and edited.body == "one\n\ntwo\n"
     assert edited.history.count() == 2
-    with pytest.raises(EntryConflict):
-        entry_edit(actor=actor, ref=entry.pk, operation="append", content="x", expected_version=1)
+    # A stale append touches no line changed since: it applies on the current version, says so.
+    late = entry_edit(
+        actor=actor, ref=entry.pk, operation="append", content="x", expected_version=1
+    )
+    assert late.entry.body == "one\n\ntwo\n\nx\n"
+    assert (late.rebased.read_version, late.rebased.version) == (1, 2)
+    with pytest.raises(EntryConflict):  # an edit of the text changed since is refused
+        entry_edit(actor=actor, ref=entry.pk, operation="find_replace", find="two",
+                   content="2", expected_version=1)  # fmt: skip
 
 
 def test_an_edit_that_changes_nothing_writes_no_revision(actor, project):

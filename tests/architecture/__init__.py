@@ -28,13 +28,17 @@ One test per rule; each failure names the rule and lists every offender with its
     administration);
 13. knowledge/ is built in floors (ground, data access, the access rule, entity reads, search and
     graph, note-type reads, reads for one caller, writes and the app's surfaces): a module imports
-    its own package or a floor below (FLOORS in test_floors.py).
+    its own package or a floor below (FLOORS in test_floors.py);
+14. the site's MCP authorization (memory_site/oauth) writes through services and reads through
+    selectors, like a surface: it issues tokens, and they are checked in one place;
+15. a revision's token, agent label and run (which run it belongs to, what an undo takes back)
+    are recorded by the write kernel alone, from the acting Actor.
 
-Where they live: rules 1 and 5 in test_writes_and_queries.py, 2, 3, 4 and 9 in test_imports.py,
+Where they live: rules 1, 5 and 14 in test_writes_and_queries.py, 2, 3, 4 and 9 in test_imports.py,
 6 and 7 in test_services.py, 8 in test_module_graph.py, 10 in test_admin_and_commands.py, 11 in
-test_declarations.py, 12 in test_sql.py, 13 in test_floors.py; each module also shows its
-detectors failing on a sample tree. What they all read (the file sets, the imports of a module,
-the report) is in source.py.
+test_declarations.py, 12 in test_sql.py, 13 in test_floors.py, 15 in test_run_columns.py; each
+module also shows its detectors failing on a sample tree. What they all read (the file sets, the
+imports of a module, the report) is in source.py.
 
 The files each rule reads are globs; a glob that matches no file means the code moved and the
 rule silently checks nothing, so that fails too (test_rules_see_the_code.py).

@@ -132,6 +132,8 @@ READ_SIDE = _files(
     "knowledge/reads/**/*.py", "knowledge/note_types/lookup.py", "knowledge/note_types/reads.py",
     "knowledge/note_types/stored_facts.py", "knowledge/note_types/targets.py",
 )  # fmt: skip
+# MCP authorization, in the site: it keeps tokens, so it keeps the one write path too.
+SITE_SIGN_IN = _files("rule 14: the site's MCP authorization", "memory_site/oauth/**/*.py")
 CORE = _files(
     "rule 2, 7: the core",
     "knowledge/services/**/*.py", "knowledge/selectors/**/*.py", "knowledge/search/**/*.py",

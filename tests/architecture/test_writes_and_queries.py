@@ -1,5 +1,6 @@
-"""Rules 1 and 5: surfaces call knowledge.services to write and knowledge.selectors to read;
-selectors never write, and no surface but the admin builds an ORM query."""
+"""Rules 1, 5 and 12: surfaces call knowledge.services to write and knowledge.selectors to read;
+selectors never write, and no surface but the admin builds an ORM query; nor does the site's
+MCP authorization (memory_site/oauth), which issues tokens."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from tests.architecture.source import (
     QUERY_FREE,
     READ_SIDE,
     ROOT,
+    SITE_SIGN_IN,
     SURFACES,
     imports_of,
     rel,
@@ -72,6 +74,7 @@ def _is_harmless(func: ast.Attribute) -> bool:
     return isinstance(target, ast.Name) and target.id in {
         "counts", "seen", "cut", "messages", "parser", "kwargs", "data", "headers", "result",
         "cleanups", "os", "signal", "stop", "exit_stack", "stack", "tg", "re", "builtins",
+        "cache",
     }  # fmt: skip
 
 
@@ -92,6 +95,18 @@ def test_rule_5_surfaces_never_build_orm_queries():
     offenders = [hit for path in QUERY_FREE for hit in query_calls(path)]
     assert offenders == [], report(
         "rule 5: surfaces get their data from knowledge.selectors; add a selector for this read",
+        offenders,
+    )
+
+
+# --- rule 14: MCP authorization keeps the write path ----------------------------------------------
+
+
+def test_rule_12_the_sites_mcp_authorization_writes_and_reads_through_the_core():
+    offenders = [hit for path in SITE_SIGN_IN for hit in _write_calls(path) + query_calls(path)]
+    assert offenders == [], report(
+        "rule 14: memory_site/oauth issues and checks tokens through knowledge.services and "
+        "knowledge.selectors only (token_authenticate stays the one place a token is checked)",
         offenders,
     )
 

@@ -1,22 +1,23 @@
 """The parsers that read user text run in linear time: no input may hold the process.
 
-Hypothesis builds lines from the characters that make backtracking patterns blow up (runs of
-spaces, tabs, `#`, sentence ends) and each parse must finish within a bound per input. The graph
-parser, path splitting and the other functions reviewed for their patterns run in a watchdog
-child (tests/watchdog.py), on inputs up to 100,000 characters: a regression fails, not hangs.
+Every parse runs in a watchdog child (tests/watchdog.py) and is timed there, answer and refusal
+alike (a missing heading is refused, and a slow refusal holds a request as long as a slow
+answer): a call over the bound fails the test, and a call that never returns is killed and fails
+it too, instead of hanging the suite. Hypothesis builds lines from the characters that make
+backtracking patterns blow up (runs of spaces, tabs, `#`, sentence ends); the graph parser, path
+splitting and the other functions reviewed for their patterns get inputs up to 100,000
+characters. What a call answers is checked in this process, once the child has shown it fast.
 """
 
 import re
-import time
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from history.importing import record_from
-from knowledge.markdown import first_h1, parse_heading
-from knowledge.search.chunking import chunk_text
-from knowledge.services.entries_edit import apply_edit
+from knowledge.errors import ValidationFailed
+from knowledge.markdown import first_h1, is_fence, parse_heading
+from tests.hardening.parsers import replace_section
 from tests.watchdog import WATCHDOG_SECONDS, Watchdog
 
 # Generous for a shared 2-core machine; the backtracking patterns took 9-30 s on 2-3 KB lines.
@@ -26,47 +27,73 @@ _RUN = st.tuples(_ATOMS, st.integers(1, 3000)).map(lambda t: t[0] * t[1])
 LINES = st.lists(_RUN, min_size=1, max_size=6).map("".join)
 BODIES = st.lists(LINES, min_size=1, max_size=4).map("\n".join)
 
-
-def _timed(fn, *args, **kwargs):
-    start = time.perf_counter()
-    result = fn(*args, **kwargs)
-    elapsed = time.perf_counter() - start
-    assert elapsed < BOUND_SECONDS, f"{fn.__name__} took {elapsed:.2f}s"
-    return result
+PARSERS = "tests.hardening.parsers"  # the calls below with their other arguments bound
+HEADINGS = ["knowledge.markdown.parse_heading", f"{PARSERS}.heading_for_chunking",
+            "knowledge.markdown.first_h1"]  # fmt: skip
 
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.fixture(scope="module")
+def watchdog():
+    dog = Watchdog()
+    yield dog
+    dog.close()
+    # The worst time per function, for the record (shown with `pytest -s`).
+    for name, (seconds, size) in sorted(dog.worst.items()):
+        print(f"worst {name}: {seconds * 1000:.1f} ms on {size:,} chars")
+
+
+def _timed(watchdog, names: list[str], *args: str) -> None:
+    """Each function, called with `args` in the child, answers or refuses within the bound.
+    The first one over it fails the test: a killed call costs the watchdog's whole time."""
+    for name in names:
+        seconds = watchdog.seconds(name, *args)
+        took = "killed" if seconds == float("inf") else f"{seconds:.2f}s"
+        shape = ", ".join(f"{a[:40]!r}… ({len(a):,} chars)" for a in args)
+        assert seconds < BOUND_SECONDS, (
+            f"{name} over {BOUND_SECONDS}s (watchdog {WATCHDOG_SECONDS}s) on {shape}: {took}"
+        )
+
+
+def _replaced_or_refused(body: str, section: str) -> None:
+    """The section replaced, or a refusal that names the missing heading."""
+    try:
+        assert isinstance(replace_section(body, section), str)
+    except ValidationFailed as exc:
+        assert "heading" in exc.message
+
+
+# No shrinking: every replay of a slow input costs up to the watchdog's time.
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 
 
 @FUZZ
 @given(LINES)
-def test_heading_parsing_is_bounded(line):
-    _timed(parse_heading, line)
-    _timed(parse_heading, line, max_indent=3, allow_empty=True)
-    _timed(first_h1, line)
+def test_heading_parsing_is_bounded(watchdog, line):
+    _timed(watchdog, HEADINGS, line)
 
 
 @FUZZ
 @given(BODIES)
-def test_chunking_is_bounded(body):
-    _timed(chunk_text, body)
+def test_chunking_is_bounded(watchdog, body):
+    _timed(watchdog, ["knowledge.search.chunking.chunk_text"], body)
 
 
 @FUZZ
 @given(BODIES, LINES)
-def test_replace_section_is_bounded(body, section):
-    try:
-        _timed(apply_edit, body, operation="replace_section", section=section, content="x")
-    except Exception as exc:  # a missing heading is a clear refusal, also in bounded time
-        assert "heading" in str(exc)
+def test_replace_section_is_bounded_whether_it_finds_the_heading_or_not(watchdog, body, section):
+    _timed(watchdog, [f"{PARSERS}.replace_section"], body, section)
+    _replaced_or_refused(body, section)
 
 
 @FUZZ
 @given(BODIES)
-def test_import_title_parsing_is_bounded(body):
-    from pathlib import Path
-
-    _timed(record_from, {}, body, Path("note.md"))
+def test_import_title_parsing_is_bounded(watchdog, body):
+    _timed(watchdog, [f"{PARSERS}.import_record"], body)
 
 
 @pytest.mark.parametrize(
@@ -78,12 +105,12 @@ def test_import_title_parsing_is_bounded(body):
         "# a" + " \t" * 3000 + "\x0bb#",
     ],
 )
-def test_the_reported_hostile_headings_parse_fast(line):
-    _timed(parse_heading, line)
-    _timed(chunk_text, line)
+def test_the_reported_hostile_headings_parse_fast(watchdog, line):
+    _timed(watchdog, [*HEADINGS, "knowledge.search.chunking.chunk_text"], line)
     body = f"{line}\n\nsome text\n"
-    with pytest.raises(Exception, match="heading"):
-        _timed(apply_edit, body, operation="replace_section", section="nope", content="x")
+    _timed(watchdog, [f"{PARSERS}.replace_section"], body, "nope")  # refused: no such heading
+    with pytest.raises(ValidationFailed, match="heading"):
+        replace_section(body, "nope")
 
 
 @pytest.mark.parametrize(
@@ -98,10 +125,37 @@ def test_the_reported_hostile_headings_parse_fast(line):
         ("  # indented", None),
         ("\tTab", None),
         ("# Title #not-closing", (1, "Title #not-closing")),
+        ("###### Six", (6, "Six")),
+        ("#X Y", None),  # the run of `#` is all `#`, and a space ends it
+        ("# Box X", (1, "Box X")),  # only `#` closes a heading
     ],
 )
 def test_heading_rules(line, expected):
     assert parse_heading(line) == expected
+
+
+def test_only_spaces_indent_a_heading():
+    """A tab is a code block's indent in CommonMark, and nothing else comes before the `#`."""
+    assert parse_heading("\t# Tab", max_indent=3) is None
+    assert parse_heading("X# not", max_indent=3) is None
+
+
+def test_fences_open_with_backticks_or_tildes_after_any_indent():
+    assert is_fence("```") and is_fence("~~~yaml") and is_fence("  ```python")
+    assert not is_fence("text ```") and not is_fence("``")
+
+
+@pytest.mark.parametrize(
+    ("body", "title"),
+    [
+        ("# Title\ntext", "Title"),
+        ("intro\n## Two\ntext\n# One\n# Later\n", "One"),
+        ("## Only two\ntext", None),
+        ("no heading at all", None),
+    ],
+)
+def test_the_first_level_one_heading_titles_an_imported_file(body, title):
+    assert first_h1(body) == title
 
 
 def test_indented_and_empty_headings_for_chunking():
@@ -203,25 +257,8 @@ SHAPES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def watchdog():
-    dog = Watchdog()
-    yield dog
-    dog.close()
-    # The worst time per function, for the record (shown with `pytest -s`).
-    for name, (seconds, size) in sorted(dog.worst.items()):
-        print(f"worst {name}: {seconds * 1000:.1f} ms on {size:,} chars")
-
-
 def _bounded(watchdog, text):
-    slow = {}
-    for name in TEXT_FUNCTIONS:
-        seconds = watchdog.seconds(name, text)
-        if seconds >= BOUND_SECONDS:
-            slow[name] = "killed" if seconds == float("inf") else f"{seconds:.2f}s"
-    assert not slow, (
-        f"over {BOUND_SECONDS}s (watchdog {WATCHDOG_SECONDS}s) on {text[:40]!r}…: {slow}"
-    )
+    _timed(watchdog, TEXT_FUNCTIONS, text)
 
 
 @pytest.mark.parametrize("text", SHAPES, ids=lambda t: repr(t[:12]) + f"…{len(t)}")

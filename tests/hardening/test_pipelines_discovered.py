@@ -100,6 +100,7 @@ NOT_FUZZED = {
     "knowledge.search.snippets.words_in": "lexemes_of (fuzzed) of one snippet",
     "knowledge.search.snippets.marked": "one bounded snippet",
     "knowledge.reads.conflicts.entry_conflict": "merge (fuzzed), diffs (fuzzed), capped rows",
+    "knowledge.reads.conflicts.stale_write": "entry_conflict (above), then a flag read",
     "knowledge.selectors.entries.strip_memory_scheme": "one bounded reference",
     "knowledge.selectors.entries.entry_ref_filter": "one bounded reference",
     "knowledge.selectors.entries.entry_ref_parts": "one bounded reference",
@@ -124,6 +125,31 @@ NOT_FUZZED = {
     "knowledge.services.entries_edit.entry_edit": "apply_edit (fuzzed) under a lock",
     "knowledge.services.entries_edit.entry_correct": "a write of bounded fields",
     "knowledge.services.entries_edit.entry_verify": "no text",
+    # MCP authorization: sizes checked before the one anchored, linear pattern each applies
+    "memory_site.oauth.registration.redirect_uri_problem": "length (1,000) checked, then one "
+    "anchored scheme pattern",
+    "memory_site.oauth.registration.check_registration": "count (10) before redirect_uri_problem; "
+    "the body is at most 16 KB",
+    "memory_site.oauth.documents.check_url": "urlsplit of an id refused past 255 characters",
+    "memory_site.oauth.documents.address_allowed": "one resolved address",
+    "memory_site.oauth.documents.public_address": "resolves one host name",
+    "memory_site.oauth.documents.open_document": "reads at most 16 KB within 5 s",
+    "memory_site.oauth.documents.parse_document": "json of at most 16 KB; max-age of one header",
+    "memory_site.oauth.documents.document_client": "open_document and parse_document",
+    "memory_site.oauth.views.authorize": "a fixed-length code_challenge pattern; state cut at "
+    "1,000 characters",
+    # runs and moves (issue 43): revisions' bodies go through merge and diffs (fuzzed), bounded
+    "knowledge.reads.run_undo.plan_step": "merge (fuzzed) of three revisions of one entry",
+    "knowledge.reads.run_undo.states": "revision rows, CHUNK entries at a time",
+    "knowledge.reads.run_undo.title_taken": "one bounded title",
+    "knowledge.reads.run_undo.undo_refusal": "project rows",
+    "knowledge.reads.run_undo.touched_projects": "revision rows",
+    "knowledge.reads.run_preview.run_preview": "plan_step and unified_diff (fuzzed), cut to "
+    "MAX_DIFF_LINES lines of MAX_LINE_CHARS",
+    "knowledge.runs.client_run": "one linear character class over one request header, kept to "
+    "64 characters",
+    "knowledge.runs.marked_by_client": "a prefix check",
+    "knowledge.selectors.projects.may_leave": "a project row",
 }
 
 

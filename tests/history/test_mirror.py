@@ -1,6 +1,7 @@
 """The mirror against the real database: order, authorship, moves, deletes, verify, rebuild."""
 
 import datetime as dt
+import importlib
 import threading
 
 import pygit2
@@ -220,6 +221,33 @@ def test_drain_waits_its_turn_when_another_holds_the_lock(actor, project):
         assert mirror.drain().committed == 1
     finally:
         other.close()
+
+
+def test_a_revision_written_as_a_drain_finishes_is_committed_before_it_returns(
+    actor, project, git, monkeypatch
+):
+    """A write whose own drain found the lock taken relies on the drain holding it to look again
+    once it lets go. Here the write lands after the drain's last batch, while it commits the
+    projects manifest: the drain must commit it too, not leave it for the next sweep."""
+    draining = importlib.import_module("history.mirror.drain")  # the package exports drain()
+
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1"))
+    real, written = draining.sync_manifest, []
+
+    def manifest_and_a_write_meanwhile(m):
+        if not written:
+            written.append(
+                entry_upsert(actor=actor, project="acme", fields=EntryFields(title="B", body="2"))
+            )
+        return real(m)
+
+    monkeypatch.setattr(draining, "sync_manifest", manifest_and_a_write_meanwhile)
+    result = mirror.drain()
+    assert written and not mirror.pending().exists()
+    assert result.committed == 2
+    assert [c.revision for c in log(git())] == list(
+        HistoricalEntry.objects.order_by("history_id").values_list("history_id", flat=True)
+    )
 
 
 def test_status_reports_pending_and_lag(actor, project, capsys):

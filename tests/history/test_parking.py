@@ -54,10 +54,11 @@ def test_a_bad_revision_is_parked_and_the_drain_goes_on(actor, project, git, dep
     assert any(f"revision {bad_rev.history_id}" in line for line in maintenance.parked_lines())
 
 
-def test_the_entrys_next_revision_commits_the_parked_one_first(actor, project, git):
+@pytest.mark.parametrize("depth", [600, 5000], ids=["unrenderable", "undecodable"])
+def test_the_entrys_next_revision_commits_the_parked_one_first(actor, project, git, depth):
     bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
     bad_rev = _latest(bad)
-    _poison(bad_rev.history_id, 600)
+    _poison(bad_rev.history_id, depth)
     mirror.drain()
     assert ParkedRevision.objects.count() == 1
 
@@ -66,11 +67,30 @@ def test_the_entrys_next_revision_commits_the_parked_one_first(actor, project, g
 
     assert result.committed == 2 and result.parked == 0
     assert not ParkedRevision.objects.exists()
-    revs = list(HistoricalEntry.objects.order_by("history_id"))
-    assert all(r.git_commit for r in revs)
+    revs = list(
+        HistoricalEntry.objects.order_by("history_id").values_list("history_id", "git_commit")
+    )
+    assert all(sha for _, sha in revs)
     commits = list(reversed(list(git().walk())))
-    assert [c.revision for c in commits] == [r.history_id for r in revs]  # in order
+    assert [c.revision for c in commits] == [history_id for history_id, _ in revs]  # in order
     assert "could not be rendered" in commits[0].message
+    assert maintenance.verify() == []
+
+
+def test_a_parked_revision_repaired_since_is_committed_whole_by_the_next_one(actor, project, git):
+    bad = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Bad", body="b")).entry
+    bad_rev = _latest(bad)
+    _poison(bad_rev.history_id, 600)
+    mirror.drain()
+    HistoricalEntry.objects.filter(history_id=bad_rev.history_id).update(metadata={})
+
+    entry_update(actor=actor, ref=bad.pk, fields=EntryFields(body="fixed"))
+    assert mirror.drain().committed == 2
+
+    first = git().repo[_latest(bad).git_commit].parents[0]
+    assert first.id == git().repo[HistoricalEntry.objects.get(history_id=bad_rev.history_id)
+                                  .git_commit].id  # fmt: skip
+    assert "could not be rendered" not in first.message  # its content, not a note
     assert maintenance.verify() == []
 
 

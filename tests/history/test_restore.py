@@ -46,6 +46,7 @@ from knowledge.services import (
     project_create,
     project_update,
 )
+from knowledge.services.tokens import token_authenticate, token_create
 from tests.factories import StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -155,6 +156,12 @@ def written():
                           fields=EntryFields(title="Budget", body="100 EUR"),
                           reason="budget draft").entry  # fmt: skip
     entry_correct(actor=a_bob, ref=budget.pk, body="120 EUR", reason="wrong sum")
+    # An agent's runs (issue 43): one the client marked, one grouped by time; the token, its
+    # label and the runs come back although the token itself is not restored.
+    made = token_create(actor=Actor.system(), user=bob, name="laptop", agent_label="agent:codex")
+    agent = token_authenticate(made.secret)
+    entry_update(actor=agent.in_run("session-1"), ref=budget.pk, fields=EntryFields(tags=["q1"]))
+    entry_update(actor=agent, ref=budget.pk, fields=EntryFields(tags=["q1", "agent"]))
     note = entry_upsert(actor=a_bob, project="secret", fields=EntryFields(
         title="Keys", body="in the safe", searchable=False)).entry  # fmt: skip
     entry_move(actor=a_bob, ref=note.pk, subtopic="ops/keys", reason="tidy")
@@ -194,6 +201,8 @@ def test_the_manifest_holds_projects_memberships_and_subtopics(written):
 
 def test_a_lost_database_is_rebuilt_from_the_mirror_field_by_field(written, capsys):
     before, seen_before = snapshot(), access(written["users"])
+    runs = {(r["history_agent"], r["history_run"][:1] or "-") for r in before["revisions"]}
+    assert {("agent:codex", "s"), ("agent:codex", "~")} <= runs
     assert call_command("mirror", "verify") is None
     lose_the_database()
 

@@ -9,6 +9,7 @@ from knowledge.models import Entry, Subtopic
 from knowledge.selectors import entry_get
 from knowledge.services import (
     EntryFields,
+    entry_correct,
     entry_delete,
     entry_undelete,
     entry_update,
@@ -46,6 +47,69 @@ def test_an_insertion_next_to_a_changed_line_conflicts():
     theirs = BASE.replace("[floor] 2", "[floor] 3")
     mine = BASE.replace("[floor] 2", "[floor] 2\n[wifi] yes")
     assert merges.merge(BASE, theirs, mine).conflicts
+
+
+LINES = "a\nb\nc\nd\ne\nf"
+
+
+def _replace(text: str, line: int, new: str) -> str:
+    lines = text.split("\n")
+    lines[line] = new
+    return "\n".join(lines)
+
+
+def _insert(text: str, before: int, new: str) -> str:
+    lines = text.split("\n")
+    lines.insert(before, new)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("theirs", "mine", "merged"),
+    [
+        # Changes to neighbouring lines are different lines: both are kept.
+        (_replace(LINES, 1, "B"), _replace(LINES, 2, "C"), "a\nB\nC\nd\ne\nf"),
+        (_replace(LINES, 2, "C"), _replace(LINES, 1, "B"), "a\nB\nC\nd\ne\nf"),
+        # An insertion a line away from the other side's change is kept beside it.
+        (_replace(LINES, 1, "B"), _insert(LINES, 3, "new"), "a\nB\nc\nnew\nd\ne\nf"),
+        (_insert(LINES, 3, "new"), _replace(LINES, 1, "B"), "a\nB\nc\nnew\nd\ne\nf"),
+    ],
+)
+def test_changes_that_do_not_touch_merge(theirs, mine, merged):
+    assert merges.merge(LINES, theirs, mine) == merges.Merge(
+        merged, [], merges.changes(LINES.split("\n"), mine.split("\n"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("theirs", "mine", "lines"),
+    [
+        # An insertion at either edge of a line the other side changed is a conflict: it may
+        # belong to the old text or to the new.
+        (_replace(LINES, 2, "C"), _insert(LINES, 2, "new"), "3-3"),
+        (_replace(LINES, 2, "C"), _insert(LINES, 3, "new"), "3-3"),
+        (_insert(LINES, 2, "new"), _replace(LINES, 2, "C"), "3-3"),
+        (_insert(LINES, 3, "new"), _replace(LINES, 2, "C"), "3-3"),
+        (_insert(LINES, 3, "theirs"), _insert(LINES, 3, "mine"), "4-4"),
+    ],
+)
+def test_an_insertion_at_the_edge_of_the_other_change_conflicts(theirs, mine, lines):
+    result = merges.merge(LINES, theirs, mine)
+    assert result.body is None and [c["lines"] for c in result.conflicts] == [lines]
+
+
+def test_a_conflict_shows_each_side_whole():
+    theirs = LINES.replace("b\nc", "B1\nB2\nC")
+    mine = LINES.replace("b\nc", "b2\nc2")
+    assert merges.merge(LINES, theirs, mine).conflicts == [
+        {"lines": "2-3", "base": "b\nc", "theirs": "B1\nB2\nC", "mine": "b2\nc2"}
+    ]
+
+
+def test_every_change_of_the_writer_is_kept():
+    theirs = _replace(LINES, 5, "F")
+    mine = _replace(_replace(LINES, 0, "A"), 3, "D")
+    assert merges.merge(LINES, theirs, mine).body == "A\nb\nc\nD\ne\nF"
 
 
 def _room(actor):
@@ -138,5 +202,29 @@ def test_undelete_makes_its_removed_subtopic_again(actor, project):
     ).entry
     entry_delete(actor=actor, ref=entry.pk, reason="gone")
     Subtopic.objects.filter(path="ops/old").delete()  # as a tidy-up would
+    entry_upsert(  # a subtopic made since, the project's latest
+        actor=actor, project="acme", subtopic="ops/new", fields=EntryFields(title="N", body="y")
+    )
     back = entry_undelete(actor=actor, ref=entry.short_id, reason="back").entry
     assert entry_get(actor, back.short_id).subtopic.path == "ops/old"
+
+
+@pytest.mark.parametrize("deleted", ["old", "new"])
+def test_undelete_links_a_correction_both_ways_again(actor, project, deleted):
+    """Deleting either side of a correction clears the other's link to it; bringing it back sets
+    that link again, so the old entry still says what replaced it and the new one what it
+    replaced."""
+    wrong = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Rota", body="Tuesdays")
+    ).entry
+    corrected = entry_correct(actor=actor, ref=wrong.pk, body="Wednesdays", reason="moved")
+    new, old = corrected.entry, corrected.superseded
+    gone, other = (old, new) if deleted == "old" else (new, old)
+    entry_delete(actor=actor, ref=gone.pk, reason="oops")
+    other.refresh_from_db()
+    assert (other.supersedes_id, other.superseded_by_id) == (None, None)
+
+    entry_undelete(actor=actor, ref=gone.short_id, reason="oops")
+    new, old = Entry.objects.get(pk=new.pk), Entry.objects.get(pk=old.pk)
+    assert (new.supersedes_id, old.superseded_by_id) == (old.pk, new.pk)
+    assert (new.superseded_by_id, old.supersedes_id) == (None, None)

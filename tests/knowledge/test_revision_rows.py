@@ -12,13 +12,15 @@ from knowledge.services._kernel import record
 pytestmark = pytest.mark.django_db
 
 SKIP = {"history_id", "history_date", "updated_at"}  # when each was written
+# The run a row belongs to (knowledge/services/_kernel/runs.py): simple-history knows none.
+RUN = {"history_token_id", "history_agent", "history_run"}
 
 
 def _row(revision: HistoricalEntry) -> dict:
     return {
         f.attname: getattr(revision, f.attname)
         for f in HistoricalEntry._meta.concrete_fields
-        if f.attname not in SKIP
+        if f.attname not in SKIP | RUN
     }
 
 
@@ -40,4 +42,7 @@ def test_the_revision_row_is_the_one_simple_history_writes(actor, project):
     assert _row(theirs) == _row(ours[1])
     assert (ours[1].metadata, ours[1].tags, ours[1].git_commit, ours[1].sources) == (
         {"ticket": 7}, ["ops"], "", None,
+    )  # fmt: skip
+    assert (ours[1].history_agent, ours[1].history_token_id, ours[1].history_run) == (
+        "human:alice", None, "",
     )  # fmt: skip

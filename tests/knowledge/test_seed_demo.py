@@ -61,3 +61,13 @@ def test_seeding_again_changes_nothing(demo):
     assert seed("--if-empty") == ""
     assert "11 unchanged" in seed()
     assert Entry.history.count() == revisions
+
+
+def test_the_demo_has_an_agents_run_to_see_and_undo(demo):
+    from knowledge.models import Membership
+    from knowledge.selectors.runs import runs_list
+
+    owner = Actor.for_user(Membership.objects.filter(role="maintainer").first().user)
+    (run,) = runs_list(owner)
+    assert (run.agent, run.created, run.changed, run.deleted) == ("agent:claude-code", 1, 2, 0)
+    assert run.token.startswith("demo agent (cairn_")

@@ -1,7 +1,7 @@
 import pytest
 
 from knowledge.errors import AlreadyExists, EntryConflict, Forbidden, NotFound, ValidationFailed
-from knowledge.models import Entry, EntryStatus, Subtopic
+from knowledge.models import Entry, EntryStatus, Membership, Role, Subtopic
 from knowledge.paths import normalize_path
 from knowledge.search import search_entries
 from knowledge.selectors import entry_get
@@ -17,6 +17,7 @@ from knowledge.services import (
     project_create,
     subtopic_ensure,
 )
+from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -103,6 +104,26 @@ def test_same_title_in_another_subtopic_is_another_entry(actor, project):
         actor=actor, project="acme", subtopic="ops", fields=EntryFields(title="Notes", body="y")
     ).entry
     assert a.pk != b.pk
+
+
+def test_a_title_is_taken_only_in_its_own_project_and_subtopic(actor, user, project):
+    beta = ProjectFactory(slug="beta")
+    Membership.objects.create(project=beta, user=user, role=Role.EDITOR)
+
+    def note(project, subtopic, title):
+        fields = EntryFields(title=title, body=title)
+        return entry_upsert(actor=actor, project=project, subtopic=subtopic, fields=fields).entry
+
+    note("beta", None, "Plan")
+    note("acme", "ops", "Runbook")
+    memo, draft = note("acme", None, "Memo"), note("acme", "dev", "Draft")
+    other, third = note("acme", "dev", "Other"), note("acme", "dev", "Third")
+    entry_update(actor=actor, ref=memo.pk, fields=EntryFields(title="Plan"))  # beta's only
+    entry_update(actor=actor, ref=draft.pk, fields=EntryFields(title="Runbook"))  # ops' only
+    entry_update(actor=actor, ref=other.pk, fields=EntryFields(title="Plan"))  # acme root's only
+    with pytest.raises(AlreadyExists):
+        entry_update(actor=actor, ref=third.pk, fields=EntryFields(title="runbook"))  # here
+    assert Entry.objects.get(pk=third.pk).title == "Third"
 
 
 def test_update_with_a_stale_version_names_the_current_one(actor, project):

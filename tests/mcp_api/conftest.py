@@ -42,9 +42,15 @@ def broker():
 
 @pytest.fixture(scope="session")
 def live_server_url(django_db_setup, django_db_blocker, broker):
+    from django.test import override_settings
+
     from memory_site.asgi import application
 
     port = _free_port()
+    # The server's own address, as a deployment sets CAIRN_SITE_URL: MCP authorization names
+    # it as the resource and the issuer.
+    site = override_settings(SITE_URL=f"http://127.0.0.1:{port}")
+    site.enable()
     server = uvicorn.Server(
         uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
     )
@@ -58,6 +64,7 @@ def live_server_url(django_db_setup, django_db_blocker, broker):
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+    site.disable()
 
 
 @pytest.fixture

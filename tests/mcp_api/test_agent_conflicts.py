@@ -125,39 +125,23 @@ def test_undelete_brings_back_the_same_entry_with_sources_kind_and_tags(call):
     assert "undelete: deleted by mistake" in history and "cleanup" in history
 
 
-def test_a_stale_edit_of_untouched_text_shows_their_change_and_the_exact_call(call, sam):
-    """The stale edit is refused with what changed (lines, who, when) and the one call that
-    applies only its own change: two calls from the refusal to the write, as for an upsert."""
+def test_a_stale_edit_of_untouched_text_applies_on_the_current_version(call, sam):
+    """Their change leaves the text this edit changes alone: one call, no refusal, and the
+    answer says on which version it applied and who changed it since."""
     ref = _write(call, ACCOUNT).structured_content["entry"]["short_id"]
     call("edit", sam, id=ref, operation="find_replace", find="[seats] 40", content="[seats] 45",
          reason="seats from the new contract")  # fmt: skip
-    calls = 0
-
-    def agent(tool, **args):
-        nonlocal calls
-        calls += 1
-        return call(tool, **args)
-
-    res = agent("edit", id=ref, operation="find_replace", find="[contact] Dana",
-                content="[contact] Lee", expected_version=1)  # fmt: skip
-    assert res.is_error
-    answer, error = text(res), res.structured_content["error"]
-    assert "repeat your call" not in answer.lower()
-    assert "-- [seats] 40\n+- [seats] 45" in answer  # their change
-    assert "agent:sam" in answer and "seats from the new contract" in answer  # who and why
-    assert "does not touch the text yours changes" in answer
-    exact = ('edit("' + ref + '", operation="find_replace", find="[contact] Dana", '
-             'content="[contact] Lee", expected_version=2)')  # fmt: skip
-    assert exact in answer
-    assert error["applies"] is True and error["changes"][0]["by"] == "agent:sam"
-    assert error["changes"][0]["at"]  # when
-
-    # Following the answer: its edit, as it was, on the current version.
-    done = agent("edit", id=ref, **error["edit"], expected_version=error["current_version"])
-    assert not done.is_error, text(done)
+    res = call("edit", id=ref, operation="find_replace", find="[contact] Dana",
+               content="[contact] Lee", expected_version=1)  # fmt: skip
+    answer = text(res)
+    assert not res.is_error, answer
+    assert "Applied on version 2, the current one (you read version 1" in answer
+    assert "v2 by agent:sam (seats from the new contract)" in answer
+    applied = res.structured_content["applied_on"]
+    assert (applied["read_version"], applied["version"]) == (1, 2)
+    assert applied["changes"][0]["by"] == "agent:sam" and applied["changes"][0]["at"]
     body = Entry.objects.get(short_id=ref).body
     assert "- [seats] 45" in body and "- [contact] Lee" in body  # both changes kept
-    assert calls == 2
 
 
 def test_a_stale_edit_of_text_they_changed_shows_the_clash_not_a_retry(call, sam):
@@ -170,6 +154,8 @@ def test_a_stale_edit_of_text_they_changed_shows_the_clash_not_a_retry(call, sam
     assert "same lines (4-4 of version 1)" in answer
     assert "theirs '- [seats] 45'; yours '- [seats] 50'" in answer
     assert "expected_version=2" in answer and "repeat your call" not in answer.lower()
+    # The one call offered keeps theirs and adds this one's line after it.
+    assert error["keep_both"] == [{"find": "- [seats] 45", "replace": "- [seats] 45\n- [seats] 50"}]
     assert "[seats] 45" in Entry.objects.get(short_id=ref).body
 
 
@@ -180,29 +166,25 @@ def test_a_stale_section_edit_beside_their_change_applies_as_it_is(call, sam):
     call("edit", sam, id=ref, operation="find_replace", find="Ship v2.", content="Ship v2.1.")
     res = call("edit", id=ref, operation="replace_section", section="Later",
                content="v3 in spring.", expected_version=1)  # fmt: skip
-    error = res.structured_content["error"]
-    assert error["applies"] is True, text(res)
-    assert 'section="Later"' in text(res) and "expected_version=2" in text(res)
-    # The same section edit, over the other agent's change to another section: both kept.
+    assert not res.is_error and "Applied on version 2" in text(res), text(res)
+    assert "Ship v2.1." in Entry.objects.get(short_id=ref).body
+    # The same section edit, over the other agent's change to that section: refused.
     call("edit", sam, id=ref, operation="append", section="Later", content="Or summer.")
     clash = call("edit", id=ref, operation="replace_section", section="Later",
-                 content="v3 in spring.", expected_version=1)  # fmt: skip
-    assert "applies" not in clash.structured_content["error"], text(clash)
+                 content="v3 in autumn.", expected_version=3)  # fmt: skip
+    assert clash.is_error, text(clash)
     assert "Or summer." in text(clash)  # their added line is in the diff shown
+    assert "Or summer." in Entry.objects.get(short_id=ref).body
 
 
-def test_a_stale_update_of_fields_they_left_alone_says_so(call, sam):
+def test_a_stale_update_of_fields_they_left_alone_applies(call, sam):
     ref = _write(call, ACCOUNT).structured_content["entry"]["short_id"]
     call("update", sam, id=ref, tags=["customer"], reason="tagged")
     res = call("update", id=ref, status="resolved", expected_version=1)
-    answer, error = text(res), res.structured_content["error"]
-    assert error["applies"] is True and error["fields"] == {
-        "tags": {"was": [], "now": ["customer"]}
-    }
-    assert "Their tags: [] → ['customer']" in answer and "expected_version=2" in answer
+    assert not res.is_error and "Applied on version 2" in text(res), text(res)
+    assert "v2 by agent:sam (tagged)" in text(res)
     clash = call("update", id=ref, tags=["prospect"], expected_version=1)
-    assert "applies" not in clash.structured_content["error"]
-    assert "Their tags" in text(clash)
+    assert clash.is_error and "Their tags" in text(clash)
 
 
 def _printed_call(answer: str, tool: str) -> tuple[str, dict]:
@@ -215,79 +197,46 @@ def _printed_call(answer: str, tool: str) -> tuple[str, dict]:
     return call.func.id, args | {k.arg: ast.literal_eval(k.value) for k in call.keywords}
 
 
-def test_a_stale_update_prints_the_update_that_applies_only_its_fields(owner):
-    """In the tool's own thread: a stale update of tags and status, beside another agent's
-    change of title and kind, is answered with the one call to send; sent as printed, it keeps
-    both changes."""
-    me, sam = Actor(user=owner, agent="agent:me"), Actor(user=owner, agent="agent:sam")
-    made = tools.answer("upsert", me, {"project": "acme", "title": "Deploy", "body": "Fridays."})
-    ref = made.structured_content["entry"]["short_id"]
-    theirs = tools.answer("update", sam, {"id": ref, "title": "Deploy steps", "kind": "howto"})
-    assert not theirs.is_error, text(theirs)
-
-    res = tools.answer(
-        "update",
-        me,
-        {"id": ref, "tags": ["ops", "db"], "status": "resolved", "expected_version": 1},
-    )
-    assert res.is_error
-    answer = text(res)
-    exact = f'update("{ref}", tags=["ops", "db"], status="resolved", expected_version=2)'
-    assert f"Apply only your change: {exact}." in answer
-    assert res.structured_content["error"]["update"] == {
-        "tags": ["ops", "db"],
-        "status": "resolved",
-    }
-
-    tool, args = _printed_call(answer, "update")
-    done = tools.answer(tool, me, args)
-    assert not done.is_error, text(done)
-    entry = Entry.objects.get(short_id=ref)
-    assert (entry.title, entry.kind) == ("Deploy steps", "howto")  # theirs
-    assert (entry.tags, entry.status) == (["ops", "db"], "resolved")  # mine
-
-
 def test_a_stale_update_with_a_long_value_names_it_instead_of_echoing_it(owner):
     me, sam = Actor(user=owner, agent="agent:me"), Actor(user=owner, agent="agent:sam")
     made = tools.answer("upsert", me, {"project": "acme", "title": "Deploy", "body": "Fridays."})
     ref = made.structured_content["entry"]["short_id"]
-    tools.answer("update", sam, {"id": ref, "kind": "howto"})
+    tools.answer("update", sam, {"id": ref, "kind": "howto", "status": "open"})
     tags = [f"release-train-{n:02}" for n in range(40)]  # 800 characters as JSON
     res = tools.answer(
         "update", me, {"id": ref, "tags": tags, "status": "resolved", "expected_version": 1}
     )
     answer, error = text(res), res.structured_content["error"]
-    assert (
-        f'update("{ref}", status="resolved", tags=<your tags, unchanged>, expected_version=2)'
-        in answer
-    )
+    assert f'update("{ref}", tags=<your tags, unchanged>, expected_version=2)' in answer
     assert "release-train-39" not in answer
     assert error["update"] == {"status": "resolved"} and error["update_left_out"] == ["tags"]
 
 
-def test_a_stale_update_of_a_field_they_changed_too_asks_for_a_decision_then_the_call(owner):
-    """Both set tags: no call keeps both without a decision, so the answer shows theirs and
-    prints the update to send once decided, never the body advice (get, then find_replace)."""
+def test_a_stale_update_of_a_field_they_changed_too_keeps_theirs(owner):
+    """Both set tags: the call printed keeps theirs (their tags plus these), never one that
+    drops them; sent as printed, both agents' tags and this one's status are there."""
     me, sam = Actor(user=owner, agent="agent:me"), Actor(user=owner, agent="agent:sam")
     made = tools.answer("upsert", me, {"project": "acme", "title": "Deploy", "body": "Fridays."})
     ref = made.structured_content["entry"]["short_id"]
-    tools.answer("update", sam, {"id": ref, "tags": ["customer"]})
+    tools.answer("update", sam, {"id": ref, "tags": ["customer"], "title": "Deploy steps"})
     res = tools.answer(
-        "update", me, {"id": ref, "tags": ["prospect"], "status": "resolved", "expected_version": 1}
-    )
+        "update",
+        me,
+        {"id": ref, "tags": ["prospect"], "title": "Deploys", "status": "resolved",
+         "expected_version": 1},
+    )  # fmt: skip
     answer, error = text(res), res.structured_content["error"]
-    assert error["both_changed"] == ["tags"] and "applies" not in error
+    assert error["both_changed"] == ["tags", "title"]
     assert "Their tags: [] → ['customer']" in answer
-    exact = f'update("{ref}", tags=["prospect"], status="resolved", expected_version=2)'
-    assert (
-        f"Both changed tags (their values above). Decide what they should be, then: {exact}."
-        in (answer)
-    )
-    assert (
-        "find_replace" not in answer and "you and they changed the same field(s) (tags)" in answer
-    )
+    exact = f'update("{ref}", tags=["customer", "prospect"], status="resolved", expected_version=2)'
+    assert exact in answer and "Deploys" not in answer.split("Both changed")[-1]
+    assert "find_replace" not in answer
+    assert "you and they changed the same field(s) (tags, title)" in answer
     tool, args = _printed_call(answer, "update")
-    args["tags"] = ["customer", *args["tags"]]  # the decision: both
     assert not tools.answer(tool, me, args).is_error
     entry = Entry.objects.get(short_id=ref)
-    assert (entry.tags, entry.status) == (["customer", "prospect"], "resolved")
+    assert (entry.title, entry.tags, entry.status) == (
+        "Deploy steps",
+        ["customer", "prospect"],
+        "resolved",
+    )

@@ -2,17 +2,23 @@
 connections keeps getting answers in about the time it gets them at rest.
 
 The server is the real ASGI app under uvicorn (tests/mcp_api/conftest.py), in this process: one
-process and one GIL, so a request stuck in a C call that holds the GIL (an alias bomb expanding
-in libyaml, a backtracking pattern) would stop the canary too, which is what this must catch.
-Times are compared only within the run: the canary's worst latency under attack against its
-latency at rest, measured just before.
+process and one GIL. What this catches is a request stuck in a C call that keeps the GIL (a
+backtracking pattern in the `re` engine): the canary stops too. Times are compared only within
+the run: the canary's worst latency under attack against its latency at rest, measured just
+before.
 
-Checked to fail: with knowledge.safe_yaml's shape check removed, the enum alias bomb froze the
-process (the canary's request timed out) instead of being refused.
+Checked to fail: with parse_heading's old backtracking pattern put back, the canary's request
+timed out behind the heading line. Work in Python gives the GIL up every few milliseconds, so
+a slow request of that kind does not stop the canary and passes here: the YAML alias bomb (the
+shape check of knowledge.safe_yaml removed) and a quadratic diff of the 1,000 lines (difflib
+back in knowledge.diffs) both did. tests/hardening/test_pipelines_linear.py and
+test_bounded_diffs.py catch those, by measuring the work itself; this test checks that each
+hostile request gets an answer, and that the process keeps answering others meanwhile.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import threading
 import time
@@ -27,10 +33,10 @@ from tests.hardening.pipelines import enum_aliases
 from tests.mcp_api.conftest import mcp_session
 
 V1 = "/api/v1"
-# The canary's worst latency under attack may be this many times its median at rest. An alias
-# bomb that stopped the process, or a quadratic diff of the 1,000 lines, took seconds: hundreds
-# of times a canary's few milliseconds. Threads of one process share a GIL, so some wait is
-# expected: a canary waits for the running request's current slice of Python.
+# The canary's worst latency under attack may be this many times its median at rest. A pattern
+# that held the GIL took seconds: hundreds of times a canary's few milliseconds. Threads of one
+# process share a GIL, so some wait is expected: a canary waits for the running request's
+# current slice of Python.
 MAX_SLOWDOWN = 50
 ATTACK_ROUNDS = 3
 DEADLINE_SECONDS = 120  # the whole attack; it takes a few seconds
@@ -50,8 +56,6 @@ def _request(url: str, token: str, *, method: str = "GET", body: bytes | None = 
 
 
 def _put(base: str, token: str, title: str, body: str, kind: str = "note"):
-    import json
-
     data = json.dumps({"project": "acme", "title": title, "body": body, "kind": kind})
     return _request(f"{base}{V1}/entries", token, method="PUT", body=data.encode())
 
@@ -78,7 +82,16 @@ def _hostile(base: str, token: str) -> list:
     lines_a = "".join(f"- [fact] the same line {i % 3}\n" for i in range(1000))
     lines_b = "".join(f"- [fact] another line {i % 5}\n" for i in range(1000))
     huge_query = " ".join(f'"word{i}" -x{i} OR' for i in range(20_000))
+    # A backtracking heading pattern was cubic on this line (9-30 s inside the C regex engine,
+    # holding the GIL); the write reads its headings, and replace_section reads them again.
+    heading = "# a" + " " * 5000 + "b\n\nsome text\n"
+    status, text = _put(base, token, "heading", heading)
+    ref = json.loads(text)["entry"]["short_id"] if status < 300 else "heading"
     results = [
+        ("heading line (REST)", (status, text)),
+        ("replace_section under it (MCP)", _mcp(base, token, "edit", id=ref,
+                                               operation="replace_section", section="nope",
+                                               content="x")),
         ("alias schema (REST)", _put(base, token, "bomb", alias_schema, kind="schema")),
         ("deep YAML schema (REST)", _put(base, token, "deep", deep_yaml, kind="schema")),
         ("1,000 lines (REST)", _put(base, token, "lines", lines_a)),

@@ -1,4 +1,5 @@
-"""mcp_api's import direction: app → tools → render → hints, auth and connections apart; in
+"""mcp_api's import direction: app → tools → render → hints, auth, connections and
+protected_resource (MCP authorization's metadata and 401 challenge) apart; in
 tools/, each group of tools → registry → arguments.
 
 Checked on the source (ast) like tests/architecture/, so a circle or a surface-side
@@ -15,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mcp_api"
 GROUP = {"render", "tools.arguments", "tools.registry"}
 # Which mcp_api modules each module may import; nothing imports app (asgi.py mounts it).
 ALLOWED = {
-    "app": {"auth", "render", "resources", "tools"},
+    "app": {"auth", "protected_resource", "render", "resources", "tools"},
     "resources": {"auth", "connections", "tools"},
     "tools": {"tools.registry", "tools.listings", "tools.projects", "tools.reads",
               "tools.note_types", "tools.search", "tools.writes"},
@@ -37,7 +38,8 @@ ALLOWED = {
     "graph_text": set(),
     "profile_text": set(),
     "hints": set(),
-    "auth": {"connections", "hints"},
+    "auth": {"connections", "hints", "protected_resource"},
+    "protected_resource": set(),
     "connections": set(),
     "apps": set(),
     "__init__": set(),

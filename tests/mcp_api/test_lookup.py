@@ -45,7 +45,7 @@ def test_check_sources_without_a_project_looks_everywhere_and_says_so(call):
     assert logged["entries"] == [entry["short_id"]]
     assert new["logged"] is False
     assert "Checked in every project you can see:" in text(res)
-    assert "not logged in every project you can see" in text(res)
+    assert "logged in none of the projects you can see" in text(res)
     scoped = _ok(call("check_sources", project="acme", sources=[email]))
     assert "Checked in project acme:" in text(scoped)
 

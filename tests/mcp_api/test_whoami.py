@@ -4,6 +4,7 @@ refusal names whom to ask."""
 import pytest
 
 from knowledge.models import Membership, Role
+from ops.version import VERSION
 from tests.factories import ProjectFactory, UserFactory
 from tests.mcp_api.conftest import text
 
@@ -28,6 +29,7 @@ def test_whoami_names_the_user_agent_token_and_projects_with_roles(call, owner):
     assert roles == {"acme": "maintainer", "beta": "viewer"}
     assert "beta (Beta, internal): viewer; to write, ask bea, factory" in text(res)
     assert "You are owner, writing as agent:pytest (token 'test', scope write" in text(res)
+    assert f"This is Cairn {VERSION}." in text(res) and me["version"] == VERSION
 
     refused = call("upsert", project="beta", title="T", body="x")
     assert refused.is_error

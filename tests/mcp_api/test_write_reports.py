@@ -149,7 +149,7 @@ def test_append_and_prepend_may_write_under_a_heading(call):
     _ok(call("edit", id=ref, operation="append", section="Next", content="- two"))
     _ok(call("edit", id=ref, operation="prepend", section="Done", content="- minus one"))
     assert Entry.objects.get(short_id=ref).body == (
-        "# Plan\n\n## Next\n\n- one\n\n- two\n\n## Done\n\n- minus one\n\n- zero\n"
+        "# Plan\n\n## Next\n\n- one\n- two\n\n## Done\n\n- minus one\n- zero\n"
     )
 
 

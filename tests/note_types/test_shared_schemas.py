@@ -11,6 +11,7 @@ from knowledge.models import Membership, Role, Sensitivity
 from knowledge.note_types.reads import entry_schema_fit, schema_validate
 from knowledge.services import EntryFields, ProjectFields, entry_upsert, project_update
 from tests.factories import ProjectFactory, UserFactory
+from tests.web.pages.responses import html
 
 PERSON = "```yaml\nrole: string, job title\n```\n"
 
@@ -140,7 +141,7 @@ def test_the_admin_offers_only_shared_libraries(maintainer, project, library, ad
     client = admin_client
     ProjectFactory(slug="notes", sensitivity=Sensitivity.INTERNAL)  # readable, not shared
     url = reverse("admin:knowledge_project_change", args=[project.pk])
-    assert ">handbook<" not in client.get(url).content.decode()
+    assert ">handbook<" not in html(client.get(url))
     project_update(actor=maintainer, project="handbook", fields=ProjectFields(schemas_shared=True))
     page = client.get(url).content.decode()
     assert 'name="schema_library"' in page and ">handbook<" in page and ">notes<" not in page

@@ -11,6 +11,7 @@ from knowledge.actors import Actor
 from knowledge.models import Entry
 from knowledge.services import EntryFields, entry_upsert
 from memory_site import embedded
+from ops.version import VERSION
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def test_healthz_answers_without_touching_anything(client, django_assert_num_que
     with django_assert_num_queries(0):
         response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok"}
+    assert response.json() == {"status": "ok", "version": VERSION}
 
 
 def test_readyz_reports_a_stopped_broker_as_degraded(staff_client, settings, tmp_path):

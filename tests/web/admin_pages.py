@@ -1,22 +1,21 @@
-"""What the admin's browser tests share: screenshots of a page at 1440 and 390 px, light and
-dark, each checked for words broken across lines (the policy fixture, csp, is in conftest.py)."""
+"""What the admin's browser tests share: each page checked at 1440 and 390 px, light and dark,
+for words broken across lines and, on a phone, for sideways scrolling; its light 1440 px picture
+taken when a guide shows it (the policy fixture, csp, is in conftest.py)."""
 
 from __future__ import annotations
 
 from playwright.sync_api import Page
 
-from tests.web.browser import SHOTS
+from tests.web.browser import SHOTS, shown
 
 SIZES = {"wide": (1440, 900), "phone": (390, 844)}
 
 
 def shot(page: Page, name: str, *, every: bool = True) -> None:
-    """`name` at 1440 px (light), and with `every` also at 390 px and in dark: admin-NAME.png,
-    admin-NAME-phone.png, admin-NAME-dark.png, admin-NAME-phone-dark.png. No word on the page
-    may be broken across lines (the page is checked at each size and scheme, whether or not
-    CAIRN_UPDATE_SCREENSHOTS=1 asks for the pictures)."""
-    if SHOTS is not None:
-        SHOTS.mkdir(parents=True, exist_ok=True)
+    """Check `name` at 1440 px in light and, with `every`, at 390 px and in dark too: no word
+    on the page may be broken across lines, and on a phone the page may not scroll sideways
+    (its picture would be wider than the phone). With CAIRN_UPDATE_SCREENSHOTS=1, take the
+    light 1440 px picture, admin-NAME.png, when a guide shows it."""
     stem = name.removesuffix(".png")
     kept = page.viewport_size
     schemes = ("light", "dark") if every else ("light",)
@@ -29,14 +28,29 @@ def shot(page: Page, name: str, *, every: bool = True) -> None:
             # The check reads the layout, which the browser computes when asked; the colours'
             # transition only matters to a picture.
             assert_no_broken_words(page, f"{stem} at {width} px, {scheme}")
-            if SHOTS is not None:
+            if size == "phone":
+                wider = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert wider <= 0, (
+                    f"{stem} scrolls sideways on a phone by {wider} px: {page.evaluate(SIDEWAYS)}"
+                )
+            if SHOTS is not None and size == "wide" and scheme == "light" and name in shown():
+                SHOTS.mkdir(parents=True, exist_ok=True)
                 page.wait_for_timeout(80)
-                suffix = "-phone" if size == "phone" else ""
-                suffix += "-dark" if scheme == "dark" else ""
-                page.screenshot(path=str(SHOTS / f"{stem}{suffix}.png"), full_page=True)
+                page.screenshot(path=str(SHOTS / name), full_page=True)
     page.emulate_media(color_scheme="light")
     page.evaluate("Alpine.$data(document.documentElement).adminTheme = 'auto'")
     page.set_viewport_size(kept)
+
+
+# The innermost elements that reach past the right edge of the window (what makes a page scroll
+# sideways), named by tag, id and classes.
+SIDEWAYS = """(() => {
+  const wide = [...document.body.querySelectorAll("*")].filter(
+    e => e.getBoundingClientRect().right > window.innerWidth + 0.5);
+  return wide.filter(e => !wide.some(o => o !== e && e.contains(o))).slice(0, 8).map(
+    e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
+         [...e.classList].slice(0, 3).map(c => "." + c).join(""));
+})()"""
 
 
 # A word broken mid-way shows as a text node whose one word spans two lines.

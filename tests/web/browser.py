@@ -1,7 +1,8 @@
 """What the browser tests do on a page (headless Chromium through Playwright): sign dana in, and
-take a screenshot. With CAIRN_UPDATE_SCREENSHOTS=1 `shot` takes the README's screenshots
-(docs/screenshots/); without it, it takes none. The fixtures they share (site, requests, csp)
-are in conftest.py."""
+take a screenshot. With CAIRN_UPDATE_SCREENSHOTS=1 `shot` renews the pictures the README and the
+guides show (docs/screenshots/); a picture no guide shows is not taken, so none lies unused in
+git (tests/test_docs.py checks both ways). The fixtures they share (site, requests, csp) are in
+conftest.py."""
 
 from __future__ import annotations
 
@@ -18,16 +19,22 @@ SHOTS = ROOT / "docs/screenshots" if os.environ.get("CAIRN_UPDATE_SCREENSHOTS") 
 PASSWORD = "a-long-browser-password-42"
 
 
-def sign_in(page: Page, base: str) -> None:
+def shown() -> set[str]:
+    """The screenshots the README and the guides show (docs/screenshots/NAME.png)."""
+    texts = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    return {m for p in texts for m in re.findall(r"screenshots/([\w.-]+\.png)", p.read_text())}
+
+
+def sign_in(page: Page, base: str, username: str = "dana") -> None:
     page.goto(f"{base}/")
     expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/$"))
-    page.fill("#id_login", "dana")
+    page.fill("#id_login", username)
     page.fill("#id_password", PASSWORD)
     page.click("#login-form [type=submit]")
     expect(page).to_have_url(f"{base}/")
 
 
 def shot(page: Page, name: str) -> None:
-    if SHOTS is not None:
+    if SHOTS is not None and name in shown():
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / name), full_page=True)

@@ -21,7 +21,6 @@ def test_a_person_reads_compares_verifies_and_searches(site, page: Page, request
     expect(page).to_have_title("Home · Cairn")
     expect(page.locator(".card", has_text="Launch")).to_contain_text("2 entries")
     expect(page.locator("section", has_text="Open items")).to_contain_text("Rollout risks")
-    shot(page, "home.png")
 
     # Browse: project → subtopic tree → entry.
     page.click(".card a:text('Launch')")

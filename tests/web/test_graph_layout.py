@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 from knowledge.models import Membership, Project, Role
 from tests.factories import UserFactory
-from tests.web.browser import PASSWORD, shot, sign_in
+from tests.web.browser import PASSWORD, sign_in
 
 # Pairs of nodes whose boxes (label included) overlap by more than a pixel each way.
 OVERLAPS = """(() => {
@@ -51,4 +51,3 @@ def test_the_demo_graph_is_connected_and_no_label_covers_another(
         lonely = page.evaluate("window.cairnGraph.nodes().filter(n => n.degree() === 0).length")
         assert nodes >= 8 and lonely <= 2, (nodes, lonely)  # the demo's notes link up
         assert page.evaluate(OVERLAPS) == 0
-    shot(page, "graph-demo.png")

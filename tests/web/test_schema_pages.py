@@ -9,6 +9,7 @@ import pytest
 
 from knowledge.services import EntryFields, ProjectFields, entry_update, entry_upsert
 from tests.factories import UserFactory
+from tests.web.pages.responses import html
 
 pytestmark = pytest.mark.django_db
 
@@ -39,10 +40,6 @@ def people(actor, project):
         "bob": write(actor, "Bob", "- [level] boss"),
         "note": write(actor, "Launch", "Some text.", kind="note"),
     }
-
-
-def html(response) -> str:
-    return response.content.decode()
 
 
 def fit_block(page: str) -> str:

@@ -3,6 +3,7 @@
 import pytest
 
 from knowledge.services import EntryFields, entry_correct, entry_upsert
+from tests.web.pages.responses import html
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ def notes(actor, project):
 
 
 def _found(client, **params) -> set[str]:
-    page = client.get("/search/", {"q": "kettle", **params}).content.decode()
+    page = html(client.get("/search/", {"q": "kettle", **params}))
     titles = {"Kettle decision", "Kettle note", "Kettle fact"}
     return {t for t in titles if t in page} | ({"superseded"} if "(superseded" in page else set())
 

@@ -50,3 +50,14 @@ def field_names(checks) -> str:
     """The fields of a schema report's misfits, `role, team` (the first five)."""
     names = [c.field.name for c in checks]
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+@register.filter
+def difflines(text: str) -> list[dict]:
+    """A diff's lines, each with its kind (add, del, hunk, file) for the page's colours."""
+    kinds = {"+": "add", "-": "del", "@": "hunk"}
+
+    def kind(line: str) -> str:
+        return "file" if line.startswith(("+++", "---")) else kinds.get(line[:1], "")
+
+    return [{"text": line, "kind": kind(line)} for line in (text or "").splitlines()]

@@ -1,13 +1,18 @@
 from django.contrib.auth import get_user_model
 
 from knowledge.actors import Actor
+from knowledge.errors import AlreadyExists
 from knowledge.management.base import DataCommand
 from knowledge.models import Project
 from knowledge.services import (
     EntryFields,
     ProjectFields,
+    entry_create,
+    entry_edit,
+    entry_update,
     entry_upsert,
     project_create,
+    token_create,
 )
 
 PROJECTS = [
@@ -151,10 +156,19 @@ ENTRIES = [
 ]
 
 
+CALL_NOTES = """Call with Dana Reyes about the renewal.
+
+- [seats] 55 from October #renewal
+- [risk] wants EU data residency in writing
+- follows [[Account overview]]
+"""
+
+
 class Command(DataCommand):
     help = (
         "Load demo projects, nested subtopics and entries with observations, links, a person "
-        "schema (one entry does not fit it) and an open task (safe to run again)."
+        "schema (one entry does not fit it), an open task and an agent's run of writes (safe "
+        "to run again: entries that exist are left as they are)."
     )
 
     def add_arguments(self, parser):
@@ -179,9 +193,36 @@ class Command(DataCommand):
         counts: dict[str, int] = {}
         for project, subtopic, title, kind, tags, status, body in ENTRIES:
             fields = EntryFields(title=title, body=body, kind=kind, tags=tags, status=status)
-            result = entry_upsert(
-                actor=actor, project=project, subtopic=subtopic, fields=fields, reason="demo data"
-            )
-            counts[result.outcome] = counts.get(result.outcome, 0) + 1
+            try:
+                entry_create(
+                    actor=actor, project=project, subtopic=subtopic, fields=fields,
+                    reason="demo data",
+                )  # fmt: skip
+                outcome = "created"
+            except AlreadyExists:  # what is there stays: the demo's agent (or you) changed it
+                outcome = "unchanged"
+            counts[outcome] = counts.get(outcome, 0) + 1
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
-        self.stdout.write(self.style.SUCCESS(f"Demo data: {len(PROJECTS)} projects; {summary}."))
+        writes = self._agent_run(user) if counts.get("created") else 0
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo data: {len(PROJECTS)} projects; {summary}; an agent's run of {writes} "
+                "writes (the runs page lists it)."
+            )
+        )
+
+    def _agent_run(self, user) -> int:
+        """What an agent wrote after a customer call, through a token of the demo user's: one
+        run, to see (and undo) on the runs page."""
+        token = token_create(
+            actor=Actor.system(), user=user, name="demo agent", agent_label="agent:claude-code"
+        ).token
+        agent = Actor(user=user, agent=token.agent_label, token_id=token.pk)
+        fields = EntryFields(title="Renewal call 2026-09-02", body=CALL_NOTES, kind="note",
+                             tags=["call", "renewal"])  # fmt: skip
+        entry_upsert(actor=agent, project="customer-x", subtopic="calls", fields=fields)
+        edit = {"operation": "find_replace", "find": "- [seats] 40", "content": "- [seats] 55"}
+        entry_edit(actor=agent, ref="customer-x/Account overview", reason="after the call", **edit)
+        tags = EntryFields(tags=["contact", "renewal"])
+        entry_update(actor=agent, ref="customer-x/Dana Reyes", fields=tags, reason="renewal")
+        return 3

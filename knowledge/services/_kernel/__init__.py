@@ -52,7 +52,9 @@ from knowledge.services._kernel.projects import (
     schema_library_for,
     update_project,
 )
+from knowledge.services._kernel.runs import new_run_id
 from knowledge.services._kernel.text import index_text, text_vector
+from knowledge.services._kernel.undelete import lock_delete_row, place_of, restore_deleted
 
 __all__ = [
     "HIDDEN_SENSITIVITIES",
@@ -77,18 +79,22 @@ __all__ = [
     "keep_a_maintainer",
     "link_sources",
     "lock_by_identity",
+    "lock_delete_row",
     "lock_entry",
     "lock_project",
     "new_entry",
+    "new_run_id",
     "normalize_kind",
     "normalize_tags",
     "normalize_title",
     "place_entry",
+    "place_of",
     "principal",
     "project_taken",
     "record",
     "require_create_project",
     "require_write",
+    "restore_deleted",
     "save_entry",
     "schema_library_for",
     "set_memberships",

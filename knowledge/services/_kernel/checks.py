@@ -45,7 +45,8 @@ def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
 
 
 def record(instance: models.Model, actor: Actor, reason: str) -> None:
-    """Tell django-simple-history who made this revision and why."""
+    """Tell django-simple-history who made this revision and why. An entry's revision row is
+    written by save_entry, which adds the token, agent and run (_kernel/runs.py run_columns)."""
     limits.check_length(reason, field="reason", limit=limits.REASON)
     instance._history_user = actor.db_user
     instance._change_reason = (reason or "").strip()[:100] or None

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.db.revisions import save_revision
-from knowledge.errors import AlreadyExists, NotFound, ValidationFailed
+from knowledge.errors import AlreadyExists, Forbidden, NotFound, ValidationFailed
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -26,10 +26,9 @@ from knowledge.models import (
 )
 from knowledge.note_types import Report
 from knowledge.paths import entry_slug, split_path
-from knowledge.reads.conflicts import entry_conflict
-from knowledge.selectors import (
-    project_get,
-)
+from knowledge.reads.conflicts import stale_write
+from knowledge.selectors import project_get, project_maintainers
+from knowledge.selectors.projects import may_leave
 from knowledge.services._kernel.checks import (
     check_limits,
     check_source,
@@ -44,10 +43,11 @@ from knowledge.services._kernel.checks import (
 from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.locks import lock_by_identity
 from knowledge.services._kernel.note_types import check_schema
+from knowledge.services._kernel.runs import run_columns
 from knowledge.services._kernel.text import text_vector
 from knowledge.services.background import entry_written
 from knowledge.services.fields import EntryFields
-from knowledge.write_result import EntryBeforeWrite, GraphFacts, WriteResult
+from knowledge.write_result import EntryBeforeWrite, GraphFacts, Rebased, WriteResult
 
 NOT_SEARCHABLE_KINDS = {"transcript"}
 HIDDEN_SENSITIVITIES = {Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED}
@@ -60,12 +60,17 @@ _TRUSTED_FKS = ["subtopic", "project", "supersedes", "superseded_by", "created_b
 # --- finding and locking ---------------------------------------------------------------------
 
 
-def check_version(entry: Entry, expected_version: int | None, *, actor: Actor, **change) -> None:
-    """Refuse a write that read another version, showing what changed since as far as the actor
-    may see it, and how to apply only its change: `change` says what the write changes (body,
-    redo and edit, or writes; knowledge.reads.conflicts.entry_conflict)."""
-    if expected_version is not None and entry.version != expected_version:
-        raise entry_conflict(entry, expected_version, actor=actor, **change)
+def check_version(
+    entry: Entry, expected_version: int | None, *, actor: Actor, **change
+) -> Rebased | None:
+    """A write that read another version: when it touches nothing the other writer changed, it
+    goes on, on the current version (the Rebased returned says so); otherwise it is refused with
+    what changed since as far as the actor may see it, and how to apply only its change.
+    `change` says what the write changes (body, redo and edit, or writes;
+    knowledge.reads.conflicts.entry_conflict). None: it read the current version."""
+    if expected_version is None or entry.version == expected_version:
+        return None
+    return stale_write(entry, expected_version, actor=actor, **change)
 
 
 def identity_taken(
@@ -147,12 +152,28 @@ def place_entry(
             f"{entry.title!r}. Rename one of them first.",
         )
     old_path = entry.path
+    carried: list[dict] = []
     if project.pk != entry.project_id:
         if entry.project.sensitivity in HIDDEN_SENSITIVITIES:
+            if not may_leave(actor, entry.project):
+                raise Forbidden(
+                    f"{entry.project.slug} is members-only: moving entry {entry.short_id} out of "
+                    f"it makes it readable in {project.slug}, and that needs a maintainer of "
+                    f"{entry.project.slug}. Ask one: {project_maintainers(entry.project)}.",
+                    entry=entry.short_id,
+                )
             # The new project's readers see this revision's reason: don't name a hidden one.
             old_path = "another project"
-        entry.sources.clear()  # sources belong to a project
+        # Sources belong to a project: the same ones in the new project come along.
+        carried = list(entry.sources.values("kind", "external_id", "url", "title"))
+        entry.sources.clear()
     entry.project, entry.subtopic = project, subtopic
+    for fields in carried:
+        source, _ = Source.objects.get_or_create(
+            project=project, kind=fields["kind"], external_id=fields["external_id"],
+            defaults={"url": fields["url"], "title": fields["title"]},
+        )  # fmt: skip
+        entry.sources.add(source)
     return f"move from {old_path}"
 
 
@@ -251,7 +272,7 @@ def save_entry(
         # later plain save() leaves the stored vector as it is.
         entry.__dict__.pop("search_vector", None)
         del entry.skip_history_when_saving  # other saves (a delete) go through simple-history
-    save_revision(entry, created)
+    save_revision(entry, created, run_columns(actor))
     facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)
@@ -264,12 +285,14 @@ def delete_entry(entry: Entry, actor: Actor, reason: str) -> None:
     record(entry, actor, reason)
     entry_id = entry.pk
     linked = list(entry.sources.values("kind", "external_id"))
+    runs = run_columns(actor)  # before the delete: its own row must not count as the latest
     entry.delete()
-    if linked:  # the links go with the row: the delete revision keeps them for an undelete
-        last = HistoricalEntry.objects.filter(id=entry_id, history_type="-")
-        last.filter(history_id=last.order_by("-history_id").values("history_id")[:1]).update(
-            sources=linked
-        )
+    # simple-history wrote the delete row; it also keeps the run it belongs to and the links,
+    # which go with the row (the delete revision keeps them for an undelete)
+    last = HistoricalEntry.objects.filter(id=entry_id, history_type="-")
+    last.filter(history_id=last.order_by("-history_id").values("history_id")[:1]).update(
+        **runs, **({"sources": linked} if linked else {})
+    )
     entry_written(entry_id)
 
 

@@ -18,7 +18,13 @@ from knowledge.db import compile_once, fetch_together
 from knowledge.db.graph import write_facts
 from knowledge.errors import ValidationFailed
 from knowledge.graph.parsing import Graph, parse
-from knowledge.graph.resolve import may_reference, resolve_targets, split_target, target_key
+from knowledge.graph.resolve import (
+    link_path,
+    may_reference,
+    resolve_links,
+    split_target,
+    target_key,
+)
 from knowledge.models import (
     Entry,
     EntryStatus,
@@ -132,7 +138,8 @@ def index_graph(
         else:
             closing.append(pk)
     new = [r for k, r in want_rel.items() if k not in kept_rel]
-    resolved = resolve_targets(entry, [r.target for r in new] + [t for _, t, _ in waiting], writer)
+    links = resolve_links(entry, [r.target for r in new] + [t for _, t, _ in waiting], writer)
+    resolved = {text: found for text, (found, _) in links.items()}
     _write_facts(
         entry,
         close=(close_obs, close_rel),
@@ -153,6 +160,7 @@ def index_graph(
             (r.type, r.target, targets.get(k))
             for k, r in sorted(want_rel.items(), key=lambda kv: kv[1].position)
         ],
+        ambiguous={text: others for text, (_, others) in links.items() if len(others) > 1},
     )
 
 
@@ -207,6 +215,13 @@ def resolve_waiting(entry: Entry) -> int:
         for pk, text, source_project, source_sensitivity, writer in rows
         if _names(text, project, sub, source_project, source_sensitivity)
     ]
+    # A bare title from another project names this entry only when it is the one entry with
+    # its slug (its writer may read several, and a link never guesses between them).
+    if any(source_project != project.pk and split_target(text)[0] is None
+           for _, text, source_project, _, _ in rows):  # fmt: skip
+        lone = not Entry.objects.filter(slug=entry.slug).exclude(pk=entry.pk).exists()
+        bare = {pk for pk, text, *_ in rows if split_target(text)[0] is None}
+        candidates = [c for c in candidates if c[1] == project.pk or c[0] not in bare or lone]
     # From another project, only a link whose writer may read this one (see resolve_targets).
     writers = {w for _, source_project, w in candidates if source_project != project.pk and w}
     readers = set(_writers_who_read(writers, project))
@@ -234,8 +249,10 @@ def _names(text: str, project, sub: str, source_project: int, source_sensitivity
     """Whether a link `text` written in project `source_project` names an entry (whose slug
     matches) in `project` at subtopic `sub`, by the rules of resolve_targets."""
     first, path_sub, _ = split_target(text)
-    if first is None:  # a bare title: any subtopic of the source's own project
-        return source_project == project.pk
+    if first is None:  # a bare title: any subtopic of the source's own project, or another's
+        return source_project == project.pk or may_reference(
+            source_sensitivity, project.sensitivity
+        )
     if first == project.slug:  # project/…/Title: that exact place
         if source_project != project.pk and not may_reference(
             source_sensitivity, project.sensitivity
@@ -244,7 +261,8 @@ def _names(text: str, project, sub: str, source_project: int, source_sensitivity
         return path_sub == sub
     # subtopic/…/Title within the source's own project
     try:
-        return source_project == project.pk and normalize_path(text.rsplit("/", 1)[0]) == sub
+        path = link_path(text)
+        return source_project == project.pk and normalize_path(path.rsplit("/", 1)[0]) == sub
     except ValidationFailed:
         return False
 

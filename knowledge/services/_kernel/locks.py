@@ -11,7 +11,8 @@ from knowledge.actors import Actor
 from knowledge.db import Stand, compile_once
 from knowledge.errors import Forbidden
 from knowledge.models import Entry, Project, Subtopic
-from knowledge.selectors import entry_not_found, project_maintainers
+from knowledge.selectors import entry_not_found, project_maintainers, strip_memory_scheme
+from knowledge.selectors.addresses import moved_entry_id
 from knowledge.selectors.entries import REF_NAMES, entry_ref_parts, entry_ref_q
 from knowledge.services._kernel.checks import require_write
 
@@ -26,6 +27,8 @@ def lock_entry(actor: Actor, ref: str | int) -> Entry:
     if not getattr(actor.user, "is_authenticated", False):
         require_write(actor)  # says to sign in
     found = _locked(actor, ref) if str(ref).strip() else None
+    if found is None and (moved := moved_entry_id(actor, strip_memory_scheme(str(ref).strip()))):
+        found = _locked(actor, moved)  # an old address: the entry at its new one
     if found is None:
         raise entry_not_found(actor, ref)
     entry, may_write = found

@@ -60,6 +60,9 @@ class RestoredRevision:
     subtopic: str = ""  # path
     entry_pk: int | None = None
     state: dict | None = None
+    token_id: int | None = None  # the run it belonged to (knowledge.runs): token, agent, run id
+    agent: str = ""
+    run: str = ""
     lost: str = ""  # why this revision cannot be restored (then nothing is written for it)
 
 
@@ -292,6 +295,9 @@ def history_row(entry: Entry, rev: RestoredRevision, user) -> object:
         history_change_reason=rev.reason,
         history_type=rev.action,
         history_user=user,
+        history_token_id=rev.token_id,
+        history_agent=rev.agent,
+        history_run=rev.run,
     )
 
 
@@ -326,7 +332,9 @@ def check_revision(restorer: Restorer, rev: RestoredRevision) -> None:
     if rev.subtopic and not all(0 < len(part) <= 80 for part in rev.subtopic.split("/")):
         raise ValidationFailed("a subtopic level is empty or too long", field="Cairn-Subtopic")
     limits.check_length(rev.user, field="Cairn-User", limit=150)
-    if find_nul([rev.project, rev.subtopic, rev.user, rev.reason or ""]) is not None:
+    if rev.token_id is not None and rev.token_id > 2**63 - 1:
+        raise ValidationFailed("the token id is out of range", field="Cairn-Token")
+    if find_nul([rev.project, rev.subtopic, rev.user, rev.reason or "", rev.agent, rev.run]):
         raise ValidationFailed("a trailer holds a NUL character", field="trailers")
     restorer.revision_ids.add(rev.history_id)
 

@@ -20,6 +20,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from memory_site import embedded
 from memory_site.management.commands.createadmin import PASSWORD_FILE, ensure_admin
+from ops.version import VERSION
 
 
 def _stop_process(proc: subprocess.Popen, timeout: float) -> None:
@@ -179,7 +180,7 @@ class Command(BaseCommand):
             raise CommandError("The web server did not start; see its output above.")
         url = f"http://{host}:{port}"
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS(f"Cairn is running at {url}/"))
+        self.stdout.write(self.style.SUCCESS(f"Cairn {VERSION} is running at {url}/"))
         self.stdout.write(f"  Admin:   {url}/admin/")
         if password:
             self.stdout.write(self.style.WARNING(f"  Log in as admin / {password}"))

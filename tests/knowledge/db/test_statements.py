@@ -3,6 +3,7 @@ rows, the same vectors, the same answers."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -11,7 +12,8 @@ from django.contrib.postgres.search import SearchVector
 from django.forms.models import model_to_dict
 
 from knowledge.db.graph import write_facts
-from knowledge.models import Observation, Relation
+from knowledge.db.revisions import token_latest
+from knowledge.models import HistoricalEntry, Observation, Relation
 from knowledge.services import EntryFields, entry_upsert
 
 pytestmark = pytest.mark.django_db
@@ -79,3 +81,20 @@ def test_write_facts_closes_and_adds_as_the_orm_does(actor, project):
         mine, theirs = _rows(model, **{key: one}), _rows(model, **{key: two})
         assert [{**r, key: None} for r in mine] == [{**r, key: None} for r in theirs], model
         assert sum(r["valid_to"] is not None for r in mine) == 1
+
+
+@pytest.mark.parametrize("writes", [0, 1, 3])
+def test_token_latest_is_the_tokens_newest_revision_as_the_orm_reads_it(actor, project, writes):
+    agent = dataclasses.replace(actor, token_id=4242)
+    other = dataclasses.replace(actor, token_id=4243)
+    for n in range(writes):
+        entry_upsert(actor=agent, project="acme", fields=EntryFields(title=f"T{n}", body="x"))
+        entry_upsert(actor=other, project="acme", fields=EntryFields(title=f"O{n}", body="y"))
+    orm = (
+        HistoricalEntry.objects.filter(history_token_id=4242)
+        .order_by("-history_id")
+        .values_list("history_run", "history_date")
+        .first()
+    )
+    assert token_latest(4242) == orm
+    assert (orm is None) == (writes == 0)

@@ -53,9 +53,8 @@ def test_project_page_shows_the_tree_counts_and_the_entries_here(alice, actor, p
 
 def test_unknown_pages_answer_404_in_the_site_style(alice, plan):
     for url in ("/p/acme/t/nope/", "/p/nope/", "/e/zzzzzzzz/", "/no/such/page/"):
-        response = alice.get(url)
-        assert response.status_code == 404, url
-        assert "Not found" in html(response) and "Cairn" in html(response)
+        page = html(alice.get(url), 404)
+        assert "Not found" in page and "Cairn" in page
 
 
 def test_pages_load_no_asset_from_another_host(alice, plan):

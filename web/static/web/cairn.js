@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 (Cairn: see LICENSE and NOTICE at the top of the checkout)
 // Cairn's pages: keyboard shortcuts, copy buttons, the collapsible subtopic tree. No framework.
 (function () {
   "use strict";

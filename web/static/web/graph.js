@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 (Cairn: see LICENSE and NOTICE at the top of the checkout)
 // The graph page: entries as nodes (sized by their links), typed relations as edges (Cytoscape.js).
 // Hover highlights a node's neighbours, a click opens the entry, "Find" focuses a node, the
 // relation check boxes show or hide edge types. Data: /graph/data.json (same origin only).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 (Cairn: see LICENSE and NOTICE at the top of the checkout) */
 /* Cairn: turn .cairn-markdown textareas into EasyMDE editors with a live preview beside them.
    Every preview is rendered and sanitized by the server (the same renderer as the entry page),
    never by the browser; the side panel also lists the links and observations a save would

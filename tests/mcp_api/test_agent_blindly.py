@@ -1,0 +1,231 @@
+"""Issue 48, scripted over the official MCP client: answers an agent can follow blindly.
+
+A held-out session found answers that misled: a stale append was refused and told to replace
+the other writer's line with nothing; a link to an entry the agent could read in another project
+stayed "waiting", and so did the server's own memory:// address; a search said "6 result(s)"
+when no entry held the words asked for. Each case is done here as an agent would do it, taking
+the answer at its word.
+"""
+
+import ast
+import re
+
+import pytest
+
+from knowledge.actors import Actor
+from knowledge.models import Entry, Membership, Role
+from knowledge.services import EntryFields, entry_upsert
+from tests.factories import EntryFactory, ProjectFactory, UserFactory
+from tests.mcp_api.conftest import text
+
+pytestmark = pytest.mark.usefixtures("acme")
+
+ONBOARDING = """\
+# Onboarding
+
+Steps for new people.
+
+## Accounts
+
+- Laptop from IT
+- Email account
+- VPN access"""  # no newline at the end: the append the session saw
+
+
+@pytest.fixture
+def sam(make_token):
+    return make_token(name="sam", agent_label="agent:sam")
+
+
+def _printed_calls(answer: str) -> list[tuple[str, dict]]:
+    """Every `tool("id", key=value, …)` call an answer prints, read the way an agent sends it:
+    a placeholder's example (`<what it should say, e.g. "x">`) taken as the value."""
+    calls = []
+    for found in re.finditer(r'\b(edit|update|upsert)\("[^"]+".*?\)(?=[.;]( |$))', answer, re.M):
+        printed = re.sub(r"<[^<>]*?e\.g\. (.*?)>(?=[,)])", r"\1", found.group(0))
+        try:
+            node = ast.parse(printed, mode="eval").body
+        except SyntaxError:  # a call with a placeholder (<…>) is no call to send as it is
+            continue
+        args = {"id": ast.literal_eval(node.args[0])}
+        calls.append(
+            (node.func.id, args | {k.arg: ast.literal_eval(k.value) for k in node.keywords})
+        )
+    return calls
+
+
+def test_a_stale_append_under_a_heading_applies_on_the_current_version(call, sam):
+    made = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = made.structured_content["entry"]["short_id"]
+    theirs = call("edit", sam, id=ref, operation="find_replace", find="- VPN access",
+                  content="- VPN access (WireGuard)")  # fmt: skip
+    assert not theirs.is_error, text(theirs)
+
+    res = call("edit", id=ref, operation="append", section="Accounts",
+               content="- Badge for the office", expected_version=1)  # fmt: skip
+    answer = text(res)
+    assert not res.is_error, answer
+    assert "Applied on version 2" in answer and "you read version 1" in answer
+    assert "agent:sam" in answer  # who changed it since
+    assert "+1 -0 lines" in answer
+    assert res.structured_content["applied_on"]["version"] == 2
+    body = Entry.objects.get(short_id=ref).body
+    assert "- VPN access (WireGuard)\n- Badge for the office" in body  # one list, theirs kept
+
+
+def test_a_stale_plain_append_and_prepend_apply(call, sam):
+    ref = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = ref.structured_content["entry"]["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="# Onboarding", content="# Onboard")
+    call("edit", sam, id=ref, operation="find_replace", find="- VPN access", content="- VPN")
+    res = call("edit", id=ref, operation="append", content="- Desk", expected_version=1)
+    assert not res.is_error, text(res)
+    res = call("edit", id=ref, operation="prepend", content="Owner: IT", expected_version=1)
+    assert not res.is_error, text(res)
+    assert "Applied on version 4" in text(res)
+    body = Entry.objects.get(short_id=ref).body
+    assert body.startswith("Owner: IT\n\n# Onboard\n") and body.endswith("- VPN\n- Desk\n")
+
+
+def test_a_stale_update_of_other_fields_applies_and_keeps_theirs(call, sam):
+    ref = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = ref.structured_content["entry"]["short_id"]
+    call("update", sam, id=ref, tags=["people"])
+    res = call("update", id=ref, status="resolved", expected_version=1)
+    assert not res.is_error, text(res)
+    assert "Applied on version 2" in text(res)
+    entry = Entry.objects.get(short_id=ref)
+    assert (entry.tags, entry.status) == (["people"], "resolved")
+
+
+@pytest.mark.parametrize("mine", ["- VPN access (OpenVPN)", ""])
+def test_a_real_overlap_shows_both_sides_and_offers_only_calls_that_keep_theirs(call, sam, mine):
+    ref = call("upsert", project="acme", title="Onboarding", body=ONBOARDING)
+    ref = ref.structured_content["entry"]["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="- VPN access",
+         content="- VPN access (WireGuard)")  # fmt: skip
+    res = call("edit", id=ref, operation="find_replace", find="- VPN access", content=mine,
+               expected_version=1)  # fmt: skip
+    answer = text(res)
+    assert res.is_error and "theirs '- VPN access (WireGuard)'" in answer, answer
+    assert f"yours {mine!r}" in answer
+    printed = _printed_calls(answer)
+    assert len(printed) == (1 if mine else 0), answer  # keep both; nothing to add for a removal
+    for tool, args in printed:
+        done = call(tool, **args)
+        assert not done.is_error, text(done)
+        assert "- VPN access (WireGuard)" in Entry.objects.get(short_id=ref).body, (tool, args)
+        assert mine in Entry.objects.get(short_id=ref).body
+
+
+def _platform(owner, title: str | None = None):
+    """Another project the agent reads (but may not write), and an entry its lead wrote there."""
+    project = ProjectFactory(slug="platform", name="Platform")
+    Membership.objects.create(project=project, user=owner, role=Role.VIEWER)
+    lead = UserFactory(username="lead")
+    Membership.objects.create(project=project, user=lead, role=Role.MAINTAINER)
+    return lambda title, **place: (
+        entry_upsert(
+            actor=Actor.for_user(lead),
+            project="platform",
+            fields=EntryFields(title=title, body="Runs the platform team.", kind="person"),
+            **place,
+        ).entry
+    )
+
+
+@pytest.fixture
+def platform(owner):
+    return _platform(owner)("Priya Natarajan", subtopic="people")
+
+
+def test_links_resolve_by_title_and_address_across_the_projects_the_writer_reads(
+    call, platform, owner
+):
+    found = call("search", query="Priya Natarajan").structured_content["results"]
+    assert found[0]["short_id"] == platform.short_id  # the agent can see her
+    body = (
+        "- works_with [[Priya Natarajan]]\n"
+        f"- reports_to [[{found[0]['address']}]]\n"  # the address the server prints
+        "- mentions [[Nobody Here]]\n"
+    )
+    res = call("upsert", project="acme", title="Launch plan", body=body)
+    answer, relations = text(res), res.structured_content["report"]["relations"]
+    assert found[0]["address"].startswith("memory://platform/people/")
+    assert [r["resolved"] for r in relations] == [True, True, False], answer
+    assert {r["entry"]["short_id"] for r in relations[:2]} == {platform.short_id}
+    waiting = answer.split("[[Nobody Here]]")[1]  # the waiting link names the forms that resolve
+    assert "[[Title]]" in waiting and "[[memory://project/path/slug]]" in waiting
+
+    # A title in two other projects: it waits, and the answer lists both to pick from.
+    second = ProjectFactory(slug="sales", name="Sales")
+    Membership.objects.create(project=second, user=owner, role=Role.VIEWER)
+    other = EntryFactory(project=second, title="Priya Natarajan", body="Account lead.")
+    res = call("upsert", project="acme", title="Pick one", body="- with [[Priya Natarajan]]")
+    rel = res.structured_content["report"]["relations"][0]
+    assert rel["resolved"] is False
+    assert {c["short_id"] for c in rel["candidates"]} == {platform.short_id, other.short_id}
+    assert f"{other.short_id} [[memory://sales/priya-natarajan]]" in text(res), text(res)
+
+    # The same title in the writer's own project comes first.
+    own = call("upsert", project="acme", title="Priya Natarajan", body="Our contact.")
+    again = call("edit", id="acme/launch-plan", operation="append",
+                 content="- see [[Priya Natarajan]]")  # fmt: skip
+    mine = again.structured_content["report"]["relations"][-1]
+    assert mine["entry"]["short_id"] == own.structured_content["entry"]["short_id"]
+
+
+def test_a_link_waiting_for_a_title_in_another_project_resolves_when_it_is_written(call, owner):
+    write = _platform(owner)
+    res = call("upsert", project="acme", title="Launch plan", body="- owner [[Priya Natarajan]]")
+    assert res.structured_content["report"]["relations"][0]["resolved"] is False
+    priya = write("Priya Natarajan")
+    rel = call("get", id="acme/launch-plan").structured_content["relations"]["outgoing"][0]
+    assert rel["entry"]["short_id"] == priya.short_id
+
+
+def test_no_match_is_said_whenever_no_hit_holds_every_word_or_the_phrase(call):
+    for title, body in (
+        ("Code review checklist", "Every change gets a review before it ships."),
+        ("Pricing tiers", "Three tiers; pricing is set by sales."),
+        ("Quarterly goals", "Goals for each quarter: retention first."),
+    ):
+        assert not call("upsert", project="acme", title=title, body=body).is_error
+
+    res = call("search", query="quarterly pricing review")
+    answer, data = text(res), res.structured_content
+    assert answer.startswith("No entry contains 'quarterly pricing review'; 3 hold some"), answer
+    assert data["words_matched"] is False and data["results"]  # the partial hits come after
+    res = call("search", query='"pricing review"')  # its words as words, said to be no match
+    assert text(res).startswith("No entry contains '\"pricing review\"'; 2 hold some"), text(res)
+    assert res.structured_content["words_matched"] is False
+    res = call("search", query='"pricing is set"')  # a quoted phrase matches as a phrase
+    assert [h["title"] for h in res.structured_content["results"]] == ["Pricing tiers"]
+    assert res.structured_content["words_matched"] is True
+
+    call("upsert", project="acme", title="Q3 review", body="The quarterly pricing review is May 4.")
+    res = call("search", query="quarterly pricing review")
+    assert res.structured_content["words_matched"] is True, text(res)
+    assert text(res).startswith("4 result(s)")
+    assert res.structured_content["results"][0]["title"] == "Q3 review"
+
+
+def test_the_texts_say_what_was_asked(call, sam, read_token, owner):
+    write = _platform(owner)
+    write("Priya Natarajan")
+    call("upsert", sam, project="acme", title="Standup", body="Tuesdays at 10.")
+    recent = text(call("recent"))
+    assert "Standup · acme" in recent and "by agent:sam" in recent  # who wrote it
+
+    checked = text(call("check_sources", sources=[{"kind": "email", "external_id": "m-1"}]))
+    assert "logged in none of the projects you can see" in checked, checked
+
+    fields = "```yaml\nrole: string, job title\nemployer?: Organization\n```"
+    schema = call("upsert", project="acme", title="person", kind="schema", body=fields)
+    assert "Parsed as the 'person' schema: 2 field(s), role, employer? (relation)" in text(schema)
+    broken = call("upsert", project="acme", title="team", kind="schema", body="no fields here")
+    assert broken.is_error and "```yaml block" in text(broken)  # refused, saying what to write
+
+    me = text(call("whoami"))
+    assert "You may write in: acme (maintainer)." in me, me  # platform is read only
+    assert "You may write nowhere: this token only reads." in text(call("whoami", read_token))
