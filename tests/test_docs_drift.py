@@ -52,7 +52,6 @@ ELSEWHERE = {
 }
 # mutmut's names for the mutants of a function (`knowledge.markdown.x_first_h1__mutmut_5`):
 # mutants.md explains survivors by them (tests/mutation/report.py reads it), no code defines them.
-MUTANT = re.compile(r"\.x_\w+__mutmut_\d+$")
 # What Django and pydantic give every model, admin and argument model (`save()`, `save_model()`,
 # `Field(description=…)`, `transaction.atomic(durable=True)`).
 LIBRARY = (
@@ -178,13 +177,19 @@ def _block_calls(doc: Doc) -> list[Span]:
     return calls
 
 
+def _mutated(name: str) -> str:
+    """mutmut's name of a mutant (`knowledge.markdown.x_first_h1__mutmut_5`, as the mutation
+    testing page explains survivors) stands for the function it mutates."""
+    if (m := re.fullmatch(r"(.+)\.x_(\w+?)__mutmut_\d+", name)) is None:
+        return name
+    return f"{m.group(1)}.{m.group(2)}"
+
+
 def python_names(doc: Doc) -> list[str]:
     problems = []
     for span in doc.spans + _block_calls(doc):
         text = span.text
-        if DOTTED.match(text) and "(" not in text and MUTANT.search(text):
-            continue
-        if DOTTED.match(text) and "(" not in text and not code.exists(text):
+        if DOTTED.match(text) and "(" not in text and not code.exists(_mutated(text)):
             problems.append(f"{doc.at(span.line)}: `{text}` does not exist")
         elif CALL.match(text) and (why := _call_problem(doc, text)):
             problems.append(f"{doc.at(span.line)}: `{text}`: {why}")

@@ -23,6 +23,7 @@ MAX_DIFF_LINES = 200
 MAX_EDITS = 3
 MAX_CHANGES = 20  # the newest revisions since the version read; `changes_total` counts them all
 MAX_CONFLICTS = 20  # clashing spots listed; `conflicts_total` counts them all
+MAX_KEEP_BOTH_CHARS = 4000  # of both sides' clashing lines, for the steps that keep both
 MAX_UPDATE_ECHO = 300  # characters of an update's values (as JSON) sent back with its refusal
 # The fields a conflict compares besides the body; "place" is the project and subtopic.
 FIELDS = ("title", "kind", "tags", "status", "place")
@@ -159,9 +160,12 @@ def _merged(base: str, theirs: str, mine: str) -> dict:
 def _keep_both(conflicts: list[dict], theirs: str) -> list[dict]:
     """For lines both changed, the find/replace steps that add the writer's lines after theirs:
     the one change offered that loses no text, theirs or yours (deciding which stays is for
-    the two writers). Only when there are few, each has text on both sides, and their text
-    occurs once in the current body (so the step finds it)."""
+    the two writers). Only when there are few, short enough to send back (MAX_KEEP_BOTH_CHARS:
+    a clash over a whole large body is not echoed twice more), each has text on both sides, and
+    their text occurs once in the current body (so the step finds it)."""
     if len(conflicts) > MAX_EDITS:
+        return []
+    if sum(len(c["theirs"]) + len(c["mine"]) for c in conflicts) > MAX_KEEP_BOTH_CHARS:
         return []
     steps = []
     for c in conflicts:

@@ -159,6 +159,23 @@ def test_a_stale_edit_of_text_they_changed_shows_the_clash_not_a_retry(call, sam
     assert "[seats] 45" in Entry.objects.get(short_id=ref).body
 
 
+def test_a_clash_over_long_lines_is_not_sent_back_as_steps(call, sam):
+    """The steps that keep both repeat both sides' lines: past MAX_KEEP_BOTH_CHARS the answer
+    points to the current text instead of echoing a large clash twice more."""
+    from knowledge.reads.conflicts import MAX_KEEP_BOTH_CHARS
+
+    long = "x" * (MAX_KEEP_BOTH_CHARS // 2)
+    ref = _write(call, ACCOUNT).structured_content["entry"]["short_id"]
+    call("edit", sam, id=ref, operation="find_replace", find="[seats] 40",
+         content=f"[seats] 45 {long}")  # fmt: skip
+    res = call("edit", id=ref, operation="find_replace", find="[seats] 40",
+               content=f"[seats] 50 {long}", expected_version=1)  # fmt: skip
+    answer, error = text(res), res.structured_content["error"]
+    assert res.is_error and error["conflicts"] and "keep_both" not in error
+    assert f'get("{ref}") shows the current text' in answer
+    assert len(answer) < 3 * MAX_KEEP_BOTH_CHARS, len(answer)
+
+
 def test_a_stale_section_edit_beside_their_change_applies_as_it_is(call, sam):
     body = "# Plan\n\n## Now\n\nShip v2.\n\n## Later\n\nMaybe v3.\n"
     ref = call("upsert", project="acme", title="Plan", body=body).structured_content["entry"]

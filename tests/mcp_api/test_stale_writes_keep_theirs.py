@@ -13,7 +13,7 @@ import itertools
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from knowledge.actors import Actor
@@ -113,6 +113,9 @@ def test_no_answer_to_a_stale_write_removes_text_its_caller_did_not_write(owner,
     theirs = "\n".join(data.draw(their_change(base_lines))) + "\n"
     other = tools.answer("upsert", sam, {"project": "acme", "title": title, "body": theirs})
     assert not other.is_error, text(other)
+    # A change the text already reads as (a blank line the body's form drops) makes no version:
+    # the write below would not be stale.
+    assume(other.structured_content["outcome"] != "unchanged")
     tool, args = data.draw(my_write(base_lines))
     try:
         meant = _meant(base, tool, args)
