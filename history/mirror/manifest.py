@@ -15,7 +15,8 @@ import uuid
 import yaml
 from django.utils import timezone
 
-from history.file_format import iso_time, one_line_json
+from history.commit_format import ProjectsTrailers
+from history.file_format import iso_time
 from history.mirror.git import Mirror, Person, build_message
 from history.mirror.queue import committer
 from knowledge.models import Membership, Project, Subtopic
@@ -132,11 +133,7 @@ def sync_manifest(mirror: Mirror) -> bool:
         return False
     author, username, reason = _who_and_why()
     now = timezone.now()
-    trailers = {"Cairn-Manifest": MANIFEST_PATH, "Cairn-Time": iso_time(now)}
-    if username:
-        trailers["Cairn-User"] = username
-    if reason:
-        trailers["Cairn-Reason"] = one_line_json(reason)
+    trailers = ProjectsTrailers(MANIFEST_PATH, now, username or "", reason or "").render()
     message = build_message(reason, "update projects, memberships and subtopics",
                             revision=None, entry_id=None, trailers=trailers)  # fmt: skip
     mirror.commit({MANIFEST_PATH: data}, author=author, committer=committer(), message=message,

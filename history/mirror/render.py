@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from history.file_format import RevisionFile, iso_time, one_line_json, with_key
+from history.commit_format import ACTIONS, LOST, RevisionTrailers
+from history.file_format import RevisionFile, with_key
 from history.mirror.git import Mirror, Person, build_message
 from history.mirror.queue import committer
 from knowledge.models import Entry, HistoricalEntry, Project, Subtopic
@@ -130,9 +131,6 @@ def author_of(row, names: Names) -> Person:
     return Person(label or "cairn", "system@cairn.invalid")
 
 
-_VERBS = {"+": "create", "~": "update", "-": "delete"}
-
-
 @dataclass
 class Prepared:
     changes: dict[str, bytes | None]
@@ -147,44 +145,16 @@ def render_revision(mirror: Mirror, row, names: Names, sources: dict) -> Prepare
     if row.history_type == "+" and row.supersedes_id:
         changes.update(_mark_superseded(mirror, names.entry(row.supersedes_id), row.short_id))
     where = next(iter(changes), "") or f"{names.project(row.project_id)}/{row.slug}.md"
-    summary = f"{_VERBS.get(row.history_type, 'update')} {where.removesuffix('.md')}: "
+    summary = f"{ACTIONS.get(row.history_type, 'update')} {where.removesuffix('.md')}: "
     summary += f"{n_lines} line{'s' if n_lines != 1 else ''} changed"
     message = build_message(
         row.history_change_reason or "",
         summary,
         revision=row.history_id,
         entry_id=row.short_id,
-        trailers=revision_trailers(row, names),
+        trailers=RevisionTrailers.of(row, names).render(),
     )
     return Prepared(changes, message)
-
-
-def revision_trailers(row, names: Names) -> dict[str, str]:
-    """What a revision holds beyond its file, exactly (`mirror restore` reads it back): the
-    action, who (username), when (to the microsecond), why (JSON: any text on one line), the
-    place as slugs, the entry's numeric id, whether the body ends with a newline (the file
-    always does), and the token, agent label and run that wrote it."""
-    out = {"Cairn-Action": _VERBS.get(row.history_type, "update")}
-    username = names.user(row.history_user_id)[0]
-    if username:
-        out["Cairn-User"] = username
-    out["Cairn-Time"] = iso_time(row.history_date)
-    if row.history_change_reason is not None:
-        out["Cairn-Reason"] = one_line_json(row.history_change_reason)
-    out["Cairn-Project"] = names.project(row.project_id)
-    if row.subtopic_id:
-        out["Cairn-Subtopic"] = names.subtopic(row.subtopic_id)
-    out["Cairn-Row"] = str(row.id)
-    if row.history_type != "-" and (row.body or "").endswith("\n"):
-        out["Cairn-Body-Newline"] = "yes"
-    # The run it belongs to (knowledge.runs): a restored history keeps its runs.
-    if row.history_token_id is not None:
-        out["Cairn-Token"] = str(row.history_token_id)
-    if row.history_agent:
-        out["Cairn-Agent"] = row.history_agent
-    if row.history_run:
-        out["Cairn-Run"] = row.history_run
-    return out
 
 
 def _mark_superseded(mirror: Mirror, old: str, new: str) -> dict[str, bytes]:
@@ -210,7 +180,7 @@ def note_revision(row, error: str) -> Prepared:
         summary,
         revision=row.history_id,
         entry_id=row.short_id,
-        trailers={"Cairn-Lost": "not rendered"},
+        trailers=dict(LOST),
     )
     return Prepared({}, message)
 

@@ -9,7 +9,6 @@ module reads them, oldest first, into plain records; knowledge.services.memory_r
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 import tempfile
@@ -21,13 +20,12 @@ import pygit2
 import yaml
 from django.conf import settings
 
+from history.commit_format import ACTIONS, RestoreTrailers, RevisionTrailers
 from history.file_format import (
     FrontmatterError,
     RevisionFile,
     alternate_path,
     entry_id_of,
-    iso_time,
-    parse_time,
 )
 from history.maintenance import expected_files, verify
 from history.mirror.git import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
@@ -38,8 +36,7 @@ from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
 from knowledge.services import RestoredRevision, RestoreReport, memory_restore
 
-_ACTIONS = {"create": "+", "update": "~", "delete": "-"}
-_NOT_RENDERED = "could not be rendered"
+_TYPES = {action: history_type for history_type, action in ACTIONS.items()}
 
 
 class RestoreError(Exception):
@@ -159,24 +156,13 @@ def _revision(
     mirror: Mirror, commit: pygit2.Commit, trailers: dict, paths: dict
 ) -> RestoredRevision:
     short_id = trailers.get(TRAILER_ENTRY, "")
-    lines = commit.message.splitlines()
-    has_summary = len(lines) > 2 and lines[2] and not lines[2].startswith("Cairn-")
-    summary = lines[2] if has_summary else lines[0]
-    action = _ACTIONS.get(trailers.get("Cairn-Action", ""), "")
-    if not action:  # a commit from before the trailers: its summary says
-        action = _ACTIONS.get(summary.split(" ", 1)[0], "~")
-    email = commit.author.email
-    user = trailers.get("Cairn-User") or (
-        email.removesuffix("@users.cairn.invalid") if email.endswith("@users.cairn.invalid") else ""
+    said = RevisionTrailers.parse(
+        trailers,
+        message=commit.message,
+        author_email=commit.author.email,
+        author_time=commit.author.time,
     )
-    if "Cairn-Reason" in trailers:
-        reason = json.loads(trailers["Cairn-Reason"])
-        reason = None if reason is None else str(reason)[:100]  # as a write records it
-    else:
-        reason = lines[0][:100] if has_summary else None
-    when = parse_time(trailers.get("Cairn-Time")) or dt.datetime.fromtimestamp(
-        commit.author.time, dt.UTC
-    )
+    action = _TYPES[said.action]
     path = paths.get(short_id, "")
     parts = path.split("/")
     rev = RestoredRevision(
@@ -184,19 +170,19 @@ def _revision(
         commit=str(commit.id),
         action=action,
         short_id=short_id,
-        when=when,
-        user=user,
-        user_email=email,
+        when=said.time,
+        user=said.user,
+        user_email=commit.author.email,
         user_name=commit.author.name,
-        reason=reason,
-        project=trailers.get("Cairn-Project") or parts[0],
-        subtopic=trailers.get("Cairn-Subtopic") or "/".join(parts[1:-1]),
-        entry_pk=int(trailers["Cairn-Row"]) if trailers.get("Cairn-Row", "").isdigit() else None,
-        token_id=int(token) if (token := trailers.get("Cairn-Token", "")).isdigit() else None,
-        agent=trailers.get("Cairn-Agent", "")[:120],
-        run=trailers.get("Cairn-Run", "")[:80],
+        reason=said.reason,
+        project=said.project or parts[0],
+        subtopic=said.subtopic or "/".join(parts[1:-1]),
+        entry_pk=said.row,
+        token_id=said.token,
+        agent=said.agent,
+        run=said.run,
     )
-    if "Cairn-Lost" in trailers or (_NOT_RENDERED in lines[0] and "Cairn-Action" not in trailers):
+    if said.lost:
         rev.lost = "the mirror could not render it when it was saved (parked): no text in git"
     elif action != "-":
         raw = mirror.read(path, commit.id) if path else None
@@ -204,8 +190,7 @@ def _revision(
             rev.lost = "its commit holds no file for the entry"
         else:
             try:
-                newline = trailers.get("Cairn-Body-Newline") == "yes"
-                rev.state = RevisionFile.parse(raw, body_newline=newline).record()
+                rev.state = RevisionFile.parse(raw, body_newline=said.body_newline).record()
             except (FrontmatterError, KeyError, TypeError, ValueError) as exc:
                 rev.lost = f"its file cannot be read ({exc})"
     return rev
@@ -323,7 +308,7 @@ def _record_choices(mirror: Mirror, entries: set[str], manifest: bool) -> bool:
         return False
     now = dt.datetime.now(dt.UTC)
     reason = "mirror restore: what was restored otherwise than this mirror said"
-    trailers = {"Cairn-Restore": "choices", "Cairn-Time": iso_time(now)}
+    trailers = RestoreTrailers(now).render()
     message = build_message(reason, reason, revision=None, entry_id=None, trailers=trailers)
     who = committer()
     mirror.commit(changes, author=who, committer=who, message=message, when=now)
