@@ -24,6 +24,25 @@ def setup_django() -> None:
     django.setup()
 
 
+class SqlCount:
+    """A connection.execute_wrapper that counts the statements sent and the seconds spent
+    waiting on them (where a write's time goes: its own CPU, or the database)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.statements, self.seconds = 0, 0.0
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.statements += 1
+            self.seconds += time.perf_counter() - started
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")

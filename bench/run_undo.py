@@ -17,7 +17,7 @@ import argparse
 import os
 import time
 
-from _common import print_table, write_json
+from _common import SqlCount, print_table, write_json
 from _setup import setup_django
 
 
@@ -31,26 +31,18 @@ def main() -> None:
 
     from django.db import connection
 
-    sql = {"statements": 0, "seconds": 0.0}
-
-    def count(execute, sql_text, params, many, context):
-        t0 = time.perf_counter()
-        try:
-            return execute(sql_text, params, many, context)
-        finally:
-            sql["statements"] += 1
-            sql["seconds"] += time.perf_counter() - t0
+    sql = SqlCount()
 
     def timed(step):
-        sql.update(statements=0, seconds=0.0)
+        sql.reset()
         started, cpu = time.perf_counter(), time.process_time()
-        with connection.execute_wrapper(count):
+        with connection.execute_wrapper(sql):
             result = step()
         return result, {
             "seconds": time.perf_counter() - started,
             "cpu_seconds": time.process_time() - cpu,
-            "statements": sql["statements"],
-            "sql_wait_seconds": sql["seconds"],
+            "statements": sql.statements,
+            "sql_wait_seconds": sql.seconds,
         }
 
     rows, results = [], {}

@@ -14,7 +14,7 @@ import argparse
 import os
 import time
 
-from _common import percentile, print_table, write_json
+from _common import SqlCount, percentile, print_table, write_json
 from _setup import setup_django
 from django.conf import settings as django_settings
 
@@ -38,23 +38,15 @@ def main() -> None:
     slug = f"bench-write-{int(time.time())}"
     project_create(actor=actor, slug=slug, fields=ProjectFields(name=slug))
 
-    sql = {"statements": 0, "seconds": 0.0}
-
-    def count(execute, sql_text, params, many, context):
-        t0 = time.perf_counter()
-        try:
-            return execute(sql_text, params, many, context)
-        finally:
-            sql["statements"] += 1
-            sql["seconds"] += time.perf_counter() - t0
+    sql = SqlCount()
 
     body = "Paragraph about the incident and what we learned. " * 20
     phases = {}
     for phase in ("create", "update", "unchanged"):
         timings = []
-        sql.update(statements=0, seconds=0.0)
+        sql.reset()
         started, cpu = time.perf_counter(), time.process_time()
-        with connection.execute_wrapper(count):
+        with connection.execute_wrapper(sql):
             for i in range(args.n):
                 text = body + (" v2" if phase != "create" else "")
                 t0 = time.perf_counter()
@@ -72,8 +64,8 @@ def main() -> None:
             "p95_ms": percentile(timings, 95),
             "per_second": args.n / elapsed,
             "cpu_ms_per_write": cpu * 1000 / args.n,
-            "statements_per_write": sql["statements"] / args.n,
-            "sql_wait_ms_per_write": sql["seconds"] * 1000 / args.n,
+            "statements_per_write": sql.statements / args.n,
+            "sql_wait_ms_per_write": sql.seconds * 1000 / args.n,
         }
     # Benchmark clean-up, not an application write: drop the throw-away project.
     Entry.objects.filter(project__slug=slug).delete()
