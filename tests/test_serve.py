@@ -51,6 +51,7 @@ def _newcomer_env(var_dir: Path, *, database_url: str | None) -> dict:
     env["CAIRN_VAR_DIR"] = str(var_dir)
     env["CAIRN_METRICS_TOKEN"] = OPS_TOKEN  # /readyz shows its report to it (or to staff)
     env.pop("DATABASE_URL", None)
+    env.pop("CAIRN_SITE_URL", None)
     if database_url:
         env["DATABASE_URL"] = database_url
     return env
@@ -174,6 +175,19 @@ def _check_kept_alive_requests_do_not_wait(port: int) -> None:
     assert kept < 3 * new, f"kept-alive p50 {kept:.4f} s, new connection {new:.4f} s"
 
 
+def _check_sign_in_names_this_port(port: int) -> None:
+    """On a port other than 8000 and without CAIRN_SITE_URL, the MCP sign-in metadata names the
+    address serve listens on: a client refuses metadata naming another resource."""
+    url = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+    with urllib.request.urlopen(url) as response:
+        metadata = json.load(response)
+    assert metadata["resource"] == f"http://127.0.0.1:{port}/mcp"
+    with urllib.request.urlopen(
+        f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server"
+    ) as response:
+        assert json.load(response)["issuer"].rstrip("/") == f"http://127.0.0.1:{port}"
+
+
 @pytest.mark.django_db(transaction=True)
 def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     port = _free_port()
@@ -207,6 +221,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/") as response:
             assert response.status == 200
         _check_operations(f"http://127.0.0.1:{port}", tmp_path)
+        _check_sign_in_names_this_port(port)
         _check_connections_stay_bounded(f"http://127.0.0.1:{port}", web_processes=2)
         _check_kept_alive_requests_do_not_wait(port)
         assert (tmp_path / "valkey" / "valkey.sock").exists()

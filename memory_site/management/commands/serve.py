@@ -47,6 +47,18 @@ def _fresh_metrics_dir() -> None:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)  # inherited by the children
 
 
+def _default_site_url(host: str, port: int) -> None:
+    """Without CAIRN_SITE_URL the site is where serve listens: MCP clients check that the sign-in
+    metadata names the address they used, so `make run ARGS='--port 8100'` must not name 8000.
+    A wildcard address is reached on loopback. The children inherit it."""
+    if os.environ.get("CAIRN_SITE_URL"):
+        return
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    name = f"[{host}]" if ":" in host else host
+    os.environ["CAIRN_SITE_URL"] = f"http://{name}:{port}"
+
+
 def _port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -157,6 +169,7 @@ class Command(BaseCommand):
 
         password = ensure_admin()
         connections.close_all()  # children open their own connections
+        _default_site_url(host, port)
 
         web = subprocess.Popen(
             [sys.executable, "-m", "memory_site.webserver",
