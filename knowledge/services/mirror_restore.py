@@ -17,6 +17,7 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
+from knowledge.records import ProjectRecord
 from knowledge.services._kernel import index_text
 from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.mirror_restore import (
@@ -73,7 +74,7 @@ def _wipe() -> None:
 def memory_restore(
     *,
     actor: Actor,
-    projects: list[dict],
+    projects: list[ProjectRecord],
     revisions: Iterable[RestoredRevision],
     force: bool = False,
     progress=None,

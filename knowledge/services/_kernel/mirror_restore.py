@@ -36,6 +36,7 @@ from knowledge.models import (
     content_hash,
 )
 from knowledge.paths import entry_slug
+from knowledge.records import ProjectRecord
 from knowledge.services._kernel.checks import check_limits, check_source, clean
 
 RESTORE_REASON = "restored from the git mirror"
@@ -167,15 +168,17 @@ class Restorer:
         return self.subtopics[key]
 
 
-def restore_projects(restorer: Restorer, projects: list[dict], *, memberships: bool) -> None:
+def restore_projects(
+    restorer: Restorer, projects: list[ProjectRecord], *, memberships: bool
+) -> None:
     """Projects with their ids and every setting the model knows (unknown ones are skipped),
     checked as a write checks them, their memberships (when the operator accepted them) and
     their subtopics (parents first)."""
     known = {f.attname for f in Project._meta.concrete_fields}
     for item in projects:
-        values = {k: v for k, v in (item.get("settings") or {}).items() if k in known}
+        values = {k: v for k, v in item.settings.items() if k in known}
         stamps = {k: values.pop(k) for k in ("created_at", "updated_at") if k in values}
-        project = Project(pk=item["id"], **values)
+        project = Project(pk=item.id, **values)
         try:
             clean(project, exclude=["created_at", "updated_at"])
         except ValidationFailed as exc:
@@ -189,22 +192,22 @@ def restore_projects(restorer: Restorer, projects: list[dict], *, memberships: b
             Project.objects.filter(pk=project.pk).update(**stamps)
             project.refresh_from_db()
         restorer.projects[project.slug] = project
-        for m in (item.get("memberships") or []) if memberships else []:
-            role = m.get("role") if m.get("role") in Role.values else Role.VIEWER
-            if m.get("user"):
-                Membership.objects.create(project=project, user=restorer.user(m["user"]), role=role)
-            elif m.get("group"):
-                group, _ = Group.objects.get_or_create(name=m["group"])
+        for m in item.memberships if memberships else ():
+            role = m.role if m.role in Role.values else Role.VIEWER
+            if m.user:
+                Membership.objects.create(project=project, user=restorer.user(m.user), role=role)
+            elif m.group:
+                group, _ = Group.objects.get_or_create(name=m.group)
                 Membership.objects.create(project=project, group=group, role=role)
-        for s in sorted(item.get("subtopics") or [], key=lambda s: s["path"].count("/")):
-            parent = restorer.subtopics.get((project.pk, s["path"].rpartition("/")[0]))
+        for s in sorted(item.subtopics, key=lambda s: s.path.count("/")):
+            parent = restorer.subtopics.get((project.pk, s.path.rpartition("/")[0]))
             node = Subtopic(
-                pk=s["id"], project=project, parent=parent, slug=s["path"].rpartition("/")[2],
-                name=s.get("name") or s["path"], path=s["path"],
+                pk=s.id, project=project, parent=parent, slug=s.path.rpartition("/")[2],
+                name=s.name or s.path, path=s.path,
             )  # fmt: skip
             node.save(force_insert=True)
-            if s.get("created_at"):
-                Subtopic.objects.filter(pk=node.pk).update(created_at=s["created_at"])
+            if s.created_at:
+                Subtopic.objects.filter(pk=node.pk).update(created_at=s.created_at)
             restorer.subtopics[(project.pk, node.path)] = node
 
 
