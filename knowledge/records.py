@@ -163,10 +163,17 @@ class EntryRecord:
     come with the revision, not here. Links and a verifier are short ids and a username ("" for
     none); `sources` are as written, checked by the restore as a write checks them."""
 
+    # The order the file format's record lists the fields in (a restore names the first
+    # field holding a NUL in this order).
+    ORDER = ("id", "title", "body", "kind", "status", "tags", "version", "created", "updated",
+             "generated_by", "verified_by", "verified_at", "sources", "supersedes",
+             "superseded_by", "searchable", "metadata")  # fmt: skip
+
     title: str
     body: str
     kind: str
     version: int
+    id: str = ""  # the short id the file names (the revision's commit says which entry it is)
     status: str = "active"
     tags: tuple[str, ...] = ()
     searchable: bool = True
@@ -198,6 +205,7 @@ class EntryRecord:
             body=_text(data["body"], "body"),
             kind=_text(data["kind"], "kind"),
             version=_number(data["version"], "version"),
+            id=_text(data.get("id"), "id"),
             status=_text(data.get("status"), "status", default="active"),
             tags=tuple(_text(t, "a tag") for t in tags),
             searchable=searchable,

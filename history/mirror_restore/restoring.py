@@ -35,7 +35,7 @@ from history.mirror.queue import committer, open_mirror
 from history.mirror_restore.plan import RestorePlan, describe, survey
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
-from knowledge.records import ProjectRecord
+from knowledge.records import EntryRecord, ProjectRecord
 from knowledge.services import RestoredRevision, RestoreReport, memory_restore
 
 _TYPES = {action: history_type for history_type, action in ACTIONS.items()}
@@ -180,8 +180,9 @@ def _revision(
             rev.lost = "its commit holds no file for the entry"
         else:
             try:
-                rev.state = RevisionFile.parse(raw, body_newline=said.body_newline).record()
-            except (FrontmatterError, KeyError, TypeError, ValueError) as exc:
+                file = RevisionFile.parse(raw, body_newline=said.body_newline)
+                rev.state = EntryRecord.parse(file.record())
+            except (FrontmatterError, KeyError, TypeError, ValueError) as exc:  # RecordRefused too
                 rev.lost = f"its file cannot be read ({exc})"
     return rev
 

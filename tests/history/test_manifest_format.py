@@ -111,8 +111,14 @@ def test_what_is_written_reads_back_the_same(two_projects):
 
 def test_a_value_renders_without_a_database():
     value = ProjectsManifest(
-        (ProjectRecord(1, {"slug": "a", "name": "A"}, (MemberRecord("owner", user="al"),),
-                       (SubtopicRecord(3, "x", "X", None),)),)  # fmt: skip
+        (
+            ProjectRecord(
+                1,
+                {"slug": "a", "name": "A"},
+                (MemberRecord("owner", user="al"),),
+                (SubtopicRecord(3, "x", "X", None),),
+            ),
+        )  # fmt: skip
     )
     assert value.render().decode().split("format: 1\n", 1)[1] == (
         "projects:\n- id: 1\n  settings:\n    slug: a\n    name: A\n  memberships:\n"
