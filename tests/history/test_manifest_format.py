@@ -21,7 +21,7 @@ WHEN = dt.datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=dt.UTC)
 
 # What the mirror wrote for this database before the manifest was a typed value (captured from
 # history.mirror.manifest at main 80ff2d7): header, key order, quoting, members' order.
-GOLDEN = """\
+GOLDEN = b"""\
 # Cairn's projects, their memberships and subtopics, written by the git mirror.
 # `manage.py mirror restore` reads it back; edit projects in Cairn, not here.
 format: 1
@@ -70,7 +70,7 @@ projects:
     path: plans/2026
     name: '2026'
     created_at: '2026-03-04T05:06:07.891011Z'
-""".encode()
+"""
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ def test_a_value_renders_without_a_database():
                 (MemberRecord("owner", user="al"),),
                 (SubtopicRecord(3, "x", "X", None),),
             ),
-        )  # fmt: skip
+        )
     )
     assert value.render().decode().split("format: 1\n", 1)[1] == (
         "projects:\n- id: 1\n  settings:\n    slug: a\n    name: A\n  memberships:\n"
