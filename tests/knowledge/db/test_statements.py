@@ -9,6 +9,7 @@ import dataclasses
 import datetime as dt
 import re
 from collections import Counter
+from dataclasses import astuple
 
 import pytest
 from django.conf import settings
@@ -47,7 +48,7 @@ from knowledge.db.search import (
 )
 from knowledge.db.text import weighted_vector
 from knowledge.db.tokens import token_recheck
-from knowledge.db.write_lookups import MAX_SIMILAR, SIMILAR_CANDIDATES, blame_rows, report_rows
+from knowledge.db.write_lookups import MAX_SIMILAR, SIMILAR_CANDIDATES, report_rows
 from knowledge.models import (
     EMBEDDING_DIM,
     ApiToken,
@@ -63,6 +64,7 @@ from knowledge.models import (
     embedding_key,
 )
 from knowledge.models.entries import body_key
+from knowledge.reads.write_lookups import blame_revisions
 from knowledge.search.hits import HEADLINE_OPTIONS
 from knowledge.services import EntryFields, entry_delete, entry_update, entry_upsert
 from knowledge.services.tokens import token_create
@@ -508,7 +510,7 @@ def test_the_blame_read_is_the_orms(written, actor):
         entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body=f"Line {n}\n"))
     entry_delete(actor=actor, ref=entry.pk, reason="gone")  # a delete's row is left out
     assert HistoricalEntry.objects.filter(id=entry.pk, history_type="-", version=4).exists()
-    ours = blame_rows(project_ids_sql(actor, "read"), entry_id=entry.pk, newest=4, oldest=1)
+    ours = [astuple(r) for r in blame_revisions(actor, entry.pk, newest=4, oldest=1)]
     theirs = list(
         HistoricalEntry.objects.filter(
             id=entry.pk, version__lte=4, version__gt=1, project__in=visible_projects(actor)
@@ -518,7 +520,7 @@ def test_the_blame_read_is_the_orms(written, actor):
         .values_list("version", "body", "generated_by", "history_user_id", "history_user__username")
     )
     assert ours == theirs and [r[0] for r in ours] == [4, 3, 2] and ours[0][4] == "alice"
-    assert blame_rows(project_ids_sql(actor, "read"), entry_id=entry.pk, newest=3, oldest=3) == []
+    assert blame_revisions(actor, entry.pk, newest=3, oldest=3) == []
 
 
 def test_the_token_recheck_is_the_orms(actor, project):
