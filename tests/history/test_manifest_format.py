@@ -6,6 +6,7 @@ are held here exactly as the mirror has always written them."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 import yaml
@@ -166,3 +167,29 @@ def test_a_project_of_a_shape_cairn_does_not_write_is_refused_and_named(project,
     with pytest.raises(ManifestRefused, match=said) as caught:
         ProjectsManifest.parse(raw)
     assert caught.value.project == yaml.safe_load(raw)["projects"][0]
+
+
+class _Mirror:
+    def __init__(self, raw: bytes | None):
+        self.raw = raw
+
+    def read(self, path, at):
+        return self.raw
+
+
+@pytest.mark.parametrize(
+    "raw, said",
+    [
+        (b"projects: 3\n", ".cairn/projects.yaml cannot be read: .cairn/projects.yaml is not a"),
+        (b"projects: [\n", ".cairn/projects.yaml cannot be read: while parsing"),
+        (b"\xff\xfe", ".cairn/projects.yaml cannot be read: 'utf-8' codec"),
+        (b"projects:\n- {id: 1}\n", "holds a project that is not one Cairn writes ({'id': 1}: a"),
+    ],
+)
+def test_the_restore_says_what_is_wrong_with_a_manifest(raw, said):
+    from history.mirror_restore.restoring import RestoreError, read_projects
+
+    with pytest.raises(RestoreError, match=re.escape(said)):
+        read_projects(_Mirror(raw), head="HEAD")
+    assert read_projects(_Mirror(None), head="HEAD") is None
+    assert read_projects(_Mirror(GOLDEN), head="HEAD")[1].slug == "open"
