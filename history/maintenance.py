@@ -11,7 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from history.file_format import alternate_path, entry_id_of
-from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, render_manifest, sync_manifest
+from history.manifest_format import MANIFEST_DIR, MANIFEST_PATH
+from history.mirror.manifest import render_manifest, sync_manifest
 from history.mirror.queue import (
     advisory_lock,
     describe,

@@ -12,24 +12,19 @@ import datetime as dt
 import decimal
 import uuid
 
-import yaml
 from django.utils import timezone
 
 from history.commit_format import ProjectsTrailers
 from history.file_format import iso_time
+from history.manifest_format import MANIFEST_DIR, MANIFEST_PATH, ProjectsManifest
 from history.mirror.git import Mirror, Person, build_message
 from history.mirror.queue import committer
 from knowledge.models import Membership, Project, Subtopic
-from knowledge.safe_yaml import load_yaml
+from knowledge.records import MemberRecord, ProjectRecord, SubtopicRecord
 
-MANIFEST_PATH = ".cairn/projects.yaml"
-MANIFEST_DIR = ".cairn/"
-FORMAT = 1
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_HEADER = (
-    "# Cairn's projects, their memberships and subtopics, written by the git mirror.\n"
-    "# `manage.py mirror restore` reads it back; edit projects in Cairn, not here.\n"
-)
+# The format's names, for the callers that read the mirror's files (conftest, maintenance).
+__all__ = ["MANIFEST_DIR", "MANIFEST_PATH", "manifest", "manifest_current", "parse_manifest",
+           "project_settings", "render_manifest", "sync_manifest"]  # fmt: skip
 
 
 def _plain(value):
@@ -51,50 +46,43 @@ def project_settings(project: Project) -> dict:
     }
 
 
-def manifest() -> dict:
-    """The manifest as plain data, in a fixed order (same database, same bytes)."""
-    members: dict[int, list[dict]] = {}
+def _member_order(member: MemberRecord) -> tuple:
+    """People first, then groups; each by what the file says of it."""
+    return (not member.user, str(member.plain()))
+
+
+def manifest() -> ProjectsManifest:
+    """The manifest of the database, in a fixed order (same database, same bytes)."""
+    members: dict[int, list[MemberRecord]] = {}
     rows = Membership.objects.select_related("user", "group").order_by("pk")
     for m in rows:
         who = {"user": m.user.get_username()} if m.user_id else {"group": m.group.name}
-        members.setdefault(m.project_id, []).append({**who, "role": m.role})
-    topics: dict[int, list[dict]] = {}
+        members.setdefault(m.project_id, []).append(MemberRecord(role=m.role, **who))
+    topics: dict[int, list[SubtopicRecord]] = {}
     for s in Subtopic.objects.order_by("project_id", "path"):
         topics.setdefault(s.project_id, []).append(
-            {"id": s.pk, "path": s.path, "name": s.name, "created_at": iso_time(s.created_at)}
+            SubtopicRecord(id=s.pk, path=s.path, name=s.name, created_at=iso_time(s.created_at))
         )
-    projects = []
-    for p in Project.objects.order_by("pk"):
-        projects.append(
-            {
-                "id": p.pk,
-                "settings": project_settings(p),
-                "memberships": sorted(
-                    members.get(p.pk, []), key=lambda m: (m.get("user") is None, str(m))
-                ),
-                "subtopics": topics.get(p.pk, []),
-            }
+    projects = tuple(
+        ProjectRecord(
+            id=p.pk,
+            settings=project_settings(p),
+            memberships=tuple(sorted(members.get(p.pk, []), key=_member_order)),
+            subtopics=tuple(topics.get(p.pk, [])),
         )
-    return {"format": FORMAT, "projects": projects}
-
-
-def render_manifest(data: dict | None = None) -> bytes:
-    body = yaml.dump(
-        data if data is not None else manifest(),
-        Dumper=_DUMPER,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=10**6,
+        for p in Project.objects.order_by("pk")
     )
-    return (_HEADER + body).encode()
+    return ProjectsManifest(projects)
+
+
+def render_manifest() -> bytes:
+    """The database's manifest as the mirror holds it."""
+    return manifest().render()
 
 
 def parse_manifest(raw: bytes) -> dict:
-    data = load_yaml(raw.decode("utf-8")) or {}
-    if not isinstance(data, dict) or not isinstance(data.get("projects", []), list):
-        raise ValueError(f"{MANIFEST_PATH} is not a Cairn projects manifest")
-    return data
+    """A manifest's plain data, read through its one reader (ProjectsManifest.parse)."""
+    return ProjectsManifest.parse(raw).plain()
 
 
 def _who_and_why() -> tuple[Person, str, str]:

@@ -18,6 +18,7 @@ from django.contrib.auth.models import Group
 
 from history.mirror.git import TRAILER_REVISION, Mirror, trailers_of
 from knowledge.models import ApiToken, Entry, Project
+from knowledge.records import ProjectRecord
 
 
 @dataclass
@@ -26,7 +27,7 @@ class RestorePlan:
     mirror: Mirror
     cloned: bool
     credentials: bool  # the push credentials were offered to the source
-    projects: list[dict] | None  # the manifest's (None: the mirror has none)
+    projects: list[ProjectRecord] | None  # the manifest's (None: the mirror has none)
     sensitivity: str  # of every project the manifest does not describe
     keep_verified: bool = False
     memberships: bool = True
@@ -76,18 +77,18 @@ def describe(plan: RestorePlan) -> list[str]:
             f"Replaces what the database holds now: {Project.objects.count()} project(s), "
             f"{Entry.objects.count()} entr(y/ies) and their history."
         )
-    described = {str((p.get("settings") or {}).get("slug")): p for p in plan.projects or [] if p}
+    described = {p.slug: p for p in plan.projects or []}
     names = sorted(set(described) | set(plan.slugs))
     lines.append(f"Projects ({len(names)}):")
     for slug in names:
         item = described.get(slug)
         if item is not None:
-            sensitivity = (item.get("settings") or {}).get("sensitivity", "?")
+            sensitivity = item.settings.get("sensitivity", "?")
             lines.append(f"  {slug}: {sensitivity} (as the manifest says)")
         else:
             lines.append(f"  {slug}: {plan.sensitivity} (not in a manifest: --sensitivity)")
-    members = [(slug, m) for slug, item in described.items() for m in item.get("memberships") or []]
-    users = {str(m.get("user")) for _, m in members if m.get("user")}
+    members = [(slug, m) for slug, item in described.items() for m in item.memberships]
+    users = {m.user for _, m in members if m.user}
     existing = _existing(users | set(plan.authors))
     if not members:
         lines.append("Memberships: none in the mirror.")
@@ -97,18 +98,16 @@ def describe(plan: RestorePlan) -> list[str]:
         lines.append(f"Memberships ({len(members)}), applied as the mirror names them:")
         groups = set(Group.objects.values_list("name", flat=True))
         for slug, m in members:
-            if m.get("user"):
-                who = str(m["user"])
+            if m.user:
                 note = (
                     "an EXISTING account here: gets this role now"
-                    if who in existing
+                    if m.user in existing
                     else "a new inactive account"
                 )
-                lines.append(f"  {slug}: user {who} becomes {m.get('role')} ({note})")
+                lines.append(f"  {slug}: user {m.user} becomes {m.role} ({note})")
             else:
-                who = str(m.get("group"))
-                note = "an existing group" if who in groups else "a new group"
-                lines.append(f"  {slug}: group {who} becomes {m.get('role')} ({note})")
+                note = "an existing group" if m.group in groups else "a new group"
+                lines.append(f"  {slug}: group {m.group} becomes {m.role} ({note})")
     matched = sorted(existing & set(plan.authors))
     lines.append(
         f"Revisions: {plan.revisions}, by {len(plan.authors)} author(s)"

@@ -28,12 +28,14 @@ from history.file_format import (
     entry_id_of,
 )
 from history.maintenance import expected_files, verify
+from history.manifest_format import MANIFEST_DIR, MANIFEST_PATH, ManifestRefused, ProjectsManifest
 from history.mirror.git import TRAILER_ENTRY, TRAILER_REVISION, Mirror, build_message, trailers_of
-from history.mirror.manifest import MANIFEST_DIR, MANIFEST_PATH, parse_manifest, render_manifest
+from history.mirror.manifest import render_manifest
 from history.mirror.queue import committer, open_mirror
 from history.mirror_restore.plan import RestorePlan, describe, survey
 from knowledge.actors import Actor
 from knowledge.models import Entry, Project, Sensitivity
+from knowledge.records import EntryRecord, ProjectRecord
 from knowledge.services import RestoredRevision, RestoreReport, memory_restore
 
 _TYPES = {action: history_type for history_type, action in ACTIONS.items()}
@@ -91,35 +93,23 @@ def open_source(source: str, workdir: Path) -> tuple[Mirror, bool]:
     return mirror, cloned
 
 
-def read_projects(mirror: Mirror, head: pygit2.Oid | None = None) -> list[dict] | None:
+def read_projects(mirror: Mirror, head: pygit2.Oid | None = None) -> list[ProjectRecord] | None:
     """The projects manifest at `head` (default: the mirror's head; None for a mirror without
     one)."""
     raw = mirror.read(MANIFEST_PATH, head or mirror.head().id)
     if raw is None:
         return None
     try:
-        projects = parse_manifest(raw).get("projects") or []
-    except (ValueError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return list(ProjectsManifest.parse(raw).projects)
+    except ManifestRefused as exc:
+        if exc.project is None:
+            raise RestoreError(f"{MANIFEST_PATH} cannot be read: {exc}") from exc
+        raise RestoreError(
+            f"{MANIFEST_PATH} holds a project that is not one Cairn writes "
+            f"({str(exc.project)[:200]}: {exc}); fix the manifest or restore from a good copy."
+        ) from exc
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RestoreError(f"{MANIFEST_PATH} cannot be read: {exc}") from exc
-    for item in projects:
-        shape = (
-            isinstance(item, dict)
-            and isinstance(item.get("id"), int)
-            and isinstance(item.get("settings"), dict)
-            and all(isinstance(m, dict) for m in item.get("memberships") or [])
-            and all(
-                isinstance(s, dict)
-                and isinstance(s.get("id"), int)
-                and isinstance(s.get("path"), str)
-                for s in item.get("subtopics") or []
-            )
-        )
-        if not shape:
-            raise RestoreError(
-                f"{MANIFEST_PATH} holds a project that is not one Cairn writes "
-                f"({str(item)[:200]}); fix the manifest or restore from a good copy."
-            )
-    return projects
 
 
 # --- the revisions ----------------------------------------------------------------------------
@@ -190,8 +180,9 @@ def _revision(
             rev.lost = "its commit holds no file for the entry"
         else:
             try:
-                rev.state = RevisionFile.parse(raw, body_newline=said.body_newline).record()
-            except (FrontmatterError, KeyError, TypeError, ValueError) as exc:
+                file = RevisionFile.parse(raw, body_newline=said.body_newline)
+                rev.state = EntryRecord.parse(file.record())
+            except (FrontmatterError, KeyError, TypeError, ValueError) as exc:  # RecordRefused too
                 rev.lost = f"its file cannot be read ({exc})"
     return rev
 

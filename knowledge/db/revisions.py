@@ -30,14 +30,17 @@ def _insert() -> tuple[str, tuple]:
     return sql, tuple((f, f.attname in tracked) for f in fields)
 
 
-def save_revision(entry: Entry, created: bool, runs: dict) -> None:
-    """The revision row of the save just made (record() set who and why on the entry; `runs`:
-    its token, agent and run columns, knowledge/services/_kernel/runs.py run_columns)."""
+def save_revision(
+    entry: Entry, *, created: bool, user_id: int | None, reason: str | None, runs: dict
+) -> None:
+    """The revision row of the save just made: who (`user_id`) and why (`reason`, as the row
+    keeps it: knowledge/services/_kernel/checks.py change_reason), and `runs`: its token, agent
+    and run columns (knowledge/services/_kernel/runs.py run_columns)."""
     sql, fields = _insert()
     who = {
         "history_type": "+" if created else "~",
-        "history_user_id": getattr(getattr(entry, "_history_user", None), "pk", None),
-        "history_change_reason": getattr(entry, "_change_reason", None),
+        "history_user_id": user_id,
+        "history_change_reason": reason,
         "history_date": timezone.now(),
         **runs,
     }

@@ -1,18 +1,17 @@
-"""The statements behind a write's report (knowledge.reads.write_lookups): the link targets it
+"""The statement behind a write's report (knowledge.reads.write_lookups): the link targets it
 shows, and for a new entry the entries whose titles are alike (pg_trgm's `%` through the title's
-GIN index) and those whose body is the same (the entry_body_key index), in one statement; and
-the revisions that wrote the lines an update removed.
+GIN index) and those whose body is the same (the entry_body_key index), in one statement.
 
 Plain SQL: building these queries cost a write more CPU than running them
 (bench/write_path.py), and one round trip serves all three lookups.
+tests/knowledge/db/test_statements.py holds it to the ORM's three querysets.
 """
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.db import connection
 
-from knowledge.models import EntryStatus, HistoricalEntry
+from knowledge.models import EntryStatus
 
 MAX_SIMILAR = 3
 SIMILAR_CANDIDATES = MAX_SIMILAR + 3  # titles alike by trigrams, kept when alike enough
@@ -64,23 +63,4 @@ def report_rows(
               "body": body, **visible_params}  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-def blame_rows(
-    visible: tuple[str, dict], *, entry_id: int, newest: int, oldest: int
-) -> list[tuple]:
-    """(version, body, generated_by, history_user_id, username) of the entry's revisions with
-    newest >= version > oldest in the `visible` projects (not deletes), newest first."""
-    user = get_user_model()
-    username = user._meta.get_field(user.USERNAME_FIELD).column
-    visible_sql, params = visible
-    sql = f"""SELECT h.version, h.body, h.generated_by, h.history_user_id, u."{username}"
-  FROM {HistoricalEntry._meta.db_table} h
-  LEFT JOIN {user._meta.db_table} u ON u.id = h.history_user_id
- WHERE h.id = %(id)s AND h.version <= %(newest)s AND h.version > %(oldest)s
-   AND h.history_type <> '-' AND h.project_id IN ({visible_sql})
- ORDER BY h.version DESC, h.history_id DESC"""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params | {"id": entry_id, "newest": newest, "oldest": oldest})
         return cursor.fetchall()

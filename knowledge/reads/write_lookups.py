@@ -2,7 +2,7 @@
 link targets it shows, and for a new entry the entries whose titles are alike (pg_trgm's `%`
 through the title's GIN index) and those whose body is the same (the entry_body_key index).
 
-The statements are knowledge.db.write_lookups's.
+The report's statement is knowledge.db.write_lookups's; blame's is a queryset compiled once.
 """
 
 from __future__ import annotations
@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from knowledge.access import project_ids_sql
+from django.contrib.auth import get_user_model
+
+from knowledge.access import project_ids_sql, projects_for, reach
 from knowledge.actors import Actor
+from knowledge.db import compile_once
 from knowledge.db import write_lookups as db
+from knowledge.models import HistoricalEntry
 
 MAX_SIMILAR = db.MAX_SIMILAR
 
@@ -106,8 +110,23 @@ class Revision:
 
 def blame_revisions(actor: Actor, entry_id: int, *, newest: int, oldest: int) -> list[Revision]:
     """The entry's revisions with newest >= version > oldest the actor can see (not deletes),
-    newest first (the latest row of a version first)."""
-    rows = db.blame_rows(
-        project_ids_sql(actor, "read"), entry_id=entry_id, newest=newest, oldest=oldest
+    newest first (the latest row of a version first). An update's report runs it: compiled
+    once per shape (knowledge.db.compile_once)."""
+    r = reach(actor)
+    username = f"history_user__{get_user_model().USERNAME_FIELD}"
+    compiled = compile_once(
+        ("blame", r.shape, username),
+        lambda s: (
+            HistoricalEntry.objects.filter(
+                id=s.int("id"),
+                version__lte=s.int("newest"),
+                version__gt=s.int("oldest"),
+                project__in=projects_for(r, "read", s),
+            )
+            .exclude(history_type="-")
+            .order_by("-version", "-history_id")
+            .values_list("version", "body", "generated_by", "history_user_id", username)
+        ),
     )
+    rows = compiled.rows(id=entry_id, newest=newest, oldest=oldest, **r.values)
     return [Revision(*row) for row in rows]

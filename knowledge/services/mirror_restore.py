@@ -17,6 +17,7 @@ from django.utils import timezone
 from knowledge.actors import Actor
 from knowledge.errors import Forbidden, ValidationFailed
 from knowledge.models import Entry, LexemeStat, Membership, Project, Source, Subtopic
+from knowledge.records import ProjectRecord
 from knowledge.services._kernel import index_text
 from knowledge.services._kernel.graph import graph_change, index_entry_graph
 from knowledge.services._kernel.mirror_restore import (
@@ -73,7 +74,7 @@ def _wipe() -> None:
 def memory_restore(
     *,
     actor: Actor,
-    projects: list[dict],
+    projects: list[ProjectRecord],
     revisions: Iterable[RestoredRevision],
     force: bool = False,
     progress=None,
@@ -142,8 +143,7 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         return
     try:
         check_revision(restorer, rev)
-        if rev.state is not None:
-            check_state(rev.state)
+        state = check_state(rev.state) if rev.state is not None else None
     except ValidationFailed as exc:
         restorer.lost.append(
             f"revision {rev.history_id} of entry {rev.short_id}: refused as a write would "
@@ -151,7 +151,7 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         )
         restorer.refused.add(rev.short_id)
         return
-    if rev.state is not None and rev.state.get("verified_by"):
+    if state is not None and state.verified_by:
         restorer.marked.add(rev.short_id)
     user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
     entry = restorer.entries.get(rev.short_id)
@@ -166,7 +166,7 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         _delete(restorer, entry)
         return
     try:
-        values = entry_values(restorer, rev, entry)
+        values = entry_values(restorer, rev, state, entry)
     except ValidationFailed as exc:  # a project slug from the trailers that a write refuses
         restorer.lost.append(f"revision {rev.history_id} of entry {rev.short_id}: {exc.message}")
         restorer.refused.add(rev.short_id)
@@ -198,7 +198,7 @@ def _replay(restorer: Restorer, rev: RestoredRevision, rows: list) -> None:
         restorer.stamped.add(entry.pk)
     for name, value in stamps.items():
         setattr(entry, name, value)
-    link_sources(restorer, entry, rev.state.get("sources") or [])
+    link_sources(restorer, entry, list(state.sources))
     rows.append(history_row(entry, rev, user))
     if settings.CAIRN_GRAPH_ON_SAVE:
         index_entry_graph(entry, change, writer(user))

@@ -23,7 +23,7 @@ FLOORS = {
     "knowledge.inputs": GROUND, "knowledge.limits": GROUND, "knowledge.paths": GROUND,
     "knowledge.markdown": GROUND, "knowledge.diffs": GROUND, "knowledge.merges": GROUND,
     "knowledge.rendering": GROUND, "knowledge.safe_yaml": GROUND,
-    "knowledge.write_result": GROUND, "knowledge.runs": GROUND,
+    "knowledge.write_result": GROUND, "knowledge.runs": GROUND, "knowledge.records": GROUND,
     "knowledge.graph.parsing": GROUND,
     "knowledge.note_types": GROUND,  # the schema language: picoschema, validation, inference, cache
     "knowledge.db": DB,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, HistoricalEntry
 from knowledge.services import EntryFields, entry_update, entry_upsert
 from knowledge.services._kernel import record
@@ -46,3 +47,16 @@ def test_the_revision_row_is_the_one_simple_history_writes(actor, project):
     assert (ours[1].history_agent, ours[1].history_token_id, ours[1].history_run) == (
         "human:alice", None, "",
     )  # fmt: skip
+
+
+def test_who_and_why_are_handed_to_the_insert_not_carried_on_the_entry(actor, project):
+    entry = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="")).entry
+    written = entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="B\n"),
+                           reason="  why  ").entry  # fmt: skip
+    assert not hasattr(entry, "_history_user") and not hasattr(entry, "_change_reason")
+    assert not hasattr(written, "_history_user") and not hasattr(written, "_change_reason")
+    row = HistoricalEntry.objects.filter(id=entry.pk).latest("history_id")
+    assert (row.history_user_id, row.history_change_reason) == (actor.user.pk, "why")
+    with pytest.raises(ValidationFailed) as refused:
+        entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body="C\n"), reason="r" * 1001)
+    assert refused.value.data["field"] == "reason"

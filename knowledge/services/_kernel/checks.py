@@ -44,12 +44,18 @@ def clean(instance: models.Model, *, exclude: list[str] | None = None) -> None:
         raise ValidationFailed(f"Invalid input — {detail}", fields=fields) from exc
 
 
-def record(instance: models.Model, actor: Actor, reason: str) -> None:
-    """Tell django-simple-history who made this revision and why. An entry's revision row is
-    written by save_entry, which adds the token, agent and run (_kernel/runs.py run_columns)."""
+def change_reason(reason: str | None) -> str | None:
+    """A revision's reason as its row keeps it (None: none given); a longer one is refused."""
     limits.check_length(reason, field="reason", limit=limits.REASON)
+    return (reason or "").strip()[:100] or None
+
+
+def record(instance: models.Model, actor: Actor, reason: str) -> None:
+    """Tell django-simple-history who made this revision and why (projects, subtopics, an
+    entry's delete). An entry's save writes its own revision row: save_entry passes who and why
+    to knowledge.db.revisions.save_revision."""
     instance._history_user = actor.db_user
-    instance._change_reason = (reason or "").strip()[:100] or None
+    instance._change_reason = change_reason(reason)
 
 
 def normalize_title(title: str | None) -> str:

@@ -30,6 +30,7 @@ from knowledge.reads.conflicts import stale_write
 from knowledge.selectors import project_get, project_maintainers
 from knowledge.selectors.projects import may_leave
 from knowledge.services._kernel.checks import (
+    change_reason,
     check_limits,
     check_source,
     check_status,
@@ -253,7 +254,7 @@ def save_entry(
     # row's old vector is deferred and would cost a query).
     entry.search_vector = text_vector(entry)
     clean(entry, exclude=[*_TRUSTED_FKS, "search_vector"])
-    record(entry, actor, reason)
+    why = change_reason(reason)
     # No savepoint: a failed save fails the whole write (the error below leaves the service's
     # transaction, which rolls back), so nothing needs to go on inside it; an import item has a
     # savepoint of its own.
@@ -272,7 +273,9 @@ def save_entry(
         # later plain save() leaves the stored vector as it is.
         entry.__dict__.pop("search_vector", None)
         del entry.skip_history_when_saving  # other saves (a delete) go through simple-history
-    save_revision(entry, created, run_columns(actor))
+    who = actor.db_user
+    save_revision(entry, created=created, user_id=who.pk if who else None, reason=why,
+                  runs=run_columns(actor))  # fmt: skip
     facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
         facts = index_entry_graph(entry, change, actor)

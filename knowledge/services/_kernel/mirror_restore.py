@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -36,6 +36,7 @@ from knowledge.models import (
     content_hash,
 )
 from knowledge.paths import entry_slug
+from knowledge.records import EntryRecord, ProjectRecord
 from knowledge.services._kernel.checks import check_limits, check_source, clean
 
 RESTORE_REASON = "restored from the git mirror"
@@ -44,8 +45,7 @@ RESTORE_REASON = "restored from the git mirror"
 @dataclass
 class RestoredRevision:
     """One entry revision as the mirror recorded it. `state` holds the entry's fields as its
-    file had them, the file format's record (history.file_format.RevisionFile.record;
-    None for a deletion, or for a revision whose text the mirror never got)."""
+    file had them (None for a deletion, or for a revision whose text the mirror never got)."""
 
     history_id: int
     commit: str
@@ -59,7 +59,7 @@ class RestoredRevision:
     project: str = ""  # slug
     subtopic: str = ""  # path
     entry_pk: int | None = None
-    state: dict | None = None
+    state: EntryRecord | None = None
     token_id: int | None = None  # the run it belonged to (knowledge.runs): token, agent, run id
     agent: str = ""
     run: str = ""
@@ -167,15 +167,17 @@ class Restorer:
         return self.subtopics[key]
 
 
-def restore_projects(restorer: Restorer, projects: list[dict], *, memberships: bool) -> None:
+def restore_projects(
+    restorer: Restorer, projects: list[ProjectRecord], *, memberships: bool
+) -> None:
     """Projects with their ids and every setting the model knows (unknown ones are skipped),
     checked as a write checks them, their memberships (when the operator accepted them) and
     their subtopics (parents first)."""
     known = {f.attname for f in Project._meta.concrete_fields}
     for item in projects:
-        values = {k: v for k, v in (item.get("settings") or {}).items() if k in known}
+        values = {k: v for k, v in item.settings.items() if k in known}
         stamps = {k: values.pop(k) for k in ("created_at", "updated_at") if k in values}
-        project = Project(pk=item["id"], **values)
+        project = Project(pk=item.id, **values)
         try:
             clean(project, exclude=["created_at", "updated_at"])
         except ValidationFailed as exc:
@@ -189,22 +191,22 @@ def restore_projects(restorer: Restorer, projects: list[dict], *, memberships: b
             Project.objects.filter(pk=project.pk).update(**stamps)
             project.refresh_from_db()
         restorer.projects[project.slug] = project
-        for m in (item.get("memberships") or []) if memberships else []:
-            role = m.get("role") if m.get("role") in Role.values else Role.VIEWER
-            if m.get("user"):
-                Membership.objects.create(project=project, user=restorer.user(m["user"]), role=role)
-            elif m.get("group"):
-                group, _ = Group.objects.get_or_create(name=m["group"])
+        for m in item.memberships if memberships else ():
+            role = m.role if m.role in Role.values else Role.VIEWER
+            if m.user:
+                Membership.objects.create(project=project, user=restorer.user(m.user), role=role)
+            elif m.group:
+                group, _ = Group.objects.get_or_create(name=m.group)
                 Membership.objects.create(project=project, group=group, role=role)
-        for s in sorted(item.get("subtopics") or [], key=lambda s: s["path"].count("/")):
-            parent = restorer.subtopics.get((project.pk, s["path"].rpartition("/")[0]))
+        for s in sorted(item.subtopics, key=lambda s: s.path.count("/")):
+            parent = restorer.subtopics.get((project.pk, s.path.rpartition("/")[0]))
             node = Subtopic(
-                pk=s["id"], project=project, parent=parent, slug=s["path"].rpartition("/")[2],
-                name=s.get("name") or s["path"], path=s["path"],
+                pk=s.id, project=project, parent=parent, slug=s.path.rpartition("/")[2],
+                name=s.name or s.path, path=s.path,
             )  # fmt: skip
             node.save(force_insert=True)
-            if s.get("created_at"):
-                Subtopic.objects.filter(pk=node.pk).update(created_at=s["created_at"])
+            if s.created_at:
+                Subtopic.objects.filter(pk=node.pk).update(created_at=s.created_at)
             restorer.subtopics[(project.pk, node.path)] = node
 
 
@@ -224,36 +226,37 @@ def record_places() -> None:
         )
 
 
-def entry_values(restorer: Restorer, rev: RestoredRevision, entry: Entry | None) -> dict:
-    """The entry's fields at this revision, from its file's state and the commit."""
-    s = rev.state
+def entry_values(
+    restorer: Restorer, rev: RestoredRevision, state: EntryRecord, entry: Entry | None
+) -> dict:
+    """The entry's fields at this revision, from its file's (checked) state and the commit."""
     project = restorer.project(rev.project)
     user = restorer.user(rev.user, email=rev.user_email, name=rev.user_name)
-    verifier = restorer.user(s.get("verified_by") or "") if restorer.keep_verified else None
-    status = s.get("status") if s.get("status") in EntryStatus.values else EntryStatus.ACTIVE
+    verifier = restorer.user(state.verified_by) if restorer.keep_verified else None
+    status = state.status if state.status in EntryStatus.values else EntryStatus.ACTIVE
     return {
         "short_id": rev.short_id,
         "project": project,
         "subtopic": restorer.subtopic(project, rev.subtopic),
-        "title": s["title"],
-        "slug": entry_slug(s["title"]),
-        "body": s["body"],
-        "kind": s["kind"],
-        "tags": list(s.get("tags") or []),
+        "title": state.title,
+        "slug": entry_slug(state.title),
+        "body": state.body,
+        "kind": state.kind,
+        "tags": list(state.tags),
         "status": status,
-        "searchable": s.get("searchable", True),
-        "metadata": s.get("metadata") or {},
-        "content_hash": content_hash(s["kind"], s["body"]),
-        "version": s["version"],
+        "searchable": state.searchable,
+        "metadata": state.metadata,
+        "content_hash": content_hash(state.kind, state.body),
+        "version": state.version,
         "created_by": entry.created_by if entry is not None else user,
         "updated_by": user,
-        "generated_by": s.get("generated_by") or "",
+        "generated_by": state.generated_by,
         "verified_by": verifier,
-        "verified_at": s.get("verified_at") if verifier is not None else None,
-        "supersedes": _entry(restorer, s.get("supersedes")),
-        "superseded_by": _entry(restorer, s.get("superseded_by")),
-        "created_at": s.get("created"),
-        "updated_at": s.get("updated"),
+        "verified_at": state.verified_at if verifier is not None else None,
+        "supersedes": _entry(restorer, state.supersedes),
+        "superseded_by": _entry(restorer, state.superseded_by),
+        "created_at": state.created,
+        "updated_at": state.updated,
     }
 
 
@@ -339,23 +342,23 @@ def check_revision(restorer: Restorer, rev: RestoredRevision) -> None:
     restorer.revision_ids.add(rev.history_id)
 
 
-def check_state(state: dict) -> None:
+def check_state(state: EntryRecord) -> EntryRecord:
     """A revision's fields pass the checks a write makes (lengths, body, metadata, tags,
     sources and their URL schemes, no NUL): the mirror is a file anyone who can push to its
-    remote may have written. Raises ValidationFailed naming the field."""
-    if (where := find_nul(state)) is not None:
+    remote may have written. Returns the state with its sources as a write stores them; raises
+    ValidationFailed naming the field."""
+    fields = {name: getattr(state, name) for name in EntryRecord.ORDER}
+    if (where := find_nul(fields)) is not None:
         raise ValidationFailed(f"{where} contains a NUL character (\\x00).", field=where)
     for name, limit in (("title", limits.TITLE), ("kind", limits.KIND), ("generated_by", 120),
                         ("supersedes", limits.REF), ("superseded_by", limits.REF)):  # fmt: skip
-        limits.check_length(state.get(name), field=name, limit=limit)
-    if not isinstance(state.get("metadata"), dict):
-        raise ValidationFailed("metadata must be a mapping.", field="metadata")
-    check_limits(Entry(body=state["body"], metadata=state["metadata"], tags=state["tags"]))
-    for tag in state["tags"]:
+        limits.check_length(fields[name], field=name, limit=limit)
+    check_limits(Entry(body=state.body, metadata=state.metadata, tags=list(state.tags)))
+    for tag in state.tags:
         limits.check_length(tag, field="tags", limit=limits.TAG)
-    if len(state["sources"]) > settings.CAIRN_MAX_SOURCES:
+    if len(state.sources) > settings.CAIRN_MAX_SOURCES:
         raise ValidationFailed(f"more than {settings.CAIRN_MAX_SOURCES} sources", field="sources")
-    state["sources"] = [check_source(s) for s in state["sources"]]
+    return replace(state, sources=tuple(check_source(s) for s in state.sources))
 
 
 # --- tokens narrowed to projects ----------------------------------------------------------
