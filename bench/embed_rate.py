@@ -372,7 +372,12 @@ def main() -> None:
     print(f"load average before: {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}")
     write_json(
         "embed_rate",
-        {"args": vars(args), "load_before": load_before, "rows": rows, "edits": edits},
+        {
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "load_before": load_before,
+            "rows": rows,
+            "edits": edits,
+        },
     )
 
 
