@@ -53,8 +53,7 @@ def embedding_sweep() -> dict:
     CAIRN_EMBED_SWEEP_SECONDS, and once at worker start): the backlog reaches 0 on its own after
     a lost task, a broker outage, a model change or entries written while no worker ran.
 
-    Overlapping sweeps do not repeat work: the second finds the sweep lock taken and returns;
-    and while writes' tasks embed from the queue, a sweep only marks what is stale for them.
+    Overlapping sweeps do not repeat work: the second finds the sweep lock taken and returns.
     """
     try:
         # At most one interval per run: the mirror drain and new writes' tasks get their turn

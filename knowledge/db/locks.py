@@ -72,17 +72,6 @@ def claim_entries(*, first: int | None, skip: list[int], take: int, space: int) 
         return [row[0] for row in cur.fetchall()]
 
 
-def entries_held(*, space: int) -> bool:
-    """Whether any process holds a per-entry lock of `space` (is embedding from the queue)."""
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-            "AND objsubid = 2 AND classid = %s::bigint::oid)",
-            [space],
-        )
-        return cur.fetchone()[0]
-
-
 def release_entries(ids: list[int], *, space: int) -> None:
     """Let go of the per-entry locks `claim_entries` took."""
     if ids:

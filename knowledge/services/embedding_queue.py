@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from django.db.models.functions import Now
 
-from knowledge.db.locks import advisory_lock, claim_entries, entries_held, release_entries
+from knowledge.db.locks import advisory_lock, claim_entries, release_entries
 from knowledge.models import Entry
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.selectors.embeddings import stale_embeddings
@@ -113,9 +113,7 @@ def entries_embed_stale(
     Each batch is stored as it is done, so a sweep cut short (time limit, model down) keeps its
     progress and the next one starts with what is left. With max_seconds it stops after the
     batch that passes that time. Returns the count per outcome; {"busy": 1} when another sweep
-    holds the lock, {"queued": n} when the writes' tasks are embedding from the queue already:
-    the sweep then only marks what it found and leaves its process to the other tasks (the
-    mirror's, the next write's) instead of a second consumer of the same queue.
+    holds the lock.
     """
     provider = provider or get_provider()
     if provider is None:
@@ -123,13 +121,9 @@ def entries_embed_stale(
     with advisory_lock(SWEEP_LOCK_KEY) as got:
         if not got:
             return {"busy": 1}
-        marked = (
-            stale_embeddings(model_name=provider.name)
-            .filter(embed_pending_since__isnull=True)
-            .update(embed_pending_since=Now())
+        stale_embeddings(model_name=provider.name).filter(embed_pending_since__isnull=True).update(
+            embed_pending_since=Now()
         )  # the answers' note on entries waiting for vectors
-        if entries_held(space=ENTRY_LOCK_SPACE):
-            return {"queued": marked}
         run = entries_embed_pending(
             batch_size=batch_size, max_seconds=max_seconds, workers=workers, provider=provider
         )

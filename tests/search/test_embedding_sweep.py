@@ -104,23 +104,3 @@ def test_entries_written_while_no_worker_ran_are_embedded_by_the_sweep(
         wait_until(lambda: backlog() == 0, 60, worker, "the periodic sweep")
     finally:
         worker.stop()
-
-
-@pytest.mark.django_db
-def test_the_sweep_leaves_the_queue_to_the_process_already_embedding_from_it(
-    project, http_provider_settings, fake_server
-):
-    from knowledge.services.embedding_queue import ENTRY_LOCK_SPACE
-
-    entries = [EntryFactory(project=project, title=f"Note {i}", body="x") for i in range(3)]
-    other = connections.create_connection("default")  # a write's task, embedding entry 0
-    try:
-        with other.cursor() as cur:
-            cur.execute("SELECT pg_advisory_lock(%s, %s)", [ENTRY_LOCK_SPACE, entries[0].pk])
-        assert entries_embed_stale(batch_size=8) == {"queued": 0}
-        assert fake_server.requests == []  # no second consumer of the same queue
-        with other.cursor() as cur:
-            cur.execute("SELECT pg_advisory_unlock_all()")
-        assert entries_embed_stale(batch_size=8) == {"embedded": 3}  # alone, it embeds them
-    finally:
-        other.close()
