@@ -3,11 +3,17 @@
     .venv/bin/python bench/embed_rate.py --data ../shared/bench-data/locomo-dev.json \
         [--sessions 128] [--steady-seconds 60] [--configs before,after]
 
+    # issue 49's measure: the burst only, `serve`'s defaults
+    .venv/bin/python bench/embed_rate.py --configs after --steady-seconds 0
+
 For each worker configuration, in one sitting (same machine load, back to back):
 
 1. burst: write the LoCoMo sessions (one entry per session, as bench/locomo.py ingests them)
    through the services as fast as they go, with a real Celery worker running, and time from
-   the first write until every session has its vectors: entries/s to vectors.
+   the last write until every session is searchable by meaning (has a vector: its first chunk)
+   and until every chunk has its vector (the backlog is zero); entries and chunks per second,
+   the worker's CPU seconds per chunk and its idle share (the part of its processes' wall time
+   they did not spend on a CPU).
 2. steady: write one session per second for --steady-seconds and measure, per write, the time
    from its commit to its vectors being stored (p50/p95/max).
 
@@ -133,6 +139,7 @@ class Watcher:
     def __init__(self) -> None:
         self.watched: set[int] = set()
         self.ready: dict[int, float] = {}
+        self.searchable: dict[int, float] = {}
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -154,12 +161,15 @@ class Watcher:
                     todo = list(self.watched - self.ready.keys())
                 if todo:
                     now = time.time()
-                    for (pk,) in conn.execute(
-                        "SELECT id FROM knowledge_entry WHERE id = ANY(%s) "
-                        "AND embed_pending_since IS NULL AND embedded_hash <> ''",
+                    for pk, done in conn.execute(
+                        "SELECT id, embed_pending_since IS NULL AND embedded_hash <> '' "
+                        "FROM knowledge_entry e WHERE id = ANY(%s) AND EXISTS "
+                        "(SELECT 1 FROM knowledge_entrychunk c WHERE c.entry_id = e.id)",
                         [todo],
                     ).fetchall():
-                        self.ready[pk] = now
+                        self.searchable.setdefault(pk, now)
+                        if done:
+                            self.ready[pk] = now
                 time.sleep(0.05)
 
     def wait_all(self, timeout: float, worker: subprocess.Popen, log: Path) -> None:
@@ -172,6 +182,27 @@ class Watcher:
     def close(self) -> None:
         self.stop.set()
         self.thread.join()
+
+
+def worker_cpu(worker: subprocess.Popen) -> float:
+    """CPU seconds the worker's processes (the main one and its pool) have used so far."""
+    import psutil
+
+    main = psutil.Process(worker.pid)
+    total = 0.0
+    for proc in [main, *main.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def chunk_count(entry_ids: list[int]) -> int:
+    from knowledge.models import EntryChunk
+
+    return EntryChunk.objects.filter(entry_id__in=entry_ids).count()
 
 
 def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp: Path) -> dict:
@@ -201,6 +232,7 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
 
         # 1. burst
         written: dict[int, float] = {}
+        cpu0 = worker_cpu(worker)
         t0 = time.time()
         for conv, title, body in data:
             entry = entry_upsert(
@@ -210,14 +242,20 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
             ).entry
             written[entry.pk] = time.time()
             watcher.add(entry.pk)
-        write_seconds = time.time() - t0
+        last_write = time.time()
+        write_seconds = last_write - t0
         watcher.wait_all(args.timeout, worker, log)
         burst_seconds = max(watcher.ready[pk] for pk in written) - t0
+        burst_cpu = worker_cpu(worker) - cpu0
         burst_lat = [watcher.ready[pk] - t for pk, t in written.items()]
+        searchable_after = max(watcher.searchable[pk] for pk in written) - last_write
+        complete_after = max(watcher.ready[pk] for pk in written) - last_write
+        chunks = chunk_count(list(written))
 
         # 2. steady: one write per second (open loop), again the sessions, as new entries
         steady: dict[int, float] = {}
         n = int(args.steady_seconds)
+        steady_lat = [float("nan")]
         t1 = time.time()
         for i in range(n):
             delay = t1 + i - time.time()
@@ -232,7 +270,8 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
             steady[entry.pk] = time.time()
             watcher.add(entry.pk)
         watcher.wait_all(args.timeout, worker, log)
-        steady_lat = [watcher.ready[pk] - t for pk, t in steady.items()]
+        if steady:
+            steady_lat = [watcher.ready[pk] - t for pk, t in steady.items()]
     finally:
         watcher.close()
         stop_worker(worker)
@@ -244,6 +283,13 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
         "write_seconds": write_seconds,
         "burst_seconds": burst_seconds,
         "entries_per_second": len(data) / burst_seconds,
+        "chunks": chunks,
+        "chunks_per_second": chunks / burst_seconds,
+        "searchable_after_last_write": searchable_after,
+        "complete_after_last_write": complete_after,
+        "worker_cpu_seconds": burst_cpu,
+        "cpu_per_chunk": burst_cpu / max(1, chunks),
+        "worker_idle_share": max(0.0, 1 - burst_cpu / (burst_seconds * worker.shape["processes"])),
         "burst_latency_p50": percentile(burst_lat, 50),
         "burst_latency_max": max(burst_lat),
         "steady_writes": n,
@@ -308,6 +354,15 @@ def main() -> None:
 
     base = rows[0]["entries_per_second"]
     print_table(
+        ["config", "sessions", "chunks", "write s", "searchable s after last write",
+         "all vectors s after last write", "entries/s", "chunks/s", "worker CPU s per chunk",
+         "worker idle share"],
+        [[r["config"], r["sessions"], r["chunks"], r["write_seconds"],
+          r["searchable_after_last_write"], r["complete_after_last_write"],
+          r["entries_per_second"], r["chunks_per_second"], r["cpu_per_chunk"],
+          r["worker_idle_share"]] for r in rows],
+    )  # fmt: skip
+    print_table(
         ["config", "procs x threads", "batch", "entries/s", "vs first", "burst s",
          "steady p50 s", "steady p95 s", "steady max s", "load after"],
         [[r["config"], f"{r['processes']} x {r['threads']}", r["batch"], r["entries_per_second"],
@@ -317,7 +372,12 @@ def main() -> None:
     print(f"load average before: {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}")
     write_json(
         "embed_rate",
-        {"args": vars(args), "load_before": load_before, "rows": rows, "edits": edits},
+        {
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "load_before": load_before,
+            "rows": rows,
+            "edits": edits,
+        },
     )
 
 

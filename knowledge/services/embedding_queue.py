@@ -83,14 +83,15 @@ def entries_embed_pending(
         if not ids:
             break
         try:
-            outcomes = entries_embed(entry_ids=ids, provider=provider)
+            outcomes = entries_embed(entry_ids=ids, provider=provider, first_chunk_first=True)
         finally:
             _release(ids)
         first = None
         if asked in outcomes:
             run.first = outcomes[asked]
         run.counts.update(outcomes.values())
-        tries.update(ids)
+        # A first chunk stored is progress, not a try: the entry is claimed again for the rest.
+        tries.update(i for i in ids if outcomes.get(i) != "first")
         if max_seconds is not None and time.monotonic() - started > max_seconds:
             break
     if run.first is None and asked is not None:  # another process holds it, or it is gone

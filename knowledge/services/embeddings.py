@@ -13,6 +13,7 @@ from typing import Literal
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models.functions import Now
 
 from knowledge.db.locks import try_xact_lock
 from knowledge.db.search import recount_lexemes
@@ -21,7 +22,8 @@ from knowledge.search.chunking import chunk_text, estimated_tokens
 from knowledge.search.providers import EmbeddingProvider, get_provider
 from knowledge.services._kernel import index_text
 
-EmbedOutcome = Literal["embedded", "unchanged", "missing", "disabled"]
+# "first": only the entry's first chunk was stored (first_chunk_first); it waits for the rest.
+EmbedOutcome = Literal["embedded", "first", "unchanged", "missing", "disabled"]
 
 
 @dataclass
@@ -34,10 +36,12 @@ class _Plan:
     embedded: list[str]
     hashes: list[str]
     known: dict[int, object] = field(default_factory=dict)  # chunk index -> vector
+    first_only: bool = False  # this call embeds and stores the first chunk alone
 
     @property
     def todo(self) -> list[int]:
-        return [i for i in range(len(self.embedded)) if i not in self.known]
+        todo = [i for i in range(len(self.embedded)) if i not in self.known]
+        return todo[:1] if self.first_only else todo
 
 
 def _pieces(entry: Entry) -> tuple[list[str], list[str]]:
@@ -99,11 +103,16 @@ def entries_embed(
     entry_ids: list[int],
     provider: EmbeddingProvider | None = None,
     force: bool = False,
+    first_chunk_first: bool = False,
 ) -> dict[int, EmbedOutcome]:
     """Embed these entries' changed chunks in as few model calls as the token budget allows,
     skipping entries already current (force: every chunk of every entry, again).
 
-    Outcomes per id: embedded, unchanged, missing
+    first_chunk_first (the queue): an entry with no vector for its first chunk and more chunks
+    to embed gets only that one now, stored at once, and goes to the back of the queue for the
+    rest: a burst of writes is searchable by meaning after one chunk per entry, not after all.
+
+    Outcomes per id: embedded, first (its first chunk only), unchanged, missing
     (deleted meanwhile) or disabled (no provider configured).
     """
     provider = provider or get_provider()
@@ -124,16 +133,21 @@ def entries_embed(
                 _store_unchanged(entry)
     if not todo:
         return outcomes
-    for plans in _calls(_plans(todo, provider.name, reuse=not force)):
-        texts = [plan.embedded[i] for plan in plans for i in plan.todo]
+    plans = _plans(todo, provider.name, reuse=not force)
+    if first_chunk_first:
+        for plan in plans:
+            plan.first_only = 0 in plan.todo and len(plan.todo) > 1
+    for call in _calls(plans):
+        texts = [plan.embedded[i] for plan in call for i in plan.todo]
         # The model runs outside any transaction: no row is locked while it works.
         vectors = provider.embed_passages(texts)
         offset = 0
-        for plan in plans:
+        for plan in call:
             for i in plan.todo:
                 plan.known[i] = vectors[offset]
                 offset += 1
-            outcomes[plan.entry.pk] = _store(plan, provider.name)
+            store = _store_first if plan.first_only else _store
+            outcomes[plan.entry.pk] = store(plan, provider.name)
     return outcomes
 
 
@@ -202,6 +216,31 @@ def _store(plan: _Plan, model_name: str) -> EmbedOutcome:
         embedded_hash=embedding_key(entry), embedding_model=model_name, embed_pending_since=None
     )
     return "embedded"
+
+
+@transaction.atomic
+def _store_first(plan: _Plan, model_name: str) -> EmbedOutcome:
+    """Store the first chunk's vector alone (in place of the old first chunk, the others kept
+    until the rest is embedded) and put the entry at the back of the queue: it is searchable
+    by meaning now, and every other waiting entry gets its first chunk before this one's rest.
+    Its vectors stay marked as not current (embedded_hash), so the rest is embedded next."""
+    entry = plan.entry
+    same = _lock_current(entry)
+    if same is None:
+        return "missing"
+    if not same:
+        return "unchanged"
+    EntryChunk.objects.filter(entry_id=entry.pk, ordinal=0).delete()
+    EntryChunk.objects.create(
+        entry_id=entry.pk,
+        ordinal=0,
+        text=plan.stored[0],
+        model=model_name,
+        embedding=plan.known[0],
+        source_hash=plan.hashes[0],
+    )
+    Entry.objects.filter(pk=entry.pk).update(embed_pending_since=Now())
+    return "first"
 
 
 @transaction.atomic

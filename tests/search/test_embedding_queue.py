@@ -163,3 +163,50 @@ def test_two_worker_processes_embed_every_waiting_entry_once_in_batches(
     assert len(fake_server.requests) < len(entries)  # batched across entries
     assert max(len(r["body"]["input"]) for r in fake_server.requests) == 3
     assert EntryChunk.objects.count() == len(entries)
+
+
+def sections(*texts: str) -> str:
+    # Each section is a chunk of its own (CAIRN_CHUNK_WORDS is 200).
+    return "\n\n".join(f"## Part {i}\n\n" + (text + " ") * 60 for i, text in enumerate(texts))
+
+
+@pytest.mark.django_db
+def test_every_waiting_entry_gets_its_first_chunk_before_any_entry_gets_the_rest(
+    project, http_provider_settings, fake_server
+):
+    entries = [
+        EntryFactory(project=project, title=f"Log {i}", body=sections(f"first {i}", f"second {i}"))
+        for i in range(3)
+    ]
+    run = entries_embed_pending(batch_size=8)
+    assert dict(run.counts) == {"first": 3, "embedded": 3} and waiting() == 0
+    # One call of the three first chunks (searchable by meaning after it), then the rests.
+    calls = [
+        [t.split("\n")[1].split()[0] for t in request["body"]["input"]]
+        for request in fake_server.requests
+    ]
+    assert calls == [["first"] * 3, ["second"] * 3]
+    # The first chunks were not embedded again with the rest: each chunk was read once.
+    assert len(set(texts_sent(fake_server))) == len(texts_sent(fake_server)) == 6
+    for entry in entries:
+        chunks = EntryChunk.objects.filter(entry=entry).order_by("ordinal")
+        assert [c.text.split()[0] for c in chunks] == ["first", "second"]
+        entry.refresh_from_db()
+        assert entry.embedded_hash and entry.embed_pending_since is None
+
+
+@pytest.mark.django_db
+def test_an_entry_with_only_its_first_chunk_is_found_by_meaning_and_still_waits(
+    project, http_provider_settings, fake_server
+):
+    from knowledge.services.embeddings import entries_embed
+
+    body = sections("alpha one", "beta two", "gamma three")
+    entry = EntryFactory(project=project, title="Log", body=body)
+    assert entries_embed(entry_ids=[entry.pk], first_chunk_first=True) == {entry.pk: "first"}
+    assert list(EntryChunk.objects.filter(entry=entry).values_list("ordinal", flat=True)) == [0]
+    entry.refresh_from_db()
+    assert entry.embed_pending_since is not None and not entry.embedded_hash  # the rest waits
+    assert entries_embed(entry_ids=[entry.pk], first_chunk_first=True) == {entry.pk: "embedded"}
+    assert EntryChunk.objects.filter(entry=entry).count() == 3
+    assert len(texts_sent(fake_server)) == 3  # 1 + 2: the first chunk was kept, not re-read
