@@ -48,12 +48,13 @@ def search_results(
     *,
     words_matched: bool | None = None,
     no_words: str = "",
+    left_out: str = "",
 ) -> CallToolResult:
-    text = search_text(query, hits, note=note, no_words=no_words)
+    text = search_text(query, hits, note=note, no_words=no_words, left_out=left_out)
     data: dict = {"results": hits}
     if words_matched is not None:
         data["words_matched"] = words_matched
-    notes = " ".join(n for n in (no_words, note) if n)
+    notes = " ".join(n for n in (no_words, left_out, note) if n)
     return result(text, data | {"note": notes} if notes else data)
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 HOW = {("text", "semantic"): "words + meaning", ("text",): "words", ("semantic",): "meaning"}
 
 
-def search_text(query: str, hits: list[dict], *, note: str = "", no_words: str = "") -> str:
+def search_text(
+    query: str, hits: list[dict], *, note: str = "", no_words: str = "", left_out: str = ""
+) -> str:
     what = f"for {query!r}" if query.strip() else "matching the filters, newest first"
     if not hits:
         none = f"No entry contains {' '.join(query.split())!r}" if query.strip() else "No results"
@@ -22,6 +24,8 @@ def search_text(query: str, hits: list[dict], *, note: str = "", no_words: str =
         lines.append(hit_line(hit))
         if hit.get("why"):
             lines.append("  why: " + " · ".join(f"{label}: {value}" for label, value in hit["why"]))
+    if left_out:
+        lines.append(left_out)
     lines.append(
         f'Next: get("{hits[0]["short_id"]}") to read one; narrow with project=, '
         "subtopic=, kinds=, tags=, since=."
