@@ -4,6 +4,13 @@ When no hit holds a word of the query, the first line says so before anything el
 
 from __future__ import annotations
 
+
+def size(entry: dict) -> str:
+    """An entry's size as listings and hits show it: '1,204 chars, 31 lines'."""
+    lines = entry["lines"]
+    return f"{entry['chars']:,} chars, {lines} line{'' if lines == 1 else 's'}"
+
+
 HOW = {("text", "semantic"): "words + meaning", ("text",): "words", ("semantic",): "meaning"}
 
 
@@ -40,6 +47,8 @@ def hit_line(hit: dict) -> str:
     status = "" if hit.get("status") in ("active", None) else f" ({hit['status']})"
     where = hit.get("address") or hit["path"]
     head = f"- {hit['short_id']} · {hit['title']}{status} · {where} · {hit['kind']}{tags}"
+    if "chars" in hit:
+        head += f" · {size(hit)}"
     how = HOW.get(tuple(hit.get("matched") or ()))
     if how:
         where = hit.get("matched_in")

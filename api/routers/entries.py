@@ -61,7 +61,9 @@ class BoundedPagination(LimitOffsetPagination):
 def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
     # A listing shows transcripts too, which a search leaves out.
     return entry_list(
-        request.auth, SearchFilters.pick({**filters.model_dump(), "include_transcripts": True})
+        request.auth,
+        SearchFilters.pick({**filters.model_dump(), "include_transcripts": True}),
+        sort=filters.sort,
     )
 
 

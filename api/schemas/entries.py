@@ -46,6 +46,8 @@ class EntryOut(Schema):
     superseded_by_hidden: bool
     created: datetime
     updated: datetime
+    chars: int = Field(description="The body's size in characters.")
+    lines: int = Field(description="The body's lines.")
 
     @staticmethod
     def resolve_project(obj: Entry) -> str:
@@ -82,6 +84,14 @@ class EntryOut(Schema):
     @staticmethod
     def resolve_updated(obj: Entry) -> datetime:
         return obj.updated_at
+
+    @staticmethod
+    def resolve_chars(obj: Entry) -> int:
+        return obj.chars
+
+    @staticmethod
+    def resolve_lines(obj: Entry) -> int:
+        return obj.lines
 
 
 def _unseen(obj: Entry, context) -> frozenset[int]:
@@ -197,3 +207,6 @@ class EntryFilters(NoNul):
     kinds: list[Short] | None = Field(None, alias="kind")
     status: list[Short] | None = None
     include_history: bool = False
+    sort: Literal["updated", "title", "size"] = Field(
+        "updated", description="updated: newest first; size: largest body first."
+    )

@@ -38,6 +38,8 @@ class SearchHitOut(Schema):
     snippet: str
     matched: list[str] = Field(description='How it was found: "text" (words), "semantic".')
     matched_in: str = Field(description='"observation [category]", "passage 2" or "".')
+    chars: int = Field(description="The body's size in characters.")
+    lines: int = Field(description="The body's lines.")
     signals: SignalsOut | None = Field(None, description="Each signal's part (explain=true).")
 
 

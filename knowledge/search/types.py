@@ -68,6 +68,8 @@ class SearchHit:
     matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"
     # Where it matched: "observation [category]", "passage 2", "" (the snippet's words).
     matched_in: str = ""
+    chars: int = 0  # the body's size
+    lines: int = 0
     signals: Signals | None = None
 
     def as_dict(self) -> dict:

@@ -106,8 +106,8 @@ class ContextArguments(Arguments):
 
 
 def build_context(actor: Actor, args: ContextArguments):
-    """Recall a topic in one call: the entry (or a glob's or a search's entries), its facts,
-    and the entries linked to or from it up to depth hops, nearest first."""
+    """Recall a topic in one call: an entry (or a glob's or search's entries), its facts, and
+    the entries linked to or from it, up to depth hops."""
     context = context_of(
         actor,
         args.id,
@@ -128,8 +128,7 @@ class CheckSourcesArguments(Arguments):
 
 
 def check_sources(actor: Actor, args: CheckSourcesArguments):
-    """Which sources (mail, tickets, chats) are already logged, and by which entries: check
-    before writing notes from them."""
+    """Which sources (mail, tickets, chats) are already logged, and by which entries."""
     project = args.project or None
     return render.sources_checked(sources_check(actor, project, args.sources), project)
 

@@ -26,7 +26,7 @@ def test_a_word_hit_holding_only_common_words_and_not_near_in_meaning_falls_belo
     assert [i for i, _ in kept] == [1, 3]
     assert left == {2, 4}  # 5, under the floor by meaning alone, is not counted
     assert shown_above_floor(fused, text, semantic_scores, 0.8, 2, held=held) == (
-        [(1, 1.2)] + [(3, 0.9)],
+        [(1, 1.2), (3, 0.9)],
         1,
     )
     # Without the words' weights only the meaning-only rule applies: 4 is 0.08 under 1.
