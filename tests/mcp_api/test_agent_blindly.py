@@ -302,3 +302,24 @@ def test_sizes_show_in_browse_recent_and_search_and_browse_sorts_by_them(call):
     hit = call("search", query="restore shard").structured_content["results"][0]
     assert (hit["chars"], hit["lines"]) == (len(runbook), 42)
     assert size in text(call("search", query="restore shard"))
+
+
+def test_build_context_on_a_glob_shows_the_links_among_the_matched_entries(call):
+    call("upsert", project="acme", subtopic="launch", title="Launch plan",
+         body="- owned_by [[Priya]]\n- depends_on [[Release checklist]]")  # fmt: skip
+    call("upsert", project="acme", subtopic="launch", title="Priya", body="Runs the launch.")
+    call("upsert", project="acme", subtopic="launch", title="Release checklist", body="Tag.")
+
+    res = call("build_context", id="memory://acme/launch/*")
+    answer, links = text(res), res.structured_content["links"]
+    assert "No related entries." not in answer, answer
+    assert "Links among them (2):" in answer
+    plan = next(
+        e["short_id"] for e in res.structured_content["primary"] if e["title"] == "Launch plan"
+    )
+    assert f"- {plan} 'Launch plan' owned_by → " in answer and "'Priya'" in answer
+    assert [(link["source_title"], link["type"], link["target_title"]) for link in links] == [
+        ("Launch plan", "owned_by", "Priya"),
+        ("Launch plan", "depends_on", "Release checklist"),
+    ]
+    assert "No other related entries." in answer  # nothing outside the glob links in
