@@ -92,10 +92,14 @@ def sources_lines(report: dict) -> list[str]:
         return []
     parts = [
         f"{s['kind']}:{_clip(s['external_id'], 80)}"
+        + (f" {_clip(s['title'], 80)!r}" if s.get("title") else "")
+        + (f" <{_clip(s['url'], 200)}>" if s.get("url") else "")
         + (f" (also logged by {', '.join(s['also_logged_by'])})" if s["also_logged_by"] else "")
         for s in rows
     ]
-    return ["Sources recorded: " + "; ".join(parts)]
+    total = report.get("sources_total") or len(rows)
+    held = f" The entry holds {total} sources; get() lists them." if total > len(rows) else ""
+    return ["Sources recorded: " + "; ".join(parts) + "." + held]
 
 
 def similar_lines(report: dict, short_id: str) -> list[str]:

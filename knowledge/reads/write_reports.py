@@ -15,6 +15,8 @@ from __future__ import annotations
 import difflib
 import re
 
+from django.db.models import Q
+
 from knowledge.actors import Actor
 from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
@@ -251,20 +253,29 @@ def _facts_read_back(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]
     return observations, relations
 
 
-def _sources(entry: Entry, given) -> list[dict]:
+def _sources(entry: Entry, given) -> tuple[list[dict], int]:
+    """The sources this write sent, as stored (with their url and title), and how many the
+    entry holds in all (a write adds to the sources an entry has)."""
     if not given:
-        return []
+        return [], 0
     wanted = {(str(s.get("kind", "")).lower(), str(s.get("external_id", ""))) for s in given}
-    rows = entry.sources.prefetch_related("entries__project", "entries__subtopic")
+    match = Q()
+    for kind, external_id in wanted:
+        match |= Q(kind=kind, external_id=external_id)
+    rows = entry.sources.filter(match).prefetch_related("entries__project", "entries__subtopic")
     answer = []
-    for source in rows[:MAX_SOURCES]:
-        if (source.kind, source.external_id) not in wanted:
-            continue
+    for source in rows.order_by("pk")[:MAX_SOURCES]:
         others = [e.short_id for e in source.entries.all() if e.pk != entry.pk][:5]
         answer.append(
-            {"kind": source.kind, "external_id": source.external_id, "also_logged_by": others}
+            {
+                "kind": source.kind,
+                "external_id": source.external_id,
+                "url": source.url,
+                "title": source.title,
+                "also_logged_by": others,
+            }
         )
-    return answer
+    return answer, entry.sources.count()
 
 
 def _words(text: str) -> set[str]:
@@ -336,7 +347,7 @@ def write_report(actor: Actor, result: WriteResult) -> dict:
             targets |= {pk for ids in facts.ambiguous.values() for pk in ids[:MAX_CANDIDATES]}
         lookups = report_lookups(actor, entry, targets=targets, new=created)
     report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
-    report["sources"] = _sources(entry, result.sources)
+    report["sources"], report["sources_total"] = _sources(entry, result.sources)
     if created:
         report["similar"] = _similar(entry, lookups.similar)
         report["same_body"] = _same_body(lookups.same_body)

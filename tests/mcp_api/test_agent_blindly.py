@@ -323,3 +323,24 @@ def test_build_context_on_a_glob_shows_the_links_among_the_matched_entries(call)
         ("Launch plan", "depends_on", "Release checklist"),
     ]
     assert "No other related entries." in answer  # nothing outside the glob links in
+
+
+def test_a_writes_text_shows_the_sources_it_stored(call):
+    mail = {"kind": "email", "external_id": "m-1", "url": "https://mail.example/m-1",
+            "title": "Renewal terms"}  # fmt: skip
+    res = call("upsert", project="acme", title="Renewal call", body="Call on May 4.",
+               sources=[mail, {"kind": "ticket", "external_id": "T-9"}])  # fmt: skip
+    assert (
+        "Sources recorded: email:m-1 'Renewal terms' <https://mail.example/m-1>; ticket:T-9."
+        in text(res)
+    ), text(res)
+    report = res.structured_content["report"]
+    assert report["sources"][0]["url"] == "https://mail.example/m-1"
+    assert report["sources_total"] == 2
+    # A later write adds to them: the answer says what it added and how many the entry holds.
+    res = call("upsert", project="acme", title="Renewal call", body="Call on May 5.",
+               sources=[{"kind": "chat", "external_id": "c-2"}])  # fmt: skip
+    assert "Sources recorded: chat:c-2. The entry holds 3 sources; get() lists them." in text(
+        res
+    ), text(res)
+    assert len(call("get", id="acme/renewal-call").structured_content["entry"]["sources"]) == 3
