@@ -16,6 +16,7 @@ import difflib
 import re
 
 from django.db.models import Q
+from django.db.models.functions import Left
 
 from knowledge.actors import Actor
 from knowledge.diffs import line_opcodes
@@ -43,6 +44,10 @@ MAX_SOURCES = 20
 METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
 _WORD = re.compile(r"[\w-]+")
 _STOPWORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "with", "by", "at"}
+# Similar entries: the share of the shorter body's words the other must hold, and how much of
+# each body is compared (a report's work stays bounded whatever the entries' size).
+BODY_SHARE = 0.5
+BODY_CHARS = 20_000
 
 
 def _previous(actor: Actor, entry: Entry, version: int):
@@ -282,10 +287,21 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
+def _close_bodies(mine: set[str], theirs: set[str]) -> str:
+    """'bodies share n of m words' when most of the shorter body's words are in the other
+    (at least three, or all of a shorter one), '' otherwise."""
+    shared, fewer = len(mine & theirs), min(len(mine), len(theirs))
+    if not fewer or shared < min(3, fewer) or shared < BODY_SHARE * fewer:
+        return ""
+    return f"bodies share {shared} of {fewer} words"
+
+
 def _similar(entry: Entry, candidates: list[Named]) -> list[dict]:
-    """The candidates kept: titles alike (difflib's ratio) or sharing most words."""
+    """The candidates kept: titles alike (difflib's ratio) or sharing most words, and bodies
+    sharing most words too. A title alone misleads: a session summary sharing a date and two
+    words with a meeting note's title was said to be the same note (issue 48)."""
     mine = _words(entry.title)
-    found = []
+    titled = []
     for hit in candidates:
         ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
         shared = sorted(mine & _words(hit.title))
@@ -295,6 +311,23 @@ def _similar(entry: Entry, candidates: list[Named]) -> list[dict]:
             why = "its title shares " + ", ".join(shared)
         else:
             continue
+        titled.append((hit, why))
+    bodies = (
+        dict(
+            Entry.objects.filter(pk__in=[hit.id for hit, _ in titled]).values_list(
+                "pk", Left("body", BODY_CHARS)
+            )
+        )
+        if titled
+        else {}
+    )
+    body = _words(entry.body[:BODY_CHARS])
+    found = []
+    for hit, why in titled:
+        close = _close_bodies(body, _words(bodies.get(hit.id) or ""))
+        if not close:
+            continue
+        why = f"{why}; {close}"
         found.append(
             {
                 "id": hit.id,

@@ -344,3 +344,30 @@ def test_a_writes_text_shows_the_sources_it_stored(call):
         res
     ), text(res)
     assert len(call("get", id="acme/renewal-call").structured_content["entry"]["sources"]) == 3
+
+
+def test_similarity_hints_need_close_bodies_and_never_propose_a_delete(call):
+    meeting = "- [decision] Ship the pricing page on Friday\n- [action] Ana drafts the FAQ"
+    call("upsert", project="acme", title="2026-05-04 pricing sync notes", body=meeting)
+    # Shares the date and two title words, says something else: no hint.
+    summary = call("upsert", project="acme", title="2026-05-04 session summary notes",
+                   body="Refactored the importer; tests pass; next: the retry queue.")  # fmt: skip
+    assert summary.structured_content["report"]["similar"] == [], text(summary)
+    assert "Similar" not in text(summary)
+
+    again = call("upsert", project="acme", title="Pricing sync notes 2026-05-04",
+                 body=meeting.replace("Friday", "Friday 4 pm"))  # fmt: skip
+    answer = text(again)
+    similar = again.structured_content["report"]["similar"]
+    assert [s["title"] for s in similar] == ["2026-05-04 pricing sync notes"], answer
+    assert "bodies share" in similar[0]["why"]
+    assert "delete(" not in answer and "Similar entries exist" in answer
+    printed = _printed_calls(answer)
+    assert printed, answer  # a call to send as it is: link the two
+    before = {e.pk: e.body for e in Entry.objects.all()}
+    for tool, args in printed:
+        assert not call(tool, **args).is_error
+    for pk, body in before.items():  # no text lost anywhere
+        assert body in Entry.objects.get(pk=pk).body
+    new = Entry.objects.get(short_id=again.structured_content["entry"]["short_id"])
+    assert new.body.endswith("- same_as [[2026-05-04 pricing sync notes]]\n"), new.body
