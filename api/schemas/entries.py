@@ -116,6 +116,31 @@ class EntryDetailOut(EntryOut):
         return list(obj.sources.all())
 
 
+class ChangeSinceOut(Schema):
+    version: int
+    at: str
+    by: str
+    reason: str
+
+
+class AppliedOnOut(Schema):
+    read_version: int = Field(description="The version the writer read (expected_version).")
+    version: int = Field(description="The current version the write was applied on.")
+    changes: list[ChangeSinceOut] = Field(description="The revisions since: who, when, why.")
+
+
+class EntryWriteOut(EntryDetailOut):
+    applied_on: AppliedOnOut | None = Field(
+        None,
+        description="Set when expected_version was stale but the write touched nothing changed "
+        "since: it applied on the current version, the other writer's changes kept.",
+    )
+
+    @staticmethod
+    def resolve_applied_on(obj: Entry) -> dict | None:
+        return getattr(obj, "applied_on", None)
+
+
 class EntryCreateIn(StrictIn):
     project: ProjectRef = Field(..., min_length=1, description="Project slug, name or id.")
     title: str = Field(..., min_length=1, max_length=limits.TITLE)
