@@ -27,6 +27,8 @@ def entry_meta(entry: Entry, unseen: frozenset[int]) -> dict:
         "supersedes": shown_link(entry, "supersedes", unseen),
         "superseded_by": shown_link(entry, "superseded_by", unseen),
         "updated": entry.updated_at.isoformat(),
+        "chars": entry.chars,
+        "lines": entry.lines,
     }
     for link in LINKS:
         if getattr(entry, f"{link}_id") in unseen:

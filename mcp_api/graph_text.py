@@ -47,6 +47,14 @@ def context_text(ctx: dict) -> str:
         lines += [_observation_line(o) for o in entry["observations"]]
     if ctx["primary_cut"]:
         lines.append("(More entries match: narrow the glob.)")
+    links = ctx.get("links") or []
+    if links:
+        lines.append(f"Links among them ({len(links)}):")
+        lines += [
+            f"- {link['source']} {link['source_title']!r} {link['type']} → "
+            f"{link['target']} {link['target_title']!r}"
+            for link in links
+        ]
     if ctx["related"]:
         lines.append(f"Related ({len(ctx['related'])} of {ctx['total_related']}):")
     for entry in ctx["related"]:
@@ -59,7 +67,8 @@ def context_text(ctx: dict) -> str:
         )
         lines += [_observation_line(o) for o in entry["observations"][:5]]
     if not ctx["related"]:
-        lines.append("No related entries" + (" at this time." if ctx["as_of"] else "."))
+        other = " other" if links else ""
+        lines.append(f"No{other} related entries" + (" at this time." if ctx["as_of"] else "."))
     first = ctx["primary"][0]["short_id"]
     if ctx["cut"]:
         lines.append(

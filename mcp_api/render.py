@@ -21,7 +21,7 @@ from mcp_api.entry_meta import entry_meta
 from mcp_api.graph_text import context_text, relation_lines
 from mcp_api.note_type_text import schema_entry_note, schema_fit_note
 from mcp_api.profile_text import whoami_text
-from mcp_api.search_text import search_text
+from mcp_api.search_text import search_text, size
 from mcp_api.write_text import change_summary, rebased_lines, report_lines
 
 
@@ -48,12 +48,13 @@ def search_results(
     *,
     words_matched: bool | None = None,
     no_words: str = "",
+    left_out: str = "",
 ) -> CallToolResult:
-    text = search_text(query, hits, note=note, no_words=no_words)
+    text = search_text(query, hits, note=note, no_words=no_words, left_out=left_out)
     data: dict = {"results": hits}
     if words_matched is not None:
         data["words_matched"] = words_matched
-    notes = " ".join(n for n in (no_words, note) if n)
+    notes = " ".join(n for n in (no_words, left_out, note) if n)
     return result(text, data | {"note": notes} if notes else data)
 
 
@@ -144,6 +145,7 @@ def _listing(
     lines += [
         f"- {r['short_id']} · {r['title']} · {r['path']} · {r['updated'][:10]}"
         + (f" by {r['generated_by']}" if r["generated_by"] else "")
+        + f" · {size(r)}"
         for r in rows
     ]
     lines.append(more)
@@ -199,7 +201,7 @@ def project_page(page: dict, subtopic: str, *, unseen: frozenset[int]) -> CallTo
     ]
     if here:
         lines.append(f"Entries in {proj.slug}/{subtopic}:")
-        lines += [f"- {e['short_id']} · {e['title']}" for e in here]
+        lines += [f"- {e['short_id']} · {e['title']} · {size(e)}" for e in here]
     lines.append("Next: browse(project, subtopic) to go deeper; get(id) to read an entry.")
     return result(
         "\n".join(lines),

@@ -6,6 +6,8 @@ of mcp_api, so render may use it."""
 
 from __future__ import annotations
 
+import json
+
 MAX_SHOWN = 5
 MAX_TEXT = 120
 
@@ -92,10 +94,14 @@ def sources_lines(report: dict) -> list[str]:
         return []
     parts = [
         f"{s['kind']}:{_clip(s['external_id'], 80)}"
+        + (f" {_clip(s['title'], 80)!r}" if s.get("title") else "")
+        + (f" <{_clip(s['url'], 200)}>" if s.get("url") else "")
         + (f" (also logged by {', '.join(s['also_logged_by'])})" if s["also_logged_by"] else "")
         for s in rows
     ]
-    return ["Sources recorded: " + "; ".join(parts)]
+    total = report.get("sources_total") or len(rows)
+    held = f" The entry holds {total} sources; get() lists them." if total > len(rows) else ""
+    return ["Sources recorded: " + "; ".join(parts) + "." + held]
 
 
 def similar_lines(report: dict, short_id: str) -> list[str]:
@@ -103,9 +109,13 @@ def similar_lines(report: dict, short_id: str) -> list[str]:
     if not rows:
         return []
     listed = "; ".join(f"{s['short_id']} {s['title']!r} in {s['path']} ({s['why']})" for s in rows)
+    first = rows[0]
+    # Nothing here removes text: one entry's words are never advised away for another's.
+    link = json.dumps(f"- same_as [[{first['title']}]]", ensure_ascii=False)
     return [
-        f"Similar entries exist: {listed}. If they say the same, merge into one "
-        f'(edit the older, then delete("{short_id}", reason=…)).'
+        f"Similar entries exist: {listed}. If one says the same, link them: "
+        f'edit("{short_id}", operation="append", content={link}); or add what this one adds '
+        f'to it: edit("{first["short_id"]}", operation="append", content=<what it adds>).'
     ]
 
 

@@ -18,6 +18,7 @@ from api.schemas.entries import (
     EntryOut,
     EntryPatch,
     EntryUpsertIn,
+    EntryWriteOut,
     MoveIn,
     StatusIn,
     UndeleteIn,
@@ -26,12 +27,14 @@ from api.schemas.entries import (
 )
 from api.schemas.fields import ReasonText, Ref
 from knowledge.errors import AlreadyExists
+from knowledge.models import Entry
 from knowledge.reads.listings import entry_list
 from knowledge.reads.write_reports import write_report
 from knowledge.search import SearchFilters
 from knowledge.selectors import entry_get
 from knowledge.services import (
     EntryFields,
+    WriteResult,
     entry_correct,
     entry_create,
     entry_delete,
@@ -61,8 +64,18 @@ class BoundedPagination(LimitOffsetPagination):
 def list_entries(request: HttpRequest, filters: Query[EntryFilters]):
     # A listing shows transcripts too, which a search leaves out.
     return entry_list(
-        request.auth, SearchFilters.pick({**filters.model_dump(), "include_transcripts": True})
+        request.auth,
+        SearchFilters.pick({**filters.model_dump(), "include_transcripts": True}),
+        sort=filters.sort,
     )
+
+
+def _written(result: WriteResult) -> Entry:
+    """The written entry as EntryWriteOut answers it: with `applied_on` when a stale write
+    applied on the current version."""
+    entry = result.entry
+    entry.applied_on = result.rebased.as_dict() if result.rebased else None
+    return entry
 
 
 def _sources(data: EntryCreateIn) -> list[dict] | None:
@@ -128,15 +141,16 @@ def get_entry(request: HttpRequest, ref: Ref):
     return entry_get(request.auth, ref)
 
 
-@router.patch("/entries/{ref}", response=EntryDetailOut, tags=["entries"])
+@router.patch("/entries/{ref}", response=EntryWriteOut, tags=["entries"])
 def update_entry(request: HttpRequest, ref: Ref, data: EntryPatch):
-    return entry_update(
+    result = entry_update(
         actor=request.auth,
         ref=ref,
         fields=EntryFields.pick(data.model_dump()),
         expected_version=data.expected_version,
         reason=data.reason,
-    ).entry
+    )
+    return _written(result)
 
 
 # api_operation rather than the router's delete shortcut, which a plain-text write check reads
@@ -153,20 +167,20 @@ def undelete_entry(request: HttpRequest, ref: Ref, data: UndeleteIn):
     return entry_undelete(actor=request.auth, ref=ref, reason=data.reason).entry
 
 
-@router.post("/entries/{ref}/edit", response=EntryDetailOut, tags=["entries"])
+@router.post("/entries/{ref}/edit", response=EntryWriteOut, tags=["entries"])
 def edit_entry(request: HttpRequest, ref: Ref, data: EditIn):
     """Change part of the body: append, prepend, find_replace, replace_section."""
-    return entry_edit(actor=request.auth, ref=ref, **data.model_dump()).entry
+    return _written(entry_edit(actor=request.auth, ref=ref, **data.model_dump()))
 
 
-@router.post("/entries/{ref}/move", response=EntryDetailOut, tags=["entries"])
+@router.post("/entries/{ref}/move", response=EntryWriteOut, tags=["entries"])
 def move_entry(request: HttpRequest, ref: Ref, data: MoveIn):
-    return entry_move(actor=request.auth, ref=ref, **data.model_dump()).entry
+    return _written(entry_move(actor=request.auth, ref=ref, **data.model_dump()))
 
 
-@router.post("/entries/{ref}/status", response=EntryDetailOut, tags=["entries"])
+@router.post("/entries/{ref}/status", response=EntryWriteOut, tags=["entries"])
 def set_entry_status(request: HttpRequest, ref: Ref, data: StatusIn):
-    return entry_set_status(actor=request.auth, ref=ref, **data.model_dump()).entry
+    return _written(entry_set_status(actor=request.auth, ref=ref, **data.model_dump()))
 
 
 @router.post("/entries/{ref}/correct", response={201: CorrectOut}, tags=["entries"])

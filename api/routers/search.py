@@ -4,7 +4,7 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from api.schemas.search import SearchOut, SearchParams, SourceCheckIn, SourceCheckOut
-from knowledge.search import SearchFilters, no_words_note, search_entries
+from knowledge.search import SearchFilters, left_out_note, no_words_note, search_entries
 from knowledge.selectors import sources_check
 
 router = Router()
@@ -20,10 +20,17 @@ def search(request: HttpRequest, params: Query[SearchParams]):
         filters=SearchFilters.pick(params.model_dump()),
         limit=max(1, min(params.limit, 100)),
         mode=params.mode,
+        weak=params.weak,
     )
     hits = [hit.as_dict() | ({} if params.explain else {"signals": None}) for hit in found]
-    note = " ".join(n for n in (no_words_note(params.q, found), found.note) if n)
-    return {"results": hits, "words_matched": found.words_matched, "note": note}
+    notes = (no_words_note(params.q, found), left_out_note(found), found.note)
+    note = " ".join(n for n in notes if n)
+    return {
+        "results": hits,
+        "words_matched": found.words_matched,
+        "left_out": found.left_out,
+        "note": note,
+    }
 
 
 @router.post("/sources/check", response=list[SourceCheckOut], tags=["search"])

@@ -46,6 +46,8 @@ class EntryOut(Schema):
     superseded_by_hidden: bool
     created: datetime
     updated: datetime
+    chars: int = Field(description="The body's size in characters.")
+    lines: int = Field(description="The body's lines.")
 
     @staticmethod
     def resolve_project(obj: Entry) -> str:
@@ -83,6 +85,14 @@ class EntryOut(Schema):
     def resolve_updated(obj: Entry) -> datetime:
         return obj.updated_at
 
+    @staticmethod
+    def resolve_chars(obj: Entry) -> int:
+        return obj.chars
+
+    @staticmethod
+    def resolve_lines(obj: Entry) -> int:
+        return obj.lines
+
 
 def _unseen(obj: Entry, context) -> frozenset[int]:
     """The links of `obj` the caller may not see, asked once per entry (no query without a
@@ -104,6 +114,31 @@ class EntryDetailOut(EntryOut):
     @staticmethod
     def resolve_sources(obj: Entry) -> list:
         return list(obj.sources.all())
+
+
+class ChangeSinceOut(Schema):
+    version: int
+    at: str
+    by: str
+    reason: str
+
+
+class AppliedOnOut(Schema):
+    read_version: int = Field(description="The version the writer read (expected_version).")
+    version: int = Field(description="The current version the write was applied on.")
+    changes: list[ChangeSinceOut] = Field(description="The revisions since: who, when, why.")
+
+
+class EntryWriteOut(EntryDetailOut):
+    applied_on: AppliedOnOut | None = Field(
+        None,
+        description="Set when expected_version was stale but the write touched nothing changed "
+        "since: it applied on the current version, the other writer's changes kept.",
+    )
+
+    @staticmethod
+    def resolve_applied_on(obj: Entry) -> dict | None:
+        return getattr(obj, "applied_on", None)
 
 
 class EntryCreateIn(StrictIn):
@@ -197,3 +232,6 @@ class EntryFilters(NoNul):
     kinds: list[Short] | None = Field(None, alias="kind")
     status: list[Short] | None = None
     include_history: bool = False
+    sort: Literal["updated", "title", "size"] = Field(
+        "updated", description="updated: newest first; size: largest body first."
+    )

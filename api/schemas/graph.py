@@ -53,6 +53,14 @@ class RelatedEntryOut(ContextEntryOut):
     relation: ContextRelationOut
 
 
+class ContextLinkOut(Schema):
+    source: str = Field(description="The linking entry's short id.")
+    source_title: str
+    type: str
+    target: str = Field(description="The linked entry's short id.")
+    target_title: str
+
+
 class ContextOut(Schema):
     url: str
     matched: Literal["entry", "glob", "search"]
@@ -61,6 +69,9 @@ class ContextOut(Schema):
     as_of: datetime | None
     primary: list[ContextEntryOut]
     primary_cut: bool
+    links: list[ContextLinkOut] = Field(
+        description="Relations among the primary entries (a glob's or a search's)."
+    )
     related: list[RelatedEntryOut]
     total_related: int
     max_related: int

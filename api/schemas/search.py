@@ -38,6 +38,8 @@ class SearchHitOut(Schema):
     snippet: str
     matched: list[str] = Field(description='How it was found: "text" (words), "semantic".')
     matched_in: str = Field(description='"observation [category]", "passage 2" or "".')
+    chars: int = Field(description="The body's size in characters.")
+    lines: int = Field(description="The body's lines.")
     signals: SignalsOut | None = Field(None, description="Each signal's part (explain=true).")
 
 
@@ -48,9 +50,15 @@ class SearchOut(Schema):
         description="false when no entry holds a word of the query (every hit was found by "
         "meaning); null when words were not searched (mode=semantic).",
     )
+    left_out: int = Field(
+        0,
+        description="Hits of the `limit` asked for left out by the relevance floor: they hold "
+        "only common words of the query and are not close in meaning (weak=true lists them).",
+    )
     note: str = Field(
         "",
-        description="What to know first: that no entry holds the query's words, and when "
+        description="What to know first: that no entry holds the query's words, that weaker "
+        "matches were left out, and when "
         "entries of the searched set wait for their vectors (found by their words only until "
         "the embedding workers reach them, usually seconds).",
     )
@@ -85,4 +93,5 @@ class SearchParams(NoNul):
     include_transcripts: bool = False
     mode: Literal["hybrid", "text", "semantic"] = "hybrid"
     explain: bool = False
+    weak: bool = False
     categories: list[Short] | None = Field(None, alias="category")

@@ -157,6 +157,18 @@ def idf_rank_sum(
     return RawSQL(sql, params, FloatField())
 
 
+def idf_held(terms: list[tuple[float, str]]) -> RawSQL:
+    """Sum over (idf, tsquery) of the idf of each lexeme the entry's vector holds: how much of
+    the query's weight it matches at all (a common word weighs little)."""
+    sql = " + ".join(
+        "(CASE WHEN search_vector @@ %s::tsquery THEN %s::float8 ELSE 0 END)" for _ in terms
+    )
+    params: list = []
+    for idf, tsquery in terms:
+        params += [tsquery, idf]
+    return RawSQL(sql, params, FloatField())
+
+
 # One round trip for both: per entry, the current observation that best matches the words
 # ("o": category, content), and the place of the chunk its vector matched among its chunks of
 # the same model ("c": place, count).

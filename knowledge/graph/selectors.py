@@ -29,6 +29,7 @@ from knowledge.selectors import (
 MAX_DEPTH = 3
 MAX_FRONTIER = 500  # entries expanded per hop
 MAX_EDGES_PER_HOP = 5000
+MAX_LINKS_AMONG = 50  # links among the entries a glob or a search matched, shown with them
 MAX_RELATIONS = 200  # per direction in entry_relations
 MAX_NODES = 2000
 # Each of MAX_NODES entries may hold 500 relations: a million edges in one answer. The edges
@@ -190,6 +191,18 @@ def neighbourhood(
                 )
         frontier = nxt
     return found
+
+
+def links_among(
+    actor: Actor, ids: list[int], *, as_of: datetime | None = None, limit: int = MAX_LINKS_AMONG
+) -> list[tuple[int, int, str]]:
+    """The relations between entries of `ids` (which the caller may see): (source id, target
+    id, type), in the source's order of writing, at most `limit`."""
+    rows = facts_at(Relation.objects.filter(source_id__in=ids, target_id__in=ids), as_of)
+    if as_of is not None:
+        rows = seen_when_written(rows, "source_id", visible_projects(actor))
+    rows = rows.exclude(source_id=F("target_id")).order_by("source_id", "position", "pk")
+    return list(rows.values_list("source_id", "target_id", "relation_type")[:limit])
 
 
 # --- graph data for a page ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ from knowledge.models.entries import (
     Entry,
     EntryStatus,
     Source,
+    body_lines,
     content_hash,
     embedding_key,
     new_short_id,
@@ -35,5 +36,5 @@ __all__ = [
     "HistoricalEntry", "HistoricalProject", "HistoricalSubtopic", "LexemeStat", "Membership",
     "OAuthClient", "OAuthCode", "OAuthGrant", "OAuthRefreshToken", "Observation", "Project",
     "Relation", "RevisionBase", "Role", "SchemaMode", "Sensitivity", "Source", "Subtopic",
-    "TokenScope", "content_hash", "embedding_key", "new_short_id", "secret_digest",
+    "TokenScope", "body_lines", "content_hash", "embedding_key", "new_short_id", "secret_digest",
 ]  # fmt: skip

@@ -82,6 +82,11 @@ class Source(models.Model):
         return f"{self.kind}:{self.external_id}"
 
 
+def body_lines(body: str) -> int:
+    """How many lines a body has (a last line without a newline counts)."""
+    return body.count("\n") + (1 if body and not body.endswith("\n") else 0)
+
+
 class Entry(models.Model):
     """A Markdown note. Identity for upsert: (project, subtopic, title), case-insensitive."""
 
@@ -185,6 +190,15 @@ class Entry(models.Model):
     def permalink(self) -> str:
         """`memory://project/subtopic/path/entry-slug`: accepted wherever an entry reference is."""
         return f"memory://{self.path}/{self.slug}"
+
+    @property
+    def chars(self) -> int:
+        """The body's size in characters (listings and search hits show it)."""
+        return len(self.body)
+
+    @property
+    def lines(self) -> int:
+        return body_lines(self.body)
 
     @property
     def is_verified(self) -> bool:

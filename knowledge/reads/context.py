@@ -17,6 +17,7 @@ from knowledge.graph.selectors import (
     entry_compact,
     excerpt,
     facts_at,
+    links_among,
     neighbourhood,
     observation_dict,
     seen_when_written,
@@ -122,7 +123,8 @@ def build_context(
     below), an entry reference, or search words. `timeframe` ('7d', an ISO date) keeps only
     entries changed since; `as_of` shows the facts current at that time; `include_history`
     adds the primary entries' facts that are no longer current. Related entries come nearest
-    first, then newest; at most `max_related` (`cut` says when there were more).
+    first, then newest; at most `max_related` (`cut` says when there were more). `links`: the
+    relations among the primary entries themselves (a glob's or a search's).
     """
     url = str(url or "").strip()
     if not url:
@@ -161,6 +163,9 @@ def build_context(
     # Each related entry names the entry it was reached through by short id and title, so a
     # reader knows what links where without a get per hop.
     known = {e.pk: e for e in primary} | by_id
+    # The entries a glob or a search matched may link to each other: the neighbourhood starts
+    # from all of them, so those links are no hop to anything and would go unsaid.
+    among = links_among(actor, [e.pk for e in primary], as_of=at) if len(primary) > 1 else []
     return {
         "url": url,
         "matched": matched,
@@ -177,6 +182,16 @@ def build_context(
             for e in primary
         ],
         "primary_cut": primary_cut,
+        "links": [
+            {
+                "source": known[source].short_id,
+                "source_title": known[source].title,
+                "type": rtype,
+                "target": known[target].short_id,
+                "target_title": known[target].title,
+            }
+            for source, target, rtype in among
+        ],
         "related": [
             {
                 **entry_compact(by_id[r["id"]]),

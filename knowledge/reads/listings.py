@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import Length
 
 from knowledge.actors import Actor
+from knowledge.errors import ValidationFailed
 from knowledge.models import Entry, EntryStatus
 from knowledge.paths import normalize_path
 from knowledge.search.filters import SearchFilters
@@ -16,13 +18,27 @@ from knowledge.selectors import project_get, subtopic_tree, visible_entries
 OPEN = Q(status=EntryStatus.OPEN) | Q(kind="task", status=EntryStatus.ACTIVE)
 # A listing shows every entry the filters select, transcripts too (a search leaves them out).
 EVERY_ENTRY = SearchFilters(include_transcripts=True)
+# How a listing may be sorted: the key, and its order (ties by id, newest first).
+SORTS = {
+    "updated": ("-updated_at", "-id"),
+    "title": ("title", "-id"),
+    "size": (Length("body").desc(), "-id"),  # largest first
+}
 
 
-def entry_list(actor: Actor, filters: SearchFilters = EVERY_ENTRY) -> QuerySet[Entry]:
+def _sorted(entries: QuerySet[Entry], sort: str) -> QuerySet[Entry]:
+    if sort not in SORTS:
+        raise ValidationFailed(f"Unknown sort {sort!r}; use {', '.join(SORTS)}.", field="sort")
+    return entries.order_by(*SORTS[sort])
+
+
+def entry_list(
+    actor: Actor, filters: SearchFilters = EVERY_ENTRY, *, sort: str = "updated"
+) -> QuerySet[Entry]:
     """The entries a search with these filters looks at (superseded ones only when asked for),
-    newest first."""
+    newest first, or by `sort` (SORTS: title, or size, largest first)."""
     entries, _ = search_scope(actor, filters)
-    return entries.select_related("project", "subtopic").order_by("-updated_at", "-id")
+    return _sorted(entries.select_related("project", "subtopic"), sort)
 
 
 def _with_totals(tree: list[dict]) -> list[dict]:
@@ -59,11 +75,17 @@ def entries_recent(
 
 
 def project_browse(
-    actor: Actor, *, project: str | int, subtopic: str | None = None, limit: int = 100
+    actor: Actor,
+    *,
+    project: str | int,
+    subtopic: str | None = None,
+    limit: int = 100,
+    sort: str = "title",
 ) -> dict:
     """One project as a listing: the project, its entry counts (`total`, `open`; superseded
     entries left out), its subtopic tree (only below `subtopic` when given) and up to `limit`
-    entries directly in `subtopic` (at the project root without one), by title."""
+    entries directly in `subtopic` (at the project root without one), by title or `sort`
+    (SORTS: updated, newest first; size, largest first)."""
     proj = project_get(actor, project)
     entries = entry_list(actor).filter(project=proj)
     counts = entries.aggregate(total=Count("id"), open=Count("id", filter=OPEN))
@@ -78,7 +100,7 @@ def project_browse(
         "project": proj,
         **counts,
         "subtopics": tree,
-        "entries": list(entries.order_by("title")[:limit]),
+        "entries": list(_sorted(entries, sort)[:limit]),
     }
 
 

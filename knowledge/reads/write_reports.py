@@ -15,6 +15,9 @@ from __future__ import annotations
 import difflib
 import re
 
+from django.db.models import Q
+from django.db.models.functions import Left
+
 from knowledge.actors import Actor
 from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
@@ -41,6 +44,10 @@ MAX_SOURCES = 20
 METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
 _WORD = re.compile(r"[\w-]+")
 _STOPWORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "with", "by", "at"}
+# Similar entries: the share of the shorter body's words the other must hold, and how much of
+# each body is compared (a report's work stays bounded whatever the entries' size).
+BODY_SHARE = 0.5
+BODY_CHARS = 20_000
 
 
 def _previous(actor: Actor, entry: Entry, version: int):
@@ -251,30 +258,50 @@ def _facts_read_back(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]
     return observations, relations
 
 
-def _sources(entry: Entry, given) -> list[dict]:
+def _sources(entry: Entry, given) -> tuple[list[dict], int]:
+    """The sources this write sent, as stored (with their url and title), and how many the
+    entry holds in all (a write adds to the sources an entry has)."""
     if not given:
-        return []
+        return [], 0
     wanted = {(str(s.get("kind", "")).lower(), str(s.get("external_id", ""))) for s in given}
-    rows = entry.sources.prefetch_related("entries__project", "entries__subtopic")
+    match = Q()
+    for kind, external_id in wanted:
+        match |= Q(kind=kind, external_id=external_id)
+    rows = entry.sources.filter(match).prefetch_related("entries__project", "entries__subtopic")
     answer = []
-    for source in rows[:MAX_SOURCES]:
-        if (source.kind, source.external_id) not in wanted:
-            continue
+    for source in rows.order_by("pk")[:MAX_SOURCES]:
         others = [e.short_id for e in source.entries.all() if e.pk != entry.pk][:5]
         answer.append(
-            {"kind": source.kind, "external_id": source.external_id, "also_logged_by": others}
+            {
+                "kind": source.kind,
+                "external_id": source.external_id,
+                "url": source.url,
+                "title": source.title,
+                "also_logged_by": others,
+            }
         )
-    return answer
+    return answer, entry.sources.count()
 
 
 def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
+def _close_bodies(mine: set[str], theirs: set[str]) -> str:
+    """'bodies share n of m words' when most of the shorter body's words are in the other
+    (at least three, or all of a shorter one), '' otherwise."""
+    shared, fewer = len(mine & theirs), min(len(mine), len(theirs))
+    if not fewer or shared < min(3, fewer) or shared < BODY_SHARE * fewer:
+        return ""
+    return f"bodies share {shared} of {fewer} words"
+
+
 def _similar(entry: Entry, candidates: list[Named]) -> list[dict]:
-    """The candidates kept: titles alike (difflib's ratio) or sharing most words."""
+    """The candidates kept: titles alike (difflib's ratio) or sharing most words, and bodies
+    sharing most words too. A title alone misleads: a session summary sharing a date and two
+    words with a meeting note's title was said to be the same note (issue 48)."""
     mine = _words(entry.title)
-    found = []
+    titled = []
     for hit in candidates:
         ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
         shared = sorted(mine & _words(hit.title))
@@ -284,6 +311,23 @@ def _similar(entry: Entry, candidates: list[Named]) -> list[dict]:
             why = "its title shares " + ", ".join(shared)
         else:
             continue
+        titled.append((hit, why))
+    bodies = (
+        dict(
+            Entry.objects.filter(pk__in=[hit.id for hit, _ in titled]).values_list(
+                "pk", Left("body", BODY_CHARS)
+            )
+        )
+        if titled
+        else {}
+    )
+    body = _words(entry.body[:BODY_CHARS])
+    found = []
+    for hit, why in titled:
+        close = _close_bodies(body, _words(bodies.get(hit.id) or ""))
+        if not close:
+            continue
+        why = f"{why}; {close}"
         found.append(
             {
                 "id": hit.id,
@@ -336,7 +380,7 @@ def write_report(actor: Actor, result: WriteResult) -> dict:
             targets |= {pk for ids in facts.ambiguous.values() for pk in ids[:MAX_CANDIDATES]}
         lookups = report_lookups(actor, entry, targets=targets, new=created)
     report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
-    report["sources"] = _sources(entry, result.sources)
+    report["sources"], report["sources_total"] = _sources(entry, result.sources)
     if created:
         report["similar"] = _similar(entry, lookups.similar)
         report["same_body"] = _same_body(lookups.same_body)

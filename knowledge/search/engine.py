@@ -31,7 +31,7 @@ from knowledge.search.explain import annotate, matches_statement
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_from, pending_statement
 from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_stats_statement
-from knowledge.search.fusion import Fusion, above_floor, fuse_lists
+from knowledge.search.fusion import Fusion, fuse_lists, shown_above_floor
 from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable
 from knowledge.search.query import check_query, filter_expression, parse
@@ -120,9 +120,10 @@ def _ready(vector) -> bool:
     return has_done and not _still_embedding(vector) and vector.exception() is None
 
 
-def _take_text(result: Rankings, scored: list[tuple[int, float]]) -> None:
-    result.text = [pk for pk, _ in scored]
-    result.text_scores = dict(scored)
+def _take_text(result: Rankings, scored: list[tuple[int, float, float]]) -> None:
+    result.text = [pk for pk, _, _ in scored]
+    result.text_scores = {pk: rank for pk, rank, _ in scored}
+    result.text_held = {pk: held for pk, _, held in scored}
 
 
 def _still_embedding(vector) -> bool:
@@ -234,6 +235,7 @@ def search_entries(
     filters: SearchFilters = NO_FILTERS,
     limit: int = 10,
     mode: str = "hybrid",
+    weak: bool = False,
 ) -> SearchResults:
     """Entries the actor may see that match `query`, best first.
 
@@ -258,9 +260,16 @@ def search_entries(
     started = start_query_vector(query, mode)
     return result_cache.cached(
         actor,
-        ("search", query, mode, limit, filters),
+        ("search", query, mode, limit, filters, weak),
         lambda first: _ranked(
-            actor, query, filters=filters, limit=limit, mode=mode, started=started, first=first
+            actor,
+            query,
+            filters=filters,
+            limit=limit,
+            mode=mode,
+            started=started,
+            first=first,
+            weak=weak,
         ),
         # A question whose vector was not remembered was not asked lately: no kept answer.
         look=started[1] is None or _ready(started[1]),
@@ -276,6 +285,7 @@ def _ranked(
     mode: str,
     started: tuple,
     first: tuple[str, list] | None,
+    weak: bool = False,
 ) -> SearchResults:
     candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
     found = rankings(
@@ -297,8 +307,10 @@ def _ranked(
         found = rankings(actor, words, mode=mode, candidates=candidates, filters=filters)
     with stages.stage("fusion"):
         fused = fuse(found, mode)
-        floor = settings.CAIRN_SEARCH_MIN_SIMILARITY
-        fused = above_floor(fused, found.text, found.semantic_scores, floor)[:limit]
+        floor = 0.0 if weak else settings.CAIRN_SEARCH_MIN_SIMILARITY
+        fused, left_out = shown_above_floor(
+            fused, found.text, found.semantic_scores, floor, limit, held=found.text_held
+        )
     with stages.stage("hits + snippets"):
         # What the signals show of the hits is read in the same round trip.
         matches = matches_statement([pk for pk, _ in fused], found)
@@ -307,6 +319,7 @@ def _ranked(
     _carry_signals(hits, found, mode, matched if matches is not None else [])
     if relaxed and hits.words_matched:  # they hold the words, none the phrase asked for
         hits.words_matched = False
+    hits.left_out = left_out
     hits.note = found.pending.note(mode) if found.pending else ""
     hits.cacheable = not found.degraded  # kept only when both lists ran as asked
     hits.stamp = stamp  # of the first rankings (a relaxed second one sends no such statement)

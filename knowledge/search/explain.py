@@ -82,6 +82,19 @@ def no_words_note(query: str, results: SearchResults) -> str:
     return f"No entry contains {' '.join(query.split())!r}; {', '.join(parts)}."
 
 
+def left_out_note(results: SearchResults) -> str:
+    """'n weaker matches left out …' when the relevance floor cut hits holding only the query's
+    common words (fusion.floored), '' otherwise: the reader learns they exist and how to ask."""
+    n = results.left_out
+    if not n:
+        return ""
+    match = "match" if n == 1 else "matches"
+    return (
+        f"{n} weaker {match} left out (only common words of the query, or further in "
+        "meaning); weak=true lists them."
+    )
+
+
 def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
     """Each signal's contribution to a hit's place, as (label, value) pairs to show."""
     s = hit.signals

@@ -18,6 +18,7 @@ from django.db.models import QuerySet, Subquery
 
 from knowledge.db.search import (
     fetch_rows,
+    idf_held,
     idf_rank_sum,
     matches,
     weighted_rank,
@@ -101,7 +102,7 @@ def word_stats_from(rows: list[tuple]) -> WordStats:
 
 def text_ranking(scope: QuerySet[Entry], terms: list[Term], n: int) -> list[tuple[int, float]]:
     """Entries by text_ranking_query, best first: (entry id, score) pairs."""
-    return list(text_ranking_query(scope, terms, n))
+    return [(pk, rank) for pk, rank, _ in text_ranking_query(scope, terms, n)]
 
 
 def text_ranking_query(scope: QuerySet[Entry], terms: list[Term], n: int) -> QuerySet:
@@ -112,7 +113,8 @@ def text_ranking_query(scope: QuerySet[Entry], terms: list[Term], n: int) -> Que
     Entries are matched by the rarest lexemes until their counts add up to TEXT_POOL; a word
     in half the corpus would otherwise make the whole corpus a candidate to score. A pool
     above FIRST_CUT is cut to FIRST_CUT by one plain ts_rank first.
-    Its rows are (entry id, score) pairs, best first.
+    Its rows are (entry id, score, held) triples, best first; `held` sums the idf of the
+    query's lexemes the entry holds (the relevance floor reads it, fusion.floored).
     """
     matching: list[Term] = []
     pool = 0
@@ -132,10 +134,11 @@ def text_ranking_query(scope: QuerySet[Entry], terms: list[Term], n: int) -> Que
             .values("pk")[:FIRST_CUT]
         )
         candidates = Entry.objects.filter(pk__in=Subquery(first))
+    weighed = [(t.idf, t.tsquery) for t in terms]
     return (
         candidates.annotate(
-            rank=idf_rank_sum([(t.idf, t.tsquery) for t in terms], weights, RANK_NORMALIZATION)
+            rank=idf_rank_sum(weighed, weights, RANK_NORMALIZATION), held=idf_held(weighed)
         )
         .order_by("-rank", "-updated_at", "-pk")
-        .values_list("pk", "rank")[:n]
+        .values_list("pk", "rank", "held")[:n]
     )

@@ -77,18 +77,82 @@ def by_scores(
     return _ordered(scores, text)
 
 
+# A hit found by its words that holds less than this share of the query's weight the best
+# word hit holds (the idf of the query's lexemes it holds: a common word weighs little), and is
+# not close in meaning, is weak: "recovery time after data loss" listed two entries holding
+# only "data" above the restore runbook, and 10 of 13 entries.
+WORDS_SHARE = 0.4
+# A small local model's similarities bunch together (0.8-0.9 between a question and short notes
+# on other things), so nearness is judged against the nearest hit: a weak word hit is close in
+# meaning within WORDS_MARGIN of it, a hit found only by meaning is kept within MEANING_MARGIN.
+WORDS_MARGIN = 0.03
+MEANING_MARGIN = 0.06
+
+
 def above_floor(
     fused: list[tuple[int, float]],
     text: list[int],
     semantic_scores: dict[int, float],
     floor: float,
+    *,
+    held: dict[int, float] | None = None,
 ) -> list[tuple[int, float]]:
-    """The fused hits without those found only by meaning (not by the full text) whose
-    similarity is below `floor`: with few word matches, scaling lifts unrelated entries in."""
+    """The fused hits above the relevance floor (floored's first part)."""
+    return floored(fused, text, semantic_scores, floor, held=held)[0]
+
+
+def floored(
+    fused: list[tuple[int, float]],
+    text: list[int],
+    semantic_scores: dict[int, float],
+    floor: float,
+    *,
+    held: dict[int, float] | None = None,
+) -> tuple[list[tuple[int, float]], set[int]]:
+    """The fused hits above the relevance floor, and those left out that a reader may want
+    (all but the hits found only by meaning under `floor`).
+
+    Below it: a hit found only by meaning (not by the full text) whose similarity is under
+    `floor` (with few word matches, scaling lifts unrelated entries in) or more than
+    MEANING_MARGIN under the nearest hit's; and, given `held` (entry id -> idf of the query's
+    lexemes it holds), a word hit holding under WORDS_SHARE of what the best word hit holds and
+    not close in meaning (under `floor`, or more than WORDS_MARGIN under the nearest hit)."""
     if floor <= 0:
-        return fused
+        return fused, set()
     words = set(text)
-    return [(i, s) for i, s in fused if i in words or semantic_scores.get(i, 1.0) >= floor]
+    nearest = max(semantic_scores.values(), default=0.0)
+    best = max(held.values(), default=0.0) if held else 0.0
+    close = max(floor, nearest - WORDS_MARGIN)
+    left: set[int] = set()
+    kept = []
+    for i, s in fused:
+        similarity = semantic_scores.get(i)
+        if i in words:
+            above = not held or held.get(i, 0.0) >= WORDS_SHARE * best or (similarity or 0) >= close
+        elif similarity is None or similarity < floor:  # as the floor always did: not counted
+            continue
+        else:
+            above = similarity >= nearest - MEANING_MARGIN
+        if above:
+            kept.append((i, s))
+        else:
+            left.add(i)
+    return kept, left
+
+
+def shown_above_floor(
+    fused: list[tuple[int, float]],
+    text: list[int],
+    semantic_scores: dict[int, float],
+    floor: float,
+    limit: int,
+    *,
+    held: dict[int, float] | None = None,
+) -> tuple[list[tuple[int, float]], int]:
+    """The first `limit` hits above the floor, and how many of the first `limit` without it
+    were left out (besides those found only by meaning under `floor`)."""
+    kept, weak = floored(fused, text, semantic_scores, floor, held=held)
+    return kept[:limit], sum(1 for i, _ in fused[:limit] if i in weak)
 
 
 def fuse_lists(

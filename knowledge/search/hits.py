@@ -13,6 +13,7 @@ from django.conf import settings
 
 from knowledge.db import fetch_together
 from knowledge.db.search import hit_rows
+from knowledge.models import body_lines
 from knowledge.search.snippets import highlight, lexemes_of
 from knowledge.search.types import Rankings, SearchHit
 
@@ -77,6 +78,8 @@ class HitRow:
             score=score,
             snippet=snippet,
             matched=matched,
+            chars=len(self.body),
+            lines=body_lines(self.body),
         )
 
 

@@ -17,6 +17,8 @@ class Rankings:
     semantic: list[int] = field(default_factory=list)
     chunks: dict[int, int] = field(default_factory=dict)  # entry id -> best chunk id
     text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
+    # entry id -> the idf summed over the query's lexemes it holds (fusion.floored)
+    text_held: dict[int, float] = field(default_factory=dict)
     semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
     rank_tsquery: str | None = None
     every_tsquery: str | None = None  # all the query's lexemes: a hit that holds every word
@@ -66,6 +68,8 @@ class SearchHit:
     matched: list[str] = field(default_factory=list)  # "text" and/or "semantic"
     # Where it matched: "observation [category]", "passage 2", "" (the snippet's words).
     matched_in: str = ""
+    chars: int = 0  # the body's size
+    lines: int = 0
     signals: Signals | None = None
 
     def as_dict(self) -> dict:
@@ -88,6 +92,9 @@ class SearchResults(list[SearchHit]):
     # False when no hit holds a word of the query (all found by meaning); None when the words
     # were not searched (mode semantic, no query words).
     words_matched: bool | None = None
+    # Hits that hold only the query's common words, not close in meaning, left out of the
+    # `limit` asked for by the relevance floor (fusion.floored); 0 when the floor was off.
+    left_out: int = 0
     # False for an answer a repeated search must not reuse (knowledge/search/result_cache.py);
     # the generation and visible projects it was computed for, when its search read them.
     cacheable: bool = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -47,6 +47,7 @@ def recent(actor: Actor, args: RecentArguments):
 class BrowseArguments(Arguments):
     project: OptProject = None
     subtopic: Subtopic = None
+    sort: Literal["title", "size"] = "title"  # size: largest first
 
 
 def browse(actor: Actor, args: BrowseArguments):
@@ -54,7 +55,9 @@ def browse(actor: Actor, args: BrowseArguments):
     directly in subtopic."""
     if not args.project:
         return render.projects(project_overview(actor))
-    page = project_browse(actor, project=args.project, subtopic=args.subtopic or None)
+    page = project_browse(
+        actor, project=args.project, subtopic=args.subtopic or None, sort=args.sort
+    )
     unseen = unseen_links(actor, page["entries"])
     return render.project_page(page, args.subtopic or "", unseen=unseen)
 

@@ -128,7 +128,7 @@ class InferArguments(Arguments):
 
 def infer(actor: Actor, args: InferArguments):
     """Suggest a schema for a note type from its entries: how often each field occurs, and a
-    YAML body to save as an entry of kind schema."""
+    YAML body to save as a schema entry."""
     threshold = args.threshold
     project = _project(actor, args.project, args.note_type)
     run = note_types.schema_infer(
@@ -181,8 +181,8 @@ class DiffArguments(Arguments):
 
 
 def diff(actor: Actor, args: DiffArguments):
-    """Compare a note type's schema with how its entries are written now: new fields, unused
-    ones, one value vs many, required vs optional."""
+    """Compare a note type's schema with its entries now: new fields, unused ones, one value
+    vs many, required vs optional."""
     project = _project(actor, args.project, args.note_type)
     run = note_types.schema_diff(actor, project=project, note_type=args.note_type)
     slug = run.project.slug

@@ -15,6 +15,7 @@ from knowledge.search import (
     SearchFilters,
     SearchHit,
     explain_parts,
+    left_out_note,
     no_words_note,
     search_entries,
     stages,
@@ -52,6 +53,7 @@ class SearchArguments(Arguments):
         ),
     ] = None
     explain: Annotated[bool, Field(description="Show each hit's ranking signals.")] = False
+    weak: bool = False  # also the hits below the relevance floor (the answer says when)
 
 
 def search(actor: Actor, args: SearchArguments):
@@ -59,7 +61,7 @@ def search(actor: Actor, args: SearchArguments):
     reads one. Search before writing."""
     with stages.stage("search service"):
         filters = SearchFilters.pick(dict(args))
-        found = search_entries(actor, args.query, filters=filters, limit=args.limit)
+        found = search_entries(actor, args.query, filters=filters, limit=args.limit, weak=args.weak)
         hits = [_shown(hit, i, args.explain) for i, hit in enumerate(found)]
     with stages.stage("render"):
         return render.search_results(
@@ -68,6 +70,7 @@ def search(actor: Actor, args: SearchArguments):
             found.note,
             words_matched=found.words_matched,
             no_words=no_words_note(args.query, found),
+            left_out=left_out_note(found),
         )
 
 
@@ -103,8 +106,8 @@ class ContextArguments(Arguments):
 
 
 def build_context(actor: Actor, args: ContextArguments):
-    """Recall a topic in one call: the entry (or a glob's or a search's entries), its facts,
-    and the entries linked to or from it up to depth hops, nearest first."""
+    """Recall a topic in one call: an entry (or a glob's or search's entries), its facts, and
+    the entries linked to or from it, up to depth hops."""
     context = context_of(
         actor,
         args.id,
@@ -125,8 +128,7 @@ class CheckSourcesArguments(Arguments):
 
 
 def check_sources(actor: Actor, args: CheckSourcesArguments):
-    """Which sources (mail, tickets, chats) are already logged, and by which entries: check
-    before writing notes from them."""
+    """Which sources (mail, tickets, chats) are already logged, and by which entries."""
     project = args.project or None
     return render.sources_checked(sources_check(actor, project, args.sources), project)
 

@@ -98,7 +98,7 @@ class EditArguments(Arguments):
 
 def edit(actor: Actor, args: EditArguments):
     """Change part of a body: append or prepend (under section if given), find_replace, or
-    replace_section (the text under a heading). The answer shows removed text, who wrote it."""
+    replace_section (the text under a heading)."""
     return _saved(actor, entry_edit(actor=actor, ref=args.id, **args.model_dump(exclude={"id"})))
 
 

@@ -115,3 +115,28 @@ def test_a_stale_correction_is_a_409_and_corrects_nothing(api):
         url, {"body": "Wednesdays", "reason": "moved", "expected_version": 2}, content_type=JSON
     )
     assert done.status_code == 201 and done.json()["superseded"]["short_id"] == ref
+
+
+def test_a_stale_write_that_applies_says_on_which_version(api):
+    made = api.post(
+        "/api/v1/entries", {"project": "acme", "title": "Onboarding", "body": "# On\n\n- Laptop\n"},
+        content_type="application/json",
+    ).json()  # fmt: skip
+    ref = made["short_id"]
+    api.patch(f"/api/v1/entries/{ref}", {"tags": ["people"]}, content_type="application/json")
+    res = api.post(
+        f"/api/v1/entries/{ref}/edit",
+        {"operation": "append", "content": "- Badge", "expected_version": 1},
+        content_type="application/json",
+    )
+    assert res.status_code == 200, res.content
+    applied = res.json()["applied_on"]
+    assert (applied["read_version"], applied["version"]) == (1, 2)
+    assert applied["changes"][0]["version"] == 2
+    res = api.patch(
+        f"/api/v1/entries/{ref}", {"status": "open", "expected_version": 2},
+        content_type="application/json",
+    )  # fmt: skip
+    assert res.json()["applied_on"]["version"] == 3 and res.json()["tags"] == ["people"]
+    fresh = api.patch(f"/api/v1/entries/{ref}", {"tags": ["x"]}, content_type="application/json")
+    assert fresh.json()["applied_on"] is None  # not stale: nothing to say

@@ -244,3 +244,20 @@ def test_a_database_outage_is_a_503_problem_that_says_retry(api, monkeypatch):
     body = _problem(response, 503, "database_unavailable")
     assert "Retry in a few seconds" in body["detail"]
     assert response["Retry-After"] == "5"
+
+
+def test_entries_carry_their_size_and_sort_by_it(api):
+    for title, body in (("Short", "One line."), ("Long", "a\nb\nc\n" * 50), ("Mid", "x" * 60)):
+        assert api.post(
+            "/api/v1/entries", {"project": "acme", "title": title, "body": body},
+            content_type="application/json",
+        ).status_code == 201  # fmt: skip
+    rows = api.get("/api/v1/entries", {"sort": "size"}).json()["items"]
+    assert [(r["title"], r["chars"], r["lines"]) for r in rows] == [
+        ("Long", 300, 150),
+        ("Mid", 60, 1),
+        ("Short", 9, 1),
+    ]
+    newest = api.get("/api/v1/entries").json()["items"]
+    assert [r["title"] for r in newest] == ["Mid", "Long", "Short"]
+    assert api.get("/api/v1/entries", {"sort": "biggest"}).status_code == 422

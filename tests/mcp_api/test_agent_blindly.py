@@ -15,6 +15,7 @@ import pytest
 from knowledge.actors import Actor
 from knowledge.models import Entry, Membership, Role
 from knowledge.services import EntryFields, entry_upsert
+from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
 from tests.factories import EntryFactory, ProjectFactory, UserFactory
 from tests.mcp_api.conftest import text
 
@@ -206,7 +207,9 @@ def test_no_match_is_said_whenever_no_hit_holds_every_word_or_the_phrase(call):
     call("upsert", project="acme", title="Q3 review", body="The quarterly pricing review is May 4.")
     res = call("search", query="quarterly pricing review")
     assert res.structured_content["words_matched"] is True, text(res)
-    assert text(res).startswith("4 result(s)")
+    # The three that hold one word each now fall below the floor, and the answer says so.
+    assert text(res).startswith("1 result(s)"), text(res)
+    assert "3 weaker matches left out" in text(res)
     assert res.structured_content["results"][0]["title"] == "Q3 review"
 
 
@@ -229,3 +232,142 @@ def test_the_texts_say_what_was_asked(call, sam, read_token, owner):
     me = text(call("whoami"))
     assert "You may write in: acme (maintainer)." in me, me  # platform is read only
     assert "You may write nowhere: this token only reads." in text(call("whoami", read_token))
+
+
+# The held-out session's 13 entries, as far as its case needs them: the runbook that answers,
+# two entries that share only the common word "data" with the question, and the rest.
+RECOVERY_CORPUS = (
+    ("Restore runbook", "After a database loss, restore the nightly backup. Recovery takes "
+     "about 20 minutes; check the row counts afterwards."),
+    ("Data retention", "Customer data is kept 90 days, then deleted."),
+    ("Data warehouse", "Product data is exported nightly to the warehouse."),
+    ("Data dictionary", "What each column of the data export means."),
+    ("Standup", "Tuesdays at 10, fifteen minutes."),
+    ("Pricing tiers", "Three tiers; pricing is set by sales."),
+    ("Onboarding", "Laptop, email and VPN for new people."),
+    ("On-call rota", "Two people each week; pages go to the phone."),
+    ("Release checklist", "Tag, build, deploy to staging, then production."),
+    ("Office", "Badge at the front desk; visitors sign in."),
+    ("Vendor list", "Who we buy hosting and email from."),
+    ("Travel policy", "Book trains over flights under four hours."),
+    ("Team offsite", "Spring offsite in Lisbon, two days."),
+)  # fmt: skip
+
+
+def test_word_only_noise_falls_below_the_floor_and_the_answer_says_how_many(call):
+    for title, body in RECOVERY_CORPUS:
+        assert not call("upsert", project="acme", title=title, body=body).is_error
+    # What the worker does within seconds of the writes: vectors, then the word counts.
+    entries_embed(entry_ids=list(Entry.objects.values_list("pk", flat=True)))
+    lexeme_stats_refresh()
+
+    print(
+        text(
+            call("search", query="recovery time after data loss", explain=True, weak=True, limit=13)
+        )
+    )
+    res = call("search", query="recovery time after data loss")
+    answer, data = text(res), res.structured_content
+    titles = [h["title"] for h in data["results"]]
+    assert titles[0] == "Restore runbook", answer
+    assert not {"Data retention", "Data warehouse"} & set(titles), answer  # only "data"
+    assert titles == ["Restore runbook"], answer  # the rest are unrelated notes
+    assert answer.splitlines()[-2] == (
+        "6 weaker matches left out (only common words of the query, or further in meaning); "
+        "weak=true lists them."
+    )
+    assert "6 weaker matches left out" in data["note"]
+    res = call("search", query="recovery time after data loss", weak=True)
+    titles = [h["title"] for h in res.structured_content["results"]]
+    assert titles[0] == "Restore runbook" and "Data retention" in titles, text(res)
+    assert len(titles) == 10 and "left out" not in text(res)  # the limit, as before
+
+
+def test_sizes_show_in_browse_recent_and_search_and_browse_sorts_by_them(call):
+    runbook = "# Restore\n\n" + "\n".join(f"- step {i}: restore shard {i}" for i in range(40))
+    call("upsert", project="acme", title="Restore runbook", body=runbook)
+    call("upsert", project="acme", title="Agenda", body="Tuesdays at 10.")
+    size = f"{len(runbook):,} chars, 42 lines"  # heading, blank line, 40 steps
+
+    browse = call("browse", project="acme")  # by title
+    assert f"Restore runbook · {size}" in text(browse), text(browse)
+    assert "Agenda · 15 chars, 1 line" in text(browse)
+    titles = [e["title"] for e in browse.structured_content["entries"]]
+    assert titles == ["Agenda", "Restore runbook"]
+    by_size = call("browse", project="acme", sort="size")  # largest first
+    titles = [e["title"] for e in by_size.structured_content["entries"]]
+    assert titles == ["Restore runbook", "Agenda"], text(by_size)
+    assert by_size.structured_content["entries"][0]["lines"] == 42
+    assert size in text(call("recent"))
+    hit = call("search", query="restore shard").structured_content["results"][0]
+    assert (hit["chars"], hit["lines"]) == (len(runbook), 42)
+    assert size in text(call("search", query="restore shard"))
+
+
+def test_build_context_on_a_glob_shows_the_links_among_the_matched_entries(call):
+    call("upsert", project="acme", subtopic="launch", title="Launch plan",
+         body="- owned_by [[Priya]]\n- depends_on [[Release checklist]]")  # fmt: skip
+    call("upsert", project="acme", subtopic="launch", title="Priya", body="Runs the launch.")
+    call("upsert", project="acme", subtopic="launch", title="Release checklist", body="Tag.")
+
+    res = call("build_context", id="memory://acme/launch/*")
+    answer, links = text(res), res.structured_content["links"]
+    assert "No related entries." not in answer, answer
+    assert "Links among them (2):" in answer
+    plan = next(
+        e["short_id"] for e in res.structured_content["primary"] if e["title"] == "Launch plan"
+    )
+    assert f"- {plan} 'Launch plan' owned_by → " in answer and "'Priya'" in answer
+    assert [(link["source_title"], link["type"], link["target_title"]) for link in links] == [
+        ("Launch plan", "owned_by", "Priya"),
+        ("Launch plan", "depends_on", "Release checklist"),
+    ]
+    assert "No other related entries." in answer  # nothing outside the glob links in
+
+
+def test_a_writes_text_shows_the_sources_it_stored(call):
+    mail = {"kind": "email", "external_id": "m-1", "url": "https://mail.example/m-1",
+            "title": "Renewal terms"}  # fmt: skip
+    res = call("upsert", project="acme", title="Renewal call", body="Call on May 4.",
+               sources=[mail, {"kind": "ticket", "external_id": "T-9"}])  # fmt: skip
+    assert (
+        "Sources recorded: email:m-1 'Renewal terms' <https://mail.example/m-1>; ticket:T-9."
+        in text(res)
+    ), text(res)
+    report = res.structured_content["report"]
+    assert report["sources"][0]["url"] == "https://mail.example/m-1"
+    assert report["sources_total"] == 2
+    # A later write adds to them: the answer says what it added and how many the entry holds.
+    res = call("upsert", project="acme", title="Renewal call", body="Call on May 5.",
+               sources=[{"kind": "chat", "external_id": "c-2"}])  # fmt: skip
+    assert "Sources recorded: chat:c-2. The entry holds 3 sources; get() lists them." in text(
+        res
+    ), text(res)
+    assert len(call("get", id="acme/renewal-call").structured_content["entry"]["sources"]) == 3
+
+
+def test_similarity_hints_need_close_bodies_and_never_propose_a_delete(call):
+    meeting = "- [decision] Ship the pricing page on Friday\n- [action] Ana drafts the FAQ"
+    call("upsert", project="acme", title="2026-05-04 pricing sync notes", body=meeting)
+    # Shares the date and two title words, says something else: no hint.
+    summary = call("upsert", project="acme", title="2026-05-04 session summary notes",
+                   body="Refactored the importer; tests pass; next: the retry queue.")  # fmt: skip
+    assert summary.structured_content["report"]["similar"] == [], text(summary)
+    assert "Similar" not in text(summary)
+
+    again = call("upsert", project="acme", title="Pricing sync notes 2026-05-04",
+                 body=meeting.replace("Friday", "Friday 4 pm"))  # fmt: skip
+    answer = text(again)
+    similar = again.structured_content["report"]["similar"]
+    assert [s["title"] for s in similar] == ["2026-05-04 pricing sync notes"], answer
+    assert "bodies share" in similar[0]["why"]
+    assert "delete(" not in answer and "Similar entries exist" in answer
+    printed = _printed_calls(answer)
+    assert printed, answer  # a call to send as it is: link the two
+    before = {e.pk: e.body for e in Entry.objects.all()}
+    for tool, args in printed:
+        assert not call(tool, **args).is_error
+    for pk, body in before.items():  # no text lost anywhere
+        assert body in Entry.objects.get(pk=pk).body
+    new = Entry.objects.get(short_id=again.structured_content["entry"]["short_id"])
+    assert new.body.endswith("- same_as [[2026-05-04 pricing sync notes]]\n"), new.body

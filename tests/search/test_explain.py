@@ -140,9 +140,11 @@ def test_mcp_says_first_that_no_entry_holds_the_words(actor, corpus):
 def test_mcp_hits_say_how_they_matched_and_explain_shows_the_signals(actor, corpus):
     text, data = _mcp(actor, query="deployment checklist")
     lines = text.splitlines()
-    assert lines[0].startswith("2 result(s) for 'deployment checklist'")
+    # The other two are far under it in meaning: left out, and said so (issue 48).
+    assert lines[0].startswith("1 result(s) for 'deployment checklist'"), text
+    assert lines[-2].startswith("1 weaker match left out"), text
     assert "Deployment checklist" in lines[1] and lines[1].endswith(" · by words + meaning")
-    assert data["words_matched"] is True and "note" not in data
+    assert data["words_matched"] is True and data["note"].startswith("1 weaker match left out")
     assert "signals" not in data["results"][0]  # only when asked
     assert "why:" not in text
     text, data = _mcp(actor, query="deployment checklist", explain=True)
@@ -173,7 +175,13 @@ def test_rest_says_no_words_matched_in_top_level_fields(api, corpus):
     assert body["note"].startswith(f"No entry contains {NO_WORDS!r};")
     assert body["results"] and all(h["matched"] == ["semantic"] for h in body["results"])
     body = api.get("/api/v1/search", {"q": "deployment checklist"}).json()
-    assert body["words_matched"] is True and body["note"] == ""
+    assert body["words_matched"] is True and body["left_out"] == 1
+    assert body["note"] == (
+        "1 weaker match left out (only common words of the query, or further in meaning); "
+        "weak=true lists them."
+    )
+    body = api.get("/api/v1/search", {"q": "deployment checklist", "weak": "true"}).json()
+    assert len(body["results"]) == 3 and body["left_out"] == 0 and body["note"] == ""
 
 
 def test_rest_explain_adds_each_hits_signals(api, corpus):
