@@ -101,7 +101,9 @@ def dump_item(sid, question, qa, gold, found, bm25_ranked) -> dict:
     }
 
 
-def write_dump(folder: Path, level: str, items: list[dict], units, projects) -> None:
+def write_dump(
+    folder: Path, level: str, items: list[dict], units, projects, name: str = "locomo"
+) -> None:
     """Everything offline tuning needs: the questions' candidate lists and the entries."""
     import pickle
 
@@ -115,4 +117,4 @@ def write_dump(folder: Path, level: str, items: list[dict], units, projects) -> 
         )
     }
     payload = {"level": level, "items": items, "entries": entries, "projects": projects}
-    (folder / f"locomo-{level}.pkl").write_bytes(pickle.dumps(payload))
+    (folder / f"{name}-{level}.pkl").write_bytes(pickle.dumps(payload))
