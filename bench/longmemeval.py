@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import ROOT, percentile, setup_django, table, write_json
-from bench.locomo_scoring import KS, CachedProvider, bm25_tokens, mean_scores, score
+from bench.locomo_scoring import KS, CachedProvider, bm25_tokens, mean_scores, score, search_as
 from bench.longmemeval_data import describe, make_pools, read_source, session_body, turn_line
 
 DEFAULT_DATA = ROOT / "bench" / "data" / "longmemeval-s-pools.json"
@@ -88,16 +88,16 @@ def run_level(pools, level, modes, actor, cached, dump: str = "") -> dict:
     each question's candidate lists are written for offline tuning, as bench/locomo.py does."""
     from tqdm import tqdm
 
-    from bench.locomo_data import dump_item, write_dump
+    from bench.locomo_data import dump_item, stage_inputs, write_dump
     from knowledge.search import SearchFilters, query_vectors
-    from knowledge.search.engine import rankings, search_entries
+    from knowledge.search.engine import rankings
     from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
 
     units, projects = ingest(pools, level, actor)
     lexeme_stats_refresh()
     ids = list(units)
     start = time.perf_counter()
-    if {"semantic", "hybrid"} & set(modes):
+    if {"semantic", "hybrid"} & {m.split(":")[0] for m in modes}:
         for i in tqdm(range(0, len(ids), 32), desc=f"embed {level}"):
             entries_embed(entry_ids=ids[i : i + 32], provider=cached)
     embed_s = time.perf_counter() - start
@@ -113,11 +113,10 @@ def run_level(pools, level, modes, actor, cached, dump: str = "") -> dict:
         for mode in modes:
             query_vectors.clear()  # cold: each mode embeds the question itself
             t0 = time.perf_counter()
-            hits = search_entries(
+            hits = search_as(
                 actor,
                 q["question"],
                 filters=SearchFilters.parse(project=projects[pool["id"]]),
-                limit=20,
                 mode=mode,
             )
             latency[mode].append((time.perf_counter() - t0) * 1000)
@@ -139,7 +138,17 @@ def run_level(pools, level, modes, actor, cached, dump: str = "") -> dict:
                 filters=SearchFilters.parse(project=projects[pool["id"]]),
             )
             qa = {"category": q["type"], "split": pool["split"], "date": q.get("date", "")}
-            item = dump_item(pool["id"], q["question"], qa, gold, found, [])
+            item = dump_item(
+                pool["id"],
+                q["question"],
+                qa,
+                gold,
+                found,
+                [],
+                stage_inputs(
+                    actor, q["question"], SearchFilters.parse(project=projects[pool["id"]])
+                ),
+            )
             dumped.append({**item, "split": pool["split"], "question_date": q.get("date", "")})
     if dump:
         write_dump(Path(dump), level, dumped, units, projects, name="longmemeval")
@@ -183,7 +192,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="the pools file")
     parser.add_argument("--levels", default="session", help="session,turn")
-    parser.add_argument("--modes", default="text,semantic,hybrid")
+    parser.add_argument(
+        "--modes",
+        default="text,semantic,hybrid",
+        help="hybrid:learned and hybrid:off: hybrid with the second stage on or off",
+    )
     parser.add_argument("--db", default="cairn_bench_longmemeval")
     parser.add_argument(
         "--prepare",

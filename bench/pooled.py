@@ -31,7 +31,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import locomo_data
 from bench._setup import ROOT, percentile, setup_django, table, write_json
-from bench.locomo_data import dump_item, parse_evidence, sessions_of, turn_line, unit_of
+from bench.locomo_data import (
+    dump_item,
+    parse_evidence,
+    sessions_of,
+    stage_inputs,
+    turn_line,
+    unit_of,
+)
 from bench.locomo_scoring import CachedProvider, mean_scores, score
 from bench.longmemeval_data import session_body
 from bench.longmemeval_data import turn_line as lme_turn_line
@@ -154,7 +161,15 @@ def main() -> None:
             by_split.setdefault(split, []).append(score([units.get(h.id, "?") for h in hits], gold))
             if args.dump:
                 found = rankings(actor, question, mode="hybrid", candidates=50, filters=filters)
-                item = dump_item("pooled", question, {"category": category}, gold, found, [])
+                item = dump_item(
+                    "pooled",
+                    question,
+                    {"category": category},
+                    gold,
+                    found,
+                    [],
+                    stage_inputs(actor, question, filters),
+                )
                 dumped.append({**item, "split": split})
         if args.dump:
             write_dump(Path(args.dump), level, dumped, units, {"pooled": slug}, name="pooled")

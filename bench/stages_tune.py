@@ -3,15 +3,23 @@ fused, nanoranker over the top candidates, a learned linear scorer over Cairn's 
 a "when" signal; tune on LoCoMo conv-26/30/41, report on conv-42/43 and LongMemEval-S's pools.
 
     .venv/bin/python bench/stages_prepare.py ...            # the pickles (see its help)
-    .venv/bin/python bench/stages_tune.py [--k 20] [--write-weights]
+    .venv/bin/python bench/stages_tune.py [--k 20]           # the research variants
+    .venv/bin/python bench/stages_tune.py --write-weights    # the product's weights
+    .venv/bin/python bench/stages_tune.py --replay           # learned vs off, from the dumps
 
 Reads var/bench-cache/stages/{locomo,longmemeval}-{session,turn}.pkl. The first stage is
 recomputed from the dump exactly as the engine ranks: the engine's full-text list and scores,
 the best chunk's similarity over every chunk of the project, score fusion (text 1.0, semantic
 0.75) and the relevance floor. `engine` must reproduce bench/locomo.py's hybrid row. Each
 second stage reorders the first stage's top --k and leaves the rest. The learned scorer is
-fitted on the tune split only (both levels); `--write-weights` writes it to
-bench/data/second-stage.json, which `--weights` reads back instead of fitting.
+fitted on the tune split only (both levels). (That research needs scipy, LightGBM and
+nanoranker: bench/requirements-stages.txt.)
+
+`--write-weights` fits the product's second stage instead, on the feature rows the search
+itself computed, as `bench/locomo.py --dump DIR` dumps them (`--product DIR`), and writes
+knowledge/search/second_stage.json and the fixture its test refits
+(bench/second_stage_fit.py). `--replay` scores the stage on and off from those dumps (and
+longmemeval.py's and pooled.py's, when present) without a database.
 """
 
 from __future__ import annotations
@@ -30,13 +38,12 @@ from bench._setup import ROOT, table, write_json
 from bench.rank_features import FEATURES, Linear, candidate_features, dated, is_when, terms
 
 STAGES = ROOT / "var" / "bench-cache" / "stages"
-WEIGHTS = ROOT / "bench" / "data" / "second-stage.json"
 TUNE = {"conv-26", "conv-30", "conv-41"}
 METRICS = ("recall@1", "recall@5", "recall@10", "mrr")
 N = 50  # CAIRN_SEARCH_CANDIDATES
 FLOOR = 0.80  # CAIRN_SEARCH_MIN_SIMILARITY
 TEXT_W, SEM_W = 1.0, 0.75  # CAIRN_SEARCH_TEXT_WEIGHT, CAIRN_SEARCH_SEMANTIC_WEIGHT
-KEPT = "learned no-sparse no-len"  # the scorer --write-weights writes and --weights reads
+KEPT = "learned no-sparse no-len"  # the research scorer --weights reads instead of fitting
 
 
 def score(ranked: list[str], gold: set[str]) -> dict:
@@ -340,10 +347,27 @@ def main() -> None:
     parser.add_argument("--gbm", action=argparse.BooleanOptionalAction, default=True,
                         help="also fit LightGBM's lambdarank (needs lightgbm)")  # fmt: skip
     parser.add_argument("--weights", default="", help="score with this weights file, no fit")
-    parser.add_argument("--write-weights", action="store_true", help=f"write {WEIGHTS.name}")
+    parser.add_argument(
+        "--write-weights",
+        action="store_true",
+        help="fit the product's second stage on the --product dumps' tune split and write "
+        "knowledge/search/second_stage.json and its test fixture; then replay",
+    )
+    parser.add_argument("--replay", action="store_true", help="learned vs off from the dumps")
+    parser.add_argument(
+        "--product",
+        default="var/bench-cache/dump-product",
+        help="the dumps of bench/locomo.py, longmemeval.py and pooled.py --dump",
+    )
+    parser.add_argument(
+        "--skip-lead", type=float, default=0.3, help="as CAIRN_SEARCH_RERANK_SKIP_LEAD"
+    )
     parser.add_argument("--ranker", action=argparse.BooleanOptionalAction, default=True,
                         help="score nanoranker (needs it installed)")  # fmt: skip
     args = parser.parse_args()
+    if args.write_weights or args.replay:
+        product(Path(args.product), write=args.write_weights, margin=args.skip_lead)
+        return
     datasets = []
     for spec in args.sets.split(","):
         name, level = spec.split("-")
@@ -481,9 +505,6 @@ def main() -> None:
                 return rerank(fused, k, new)
 
             variants[f"gbm{label[7:]} top{k}"] = boosted
-    if args.write_weights:
-        WEIGHTS.write_text(json.dumps(fitted[KEPT], indent=1) + "\n")
-        print(f"weights: {WEIGHTS}")
     weights = fitted
 
     results, rows_out, paired, base = {}, [], [], {}
@@ -534,6 +555,62 @@ def main() -> None:
     print("\nCPU ms per query, median:", cpu)
     path = write_json("stages_tune", {"k": k, "results": results, "weights": weights, "cpu": cpu})
     print(f"JSON: {path}")
+
+
+def product(folder: Path, *, write: bool, margin: float) -> None:
+    """Fit (with `write`) and replay the product's second stage from the benches' dumps."""
+    from bench._common import setup_django
+    from bench.second_stage_fit import (
+        FIXTURE,
+        WEIGHTS,
+        fit,
+        replay,
+        tune_groups,
+        write_fixture,
+        write_weights,
+    )
+
+    setup_django()
+    from knowledge.search import second_stage
+
+    if write:
+        groups = tune_groups(folder)
+        write_fixture(groups)
+        weights = fit(groups, second_stage.FEATURES)
+        write_weights(weights)
+        print(f"{len(groups)} tune questions -> {WEIGHTS}, {FIXTURE}")
+        print(
+            table(["feature", "weight"], [[n, weights["weights"][n]] for n in weights["features"]])
+        )
+    model = second_stage.Model.of(json.loads(WEIGHTS.read_text()))
+    rows, results = [], {}
+    for path in sorted(folder.glob("*.pkl")):
+        dump = pickle.loads(path.read_bytes())
+        name, level = path.stem.rsplit("-", 1)
+        units = {pk: e["unit"] for pk, e in dump["entries"].items()}
+        by: dict[str, dict[str, list]] = {}
+        skipped = 0
+        for item in dump["items"]:
+            if "stage" not in item:
+                continue
+            split = item.get("split") or ("tune" if item["sid"] in TUNE else "report")
+            gold = set(item["gold"])
+            off = [i for i, _ in item["stage"]["fused"]]
+            on = replay(dump, item, model, margin)
+            skipped += on == off
+            for label, ids in (("off", off), ("learned", on)):
+                ranked = [units.get(i, "?") for i in ids[:20]]
+                by.setdefault(split, {}).setdefault(label, []).append(score(ranked, gold))
+        for split, labels in sorted(by.items()):
+            for label, scored in labels.items():
+                m = means(scored)
+                results[f"{name} {level} {split} {label}"] = m
+                rows.append([name, level, split, label, len(scored), *[m[x] for x in METRICS]])
+        print(
+            f"{name} {level}: the order unchanged for {skipped} of {len(dump['items'])} questions"
+        )
+    print(table(["data", "level", "split", "stage", "q", "R@1", "R@5", "R@10", "MRR"], rows))
+    print(f"JSON: {write_json('stages_tune', {'product': results, 'skip_lead': margin})}")
 
 
 if __name__ == "__main__":
