@@ -25,6 +25,9 @@ class SignalsOut(Schema):
     first_place: int | None = Field(
         None, description="Its place before the learned second stage moved it (None: not moved)."
     )
+    date_used: str = Field(
+        "", description='A "when" question: the date the hit shows (written in it, else its own).'
+    )
 
 
 class SearchHitOut(Schema):

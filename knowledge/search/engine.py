@@ -36,7 +36,7 @@ from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable
 from knowledge.search.query import check_query, filter_expression, parse
 from knowledge.search.query_vectors import start_query_vector
-from knowledge.search.reranking import rerank
+from knowledge.search.reranking import mark, rerank
 from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchResults
 from knowledge.selectors import visible_projects_sql
@@ -302,9 +302,7 @@ def _ranked(
         shown, matched = load_hits(fused, found, alongside=matches)
         hits = SearchResults(shown)
     _carry_signals(hits, found, mode, matched if matches is not None else [])
-    for hit in hits:
-        if hit.id in moved and hit.signals is not None:
-            hit.signals.first_place = moved[hit.id]
+    mark(hits, query, moved)
     if relaxed and hits.words_matched:  # they hold the words, none the phrase asked for
         hits.words_matched = False
     hits.note = found.pending.note(mode) if found.pending else ""

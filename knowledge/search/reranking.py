@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from knowledge.db.search import fetch_rows, stage_rows
 from knowledge.search import second_stage
 from knowledge.search.second_stage import Candidate
-from knowledge.search.types import Rankings
+from knowledge.search.types import Rankings, SearchResults
 
 CHOICES = ("learned", "off")
 
@@ -62,3 +62,15 @@ def features(query: str, top: list[tuple[int, float]], found: Rankings) -> np.nd
         for pk, held, in_title, body in rows
     }
     return second_stage.features(query, top, found.text_scores, found.idf, candidates)
+
+
+def mark(hits: SearchResults, query: str, moved: dict[int, int]) -> None:
+    """Each hit's place before the stage, when it moved it, and for a "when" question the
+    date it shows (second_stage.date_used: rendering only, no ranking)."""
+    when = second_stage.is_when(query)
+    for hit in hits:
+        if hit.signals is not None:
+            hit.signals.first_place = moved.get(hit.id)
+            if when:
+                own = f"{hit.updated:%Y-%m-%d}"
+                hit.signals.date_used = second_stage.date_used(hit.title, hit.snippet, own)

@@ -60,10 +60,25 @@ def dated(text: str) -> bool:
     return bool(TIME_WORDS.search(text[:DATED_CHARS]))
 
 
-def date_used(text: str) -> str:
-    """The first words of `text` that date an event ("" when none)."""
-    found = TIME_WORDS.search(text[:DATED_CHARS])
-    return found.group(0) if found else ""
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# A written date: "8 May, 2023", "May 8, 2023", "2023-05-08".
+DATE = re.compile(
+    rf"\b(\d{{1,2}} {_MONTH},? \d{{4}}|{_MONTH} \d{{1,2}},? \d{{4}}|\d{{4}}-\d{{2}}-\d{{2}})\b",
+    re.I,
+)
+
+
+def date_used(title: str, text: str, own: str) -> str:
+    """What a hit shows a "when" question: the date written in `text` (its snippet: near the
+    matched words), else its words that date an event, as of the date its title carries or
+    `own` (the entry's own date), else that date alone."""
+    written = DATE.search(text)
+    if written:
+        return written.group(0)
+    titled = DATE.search(title)
+    anchor = titled.group(0) if titled else own
+    said = TIME_WORDS.search(text)
+    return f"{said.group(0)} (as of {anchor})" if said else anchor
 
 
 @dataclass(frozen=True)

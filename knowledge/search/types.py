@@ -53,6 +53,8 @@ class Signals:
     # Its place before the second stage (knowledge/search/second_stage.py) moved it; None:
     # the stage did not run or left it where it was.
     first_place: int | None = None
+    # A "when" question: the date it shows (written near the matched words, else the entry's).
+    date_used: str = ""
 
 
 @dataclass

@@ -167,3 +167,31 @@ def test_an_unknown_setting_says_what_to_set(settings):
     settings.CAIRN_SEARCH_RERANK = "cross-encoder"
     with pytest.raises(ImproperlyConfigured, match=r"learned .* or off"):
         reranking.rerank("q", [(1, 1.0), (2, 0.9)], _rankings(), "hybrid")
+
+
+def test_a_when_question_shows_the_date_it_used():
+    """The date written near the matched words, else the words that date the event as of the
+    entry's date (its title's, else its own), else that date alone."""
+    title = "Session 3 (1:56 pm on 8 May, 2023)"
+    said = "Caroline: I went to the support group yesterday."
+    assert second_stage.date_used(title, said, "2026-12-04") == "yesterday (as of 8 May, 2023)"
+    assert second_stage.date_used("Notes", said, "2026-12-04") == "yesterday (as of 2026-12-04)"
+    moved = "We moved to Berlin on 3 June, 2022, after the visa came."
+    assert second_stage.date_used(title, moved, "2026-12-04") == "3 June, 2022"
+    assert second_stage.date_used("Notes", "nothing dated here", "2026-12-04") == "2026-12-04"
+
+
+@pytest.mark.django_db
+def test_only_a_when_question_shows_a_date(actor, project, index, settings):
+    settings.CAIRN_SEARCH_RESULT_CACHE_SECONDS = 0
+    entry = EntryFactory(
+        project=project,
+        title="Session 3 (1:56 pm on 8 May, 2023)",
+        body="Caroline: I went to the LGBTQ support group yesterday.",
+    )
+    index(entry)
+    (hit,) = search_entries(actor, "When did Caroline go to the support group?", limit=1)
+    assert hit.signals.date_used == "yesterday (as of 8 May, 2023)"
+    assert ("date", "yesterday (as of 8 May, 2023) (a question about time)") in explain_parts(hit)
+    (hit,) = search_entries(actor, "Who went to the support group?", limit=1)
+    assert hit.signals.date_used == ""
