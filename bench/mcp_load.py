@@ -355,6 +355,8 @@ def main() -> None:
             )
         if args.baseline:
             print(f"before = the checkout at {args.baseline}, same settings")
+        elif args.before_set:
+            print("before = this checkout with " + ", ".join(args.before_set))
         else:
             print("before = " + ", ".join(f"{k}={v}" for k, v in BEFORE.items()))
     print(

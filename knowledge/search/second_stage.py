@@ -44,10 +44,11 @@ TIME_WORDS = re.compile(
 )
 WHEN = re.compile(
     r"^\s*(when\b|what (?:date|day|time|year|month)|which (?:year|month|day)|how long ago)|"
-    r"\bhow (?:many|long) (?:days|weeks|months|years)\b|\bwhich .* first\b",
+    r"\bhow (?:many|long) (?:days|weeks|months|years)\b|\bwhich\b.{0,60}?\bfirst\b",
     re.I,
 )
-# The body read to find a date in it: the features of an entry longer than this see its start.
+# The body read to find a date in it (reranking reads no more): the features of an entry
+# longer than this see its start.
 DATED_CHARS = 20_000
 
 
@@ -57,7 +58,7 @@ def is_when(question: str) -> bool:
 
 
 def dated(text: str) -> bool:
-    return bool(TIME_WORDS.search(text[:DATED_CHARS]))
+    return bool(TIME_WORDS.search(text))
 
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
