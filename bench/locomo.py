@@ -182,7 +182,7 @@ def main() -> None:
             latency["bm25-stem"].append((time.perf_counter() - start) * 1000)
             bm25_ranked = [units[pks[i]] for i in order]
             per_mode["bm25-stem"].append(score(bm25_ranked, gold))
-            if (sweep or args.cv) and semantic:
+            if (sweep or args.cv or args.dump) and semantic:
                 found = rankings(
                     actor,
                     question,

@@ -16,7 +16,8 @@ fitted on the tune split only (both levels). (That research needs scipy, LightGB
 nanoranker: bench/requirements-stages.txt.)
 
 `--write-weights` fits the product's second stage instead, on the feature rows the search
-itself computed, as `bench/locomo.py --dump DIR` dumps them (`--product DIR`), and writes
+itself computed, as `bench/locomo.py --modes hybrid:off --no-cv --floors "" --weights ""
+--dump var/bench-cache/dump-product` dumps them (`--product DIR`; a fresh `--db`), and writes
 knowledge/search/second_stage.json and the fixture its test refits
 (bench/second_stage_fit.py). `--replay` scores the stage on and off from those dumps (and
 longmemeval.py's and pooled.py's, when present) without a database.
