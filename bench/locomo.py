@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import locomo_data
 from bench._setup import ROOT, percentile, setup_django, table, write_json
-from bench.locomo_data import dump_item, ingest, parse_evidence, unit_of, write_dump
+from bench.locomo_data import dump_item, ingest, parse_evidence, stage_inputs, unit_of, write_dump
 from bench.locomo_scoring import (
     CV_HEADERS,
     KS,
@@ -31,6 +31,8 @@ from bench.locomo_scoring import (
     cross_validate,
     mean_scores,
     score,
+    search_as,
+    split_of,
 )
 
 
@@ -40,7 +42,11 @@ def main() -> None:
         "--data", help="LoCoMo dev JSON (default: shared/bench-data/ beside or above the checkout)"
     )
     parser.add_argument("--levels", default="session,turn")
-    parser.add_argument("--modes", default="text,semantic,hybrid")
+    parser.add_argument(
+        "--modes",
+        default="text,semantic,hybrid",
+        help="hybrid:learned and hybrid:off: hybrid with the second stage on or off",
+    )
     parser.add_argument("--limit-questions", type=int, default=0, help="0 = all")
     parser.add_argument("--db", default="cairn_bench_locomo")
     parser.add_argument(
@@ -79,7 +85,7 @@ def main() -> None:
     from knowledge.actors import Actor
     from knowledge.models import Entry
     from knowledge.search import SearchFilters, query_vectors, stages
-    from knowledge.search.engine import default_fusion, fuse, rankings, search_entries
+    from knowledge.search.engine import default_fusion, fuse, rankings
     from knowledge.search.fusion import above_floor
     from knowledge.search.providers import get_provider
     from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
@@ -110,12 +116,13 @@ def main() -> None:
     sweep_rows = []
     cv_rows = []
     stage_rows = []
+    split_rows = []
     for level in [lv for lv in args.levels.split(",") if lv]:
         units, projects, ingest_s = ingest(samples, level, actor)
         ids = list(units)
         lexeme_stats_refresh()
         embed_start = time.perf_counter()
-        semantic = bool({"semantic", "hybrid"} & set(modes))
+        semantic = bool({"semantic", "hybrid"} & {m.split(":")[0] for m in modes})
         for i in tqdm(range(0, len(ids) if semantic else 0, 32), desc=f"embed {level}"):
             entries_embed(entry_ids=ids[i : i + 32], provider=cached)
         embed_s = time.perf_counter() - embed_start
@@ -148,6 +155,7 @@ def main() -> None:
         cv_items: list[tuple[str, set[str], object, list[str]]] = []
         hybrid_stages: list[dict[str, float]] = []
         dumped: list[dict] = []
+        by_split: dict[tuple[str, str], list[dict]] = {}
         for sid, qa in tqdm(questions, desc=f"search {level}", unit="q"):
             gold = {unit_of(e, level) for e in parse_evidence(qa["evidence"])}
             question = str(qa["question"])
@@ -155,18 +163,18 @@ def main() -> None:
                 query_vectors.clear()  # cold: each mode embeds the question itself
                 start = time.perf_counter()
                 with stages.collect() as spent:
-                    hits = search_entries(
+                    hits = search_as(
                         actor,
                         question,
                         filters=SearchFilters.parse(project=projects[sid]),
-                        limit=20,
                         mode=mode,
                     )
                 latency[mode].append((time.perf_counter() - start) * 1000)
-                if mode == "hybrid":
+                if mode.startswith("hybrid"):
                     hybrid_stages.append(spent)
                 empty[mode] += not hits
                 per_mode[mode].append(score([units.get(h.id, "?") for h in hits], gold))
+                by_split.setdefault((mode, split_of(sid)), []).append(per_mode[mode][-1])
             start = time.perf_counter()
             index, pks = bm25[sid]
             scores = index.get_scores(bm25_tokens(question))
@@ -174,7 +182,7 @@ def main() -> None:
             latency["bm25-stem"].append((time.perf_counter() - start) * 1000)
             bm25_ranked = [units[pks[i]] for i in order]
             per_mode["bm25-stem"].append(score(bm25_ranked, gold))
-            if (sweep or args.cv) and semantic:
+            if (sweep or args.cv or args.dump) and semantic:
                 found = rankings(
                     actor,
                     question,
@@ -187,7 +195,19 @@ def main() -> None:
                     sweep_scores[w].append(score([units.get(i, "?") for i, _ in fused], gold))
                 cv_items.append((sid, gold, found, bm25_ranked))
                 if args.dump:
-                    dumped.append(dump_item(sid, question, qa, gold, found, bm25_ranked))
+                    dumped.append(
+                        dump_item(
+                            sid,
+                            question,
+                            qa,
+                            gold,
+                            found,
+                            bm25_ranked,
+                            stage_inputs(
+                                actor, question, SearchFilters.parse(project=projects[sid])
+                            ),
+                        )
+                    )
                 fused = fuse(found, "hybrid")
                 for f in floors:
                     kept = above_floor(fused, found.text, found.semantic_scores, f)[:20]
@@ -246,6 +266,15 @@ def main() -> None:
                 [level, f, *[means[f"recall@{k}"] for k in KS], means["mrr"],
                  floor_cut[f] / len(rows)]
             )  # fmt: skip
+        level_report["splits"] = {}
+        for (mode, split), rows in sorted(by_split.items()):
+            means = mean_scores(rows)
+            level_report["splits"].setdefault(split, {})[mode] = {
+                k: round(v, 4) for k, v in means.items()
+            }
+            split_rows.append(
+                [level, split, mode, len(rows), *[means[f"recall@{k}"] for k in KS], means["mrr"]]
+            )
         if hybrid_stages:
             names = sorted({n for st in hybrid_stages for n in st})
             level_report["hybrid_stages_p50_ms"] = {
@@ -273,6 +302,8 @@ def main() -> None:
     ]
     print()
     print(table(headers, rows_out))
+    print("\nBy split (tune: conv-26, 30, 41; report: conv-42, 43):")
+    print(table(["level", "split", "mode", "q", *[f"R@{k}" for k in KS], "MRR"], split_rows))
     if sweep_rows:
         print("\nFusion sweep (text weight 1.0, k=60; semantic weight below):")
         print(table(["level", "sem w", *[f"R@{k}" for k in KS], "hit@5", "MRR"], sweep_rows))

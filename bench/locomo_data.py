@@ -82,7 +82,7 @@ def unit_of(evidence: str, level: str) -> str:
     return "S" + evidence[1:].split(":")[0] if level == "session" else evidence
 
 
-def dump_item(sid, question, qa, gold, found, bm25_ranked) -> dict:
+def dump_item(sid, question, qa, gold, found, bm25_ranked, stage: dict) -> dict:
     from knowledge.search.providers import get_provider
     from knowledge.search.query_vectors import query_vector
 
@@ -98,10 +98,29 @@ def dump_item(sid, question, qa, gold, found, bm25_ranked) -> dict:
         "semantic_scores": found.semantic_scores,
         "bm25": bm25_ranked,
         "vector": query_vector(provider, question).result() if provider else None,
+        "stage": stage,
     }
 
 
-def write_dump(folder: Path, level: str, items: list[dict], units, projects) -> None:
+def stage_inputs(actor, question: str, filters) -> dict:
+    """The second stage's candidates and feature rows as the search computes them: the fused
+    list above the relevance floor (knowledge/search/engine.first_stage), its top
+    CAIRN_SEARCH_RERANK_TOP and their rows (knowledge/search/reranking.features), for
+    bench/stages_tune.py --write-weights."""
+    from django.conf import settings
+
+    from knowledge.search.engine import first_stage
+    from knowledge.search.reranking import features
+
+    fused, found, _ = first_stage(actor, question, mode="hybrid", filters=filters)
+    top = fused[: settings.CAIRN_SEARCH_RERANK_TOP]
+    rows = features(question, top, found).tolist() if top else []
+    return {"fused": fused, "ids": [i for i, _ in top], "rows": rows}
+
+
+def write_dump(
+    folder: Path, level: str, items: list[dict], units, projects, name: str = "locomo"
+) -> None:
     """Everything offline tuning needs: the questions' candidate lists and the entries."""
     import pickle
 
@@ -115,4 +134,4 @@ def write_dump(folder: Path, level: str, items: list[dict], units, projects) -> 
         )
     }
     payload = {"level": level, "items": items, "entries": entries, "projects": projects}
-    (folder / f"locomo-{level}.pkl").write_bytes(pickle.dumps(payload))
+    (folder / f"{name}-{level}.pkl").write_bytes(pickle.dumps(payload))

@@ -234,3 +234,26 @@ def cross_validate(items, units, current, fuse, level, out_rows) -> dict:
             f.label(): {**mean_scores(table_[f]), "objective": objective(table_[f])} for f in grid
         },
     }
+
+
+def search_as(actor, question: str, *, filters, mode: str, limit: int = 20):
+    """search_entries in `mode`; "hybrid:learned" or "hybrid:off" is hybrid with
+    CAIRN_SEARCH_RERANK set so (the second stage on or off), no kept answer reused."""
+    from django.conf import settings
+
+    from knowledge.search import result_cache
+    from knowledge.search.engine import search_entries
+
+    base, _, rerank = mode.partition(":")
+    before = settings.CAIRN_SEARCH_RERANK
+    settings.CAIRN_SEARCH_RERANK = rerank or before
+    result_cache.clear()
+    try:
+        return search_entries(actor, question, filters=filters, limit=limit, mode=base)
+    finally:
+        settings.CAIRN_SEARCH_RERANK = before
+
+
+def split_of(sid: str) -> str:
+    """LoCoMo's tune split (conv-26, 30, 41: where weights are fitted) or its report split."""
+    return "tune" if sid in ("conv-26", "conv-30", "conv-41") else "report"

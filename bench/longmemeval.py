@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import ROOT, percentile, setup_django, table, write_json
-from bench.locomo_scoring import KS, CachedProvider, bm25_tokens, mean_scores, score
+from bench.locomo_scoring import KS, CachedProvider, bm25_tokens, mean_scores, score, search_as
 from bench.longmemeval_data import describe, make_pools, read_source, session_body, turn_line
 
 DEFAULT_DATA = ROOT / "bench" / "data" / "longmemeval-s-pools.json"
@@ -83,19 +83,21 @@ def bm25_indexes(projects: dict[str, str]) -> dict[str, tuple]:
     return out
 
 
-def run_level(pools, level, modes, actor, cached) -> dict:
-    """Scores per split and mode: {split: {mode: {metric: value}}}, plus latency."""
+def run_level(pools, level, modes, actor, cached, dump: str = "") -> dict:
+    """Scores per split and mode: {split: {mode: {metric: value}}}, plus latency. With `dump`,
+    each question's candidate lists are written for offline tuning, as bench/locomo.py does."""
     from tqdm import tqdm
 
+    from bench.locomo_data import dump_item, stage_inputs, write_dump
     from knowledge.search import SearchFilters, query_vectors
-    from knowledge.search.engine import search_entries
+    from knowledge.search.engine import rankings
     from knowledge.services.embeddings import entries_embed, lexeme_stats_refresh
 
     units, projects = ingest(pools, level, actor)
     lexeme_stats_refresh()
     ids = list(units)
     start = time.perf_counter()
-    if {"semantic", "hybrid"} & set(modes):
+    if {"semantic", "hybrid"} & {m.split(":")[0] for m in modes}:
         for i in tqdm(range(0, len(ids), 32), desc=f"embed {level}"):
             entries_embed(entry_ids=ids[i : i + 32], provider=cached)
     embed_s = time.perf_counter() - start
@@ -104,17 +106,17 @@ def run_level(pools, level, modes, actor, cached) -> dict:
     by_type: dict[str, dict[str, list[dict]]] = {}  # both splits: LongMemEval's question types
     latency: dict[str, list[float]] = {m: [] for m in [*modes, "bm25-stem"]}
     asked = [(pool, q) for pool in pools for q in pool["questions"] if gold_of(q, level)]
+    dumped: list[dict] = []
     for pool, q in tqdm(asked, desc=f"search {level}", unit="q"):
         gold = gold_of(q, level)
         split = rows.setdefault(pool["split"], {m: [] for m in latency})
         for mode in modes:
             query_vectors.clear()  # cold: each mode embeds the question itself
             t0 = time.perf_counter()
-            hits = search_entries(
+            hits = search_as(
                 actor,
                 q["question"],
                 filters=SearchFilters.parse(project=projects[pool["id"]]),
-                limit=20,
                 mode=mode,
             )
             latency[mode].append((time.perf_counter() - t0) * 1000)
@@ -127,6 +129,29 @@ def run_level(pools, level, modes, actor, cached) -> dict:
         latency["bm25-stem"].append((time.perf_counter() - t0) * 1000)
         split["bm25-stem"].append(score([units[pks[i]] for i in order], gold))
         by_type.setdefault(q["type"], {}).setdefault("bm25-stem", []).append(split["bm25-stem"][-1])
+        if dump:
+            found = rankings(
+                actor,
+                q["question"],
+                mode="hybrid",
+                candidates=50,
+                filters=SearchFilters.parse(project=projects[pool["id"]]),
+            )
+            qa = {"category": q["type"], "split": pool["split"], "date": q.get("date", "")}
+            item = dump_item(
+                pool["id"],
+                q["question"],
+                qa,
+                gold,
+                found,
+                [],
+                stage_inputs(
+                    actor, q["question"], SearchFilters.parse(project=projects[pool["id"]])
+                ),
+            )
+            dumped.append({**item, "split": pool["split"], "question_date": q.get("date", "")})
+    if dump:
+        write_dump(Path(dump), level, dumped, units, projects, name="longmemeval")
     return {
         "entries": len(units),
         "embed_seconds": round(embed_s, 1),
@@ -167,13 +192,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="the pools file")
     parser.add_argument("--levels", default="session", help="session,turn")
-    parser.add_argument("--modes", default="text,semantic,hybrid")
+    parser.add_argument(
+        "--modes",
+        default="text,semantic,hybrid",
+        help="hybrid:learned and hybrid:off: hybrid with the second stage on or off",
+    )
     parser.add_argument("--db", default="cairn_bench_longmemeval")
     parser.add_argument(
         "--prepare",
         default="",
         help="write --data from LongMemEval-S: longmemeval_s_cleaned.json, a folder of "
         "per-question files or a git directory of hussainzs/Memoria; then stop",
+    )
+    parser.add_argument(
+        "--dump",
+        default="",
+        help="write each level's candidate lists, query vectors and entries to DIR (pickles) "
+        "for offline tuning (bench/stages_tune.py)",
     )
     parser.add_argument("--questions", type=int, default=50, help="with --prepare")
     parser.add_argument("--per-pool", type=int, default=25, help="with --prepare")
@@ -198,7 +233,7 @@ def main() -> None:
     report: dict = {"data": str(data), "model": cached.name, "levels": {}}
     out = []
     for level in [lv for lv in args.levels.split(",") if lv]:
-        result = run_level(pools, level, modes, actor, cached)
+        result = run_level(pools, level, modes, actor, cached, args.dump)
         report["levels"][level] = result
         cached.embedded = 0
         for split, by_mode in sorted(result["splits"].items()):

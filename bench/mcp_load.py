@@ -193,6 +193,14 @@ def main() -> None:
         "before a change) with the same settings, instead of this one with speed-ups off",
     )
     parser.add_argument(
+        "--before-set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --ab: the 'before' server is this checkout with only these settings changed "
+        "(e.g. CAIRN_SEARCH_RERANK=off), instead of the speed-ups off",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="one client only: skip the 8-client phases and the in-process run (and, with "
@@ -224,6 +232,9 @@ def main() -> None:
         if args.baseline:
             before_env["CAIRN_VAR_DIR"] = str(ROOT / "var")
             before_root = Path(args.baseline).resolve()
+        elif args.before_set:  # one setting apart, e.g. CAIRN_SEARCH_RERANK=off
+            before_env.update(kv.split("=", 1) for kv in args.before_set)
+            before_root = ROOT
         else:
             before_env.update(BEFORE)
             before_root = ROOT
@@ -344,6 +355,8 @@ def main() -> None:
             )
         if args.baseline:
             print(f"before = the checkout at {args.baseline}, same settings")
+        elif args.before_set:
+            print("before = this checkout with " + ", ".join(args.before_set))
         else:
             print("before = " + ", ".join(f"{k}={v}" for k, v in BEFORE.items()))
     print(

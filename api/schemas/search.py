@@ -22,6 +22,12 @@ class SignalsOut(Schema):
     observation: str = Field(description="The observation the words matched best.")
     category: bool = Field(description="A query word names that observation's category.")
     searched: list[str] = Field(description='The lists that ran: "words", "meaning".')
+    first_place: int | None = Field(
+        None, description="Its place before the learned second stage moved it (None: not moved)."
+    )
+    date_used: str = Field(
+        "", description='A "when" question: the date the hit shows (written in it, else its own).'
+    )
 
 
 class SearchHitOut(Schema):

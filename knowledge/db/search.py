@@ -228,3 +228,24 @@ def hit_rows(
     status, updated_at, project slug, subtopic path, ts_headline of the `headed` ones against
     `headline`, the text of their chunk among `chunk_ids`): read by primary key."""
     return _ROWS_SQL, [headline, headed, config, headline, options, chunk_ids, ids]
+
+
+# Per candidate of the second stage: which of the query's lexemes its text holds, which its
+# title holds (weight A), and the start of its body when asked (a "when" question).
+_STAGE_SQL = """
+SELECT e.id,
+       ARRAY(SELECT t FROM unnest(%s::text[]) t WHERE e.search_vector @@ t::tsquery),
+       ARRAY(SELECT t FROM unnest(%s::text[]) t WHERE e.search_vector @@ (t || ':A')::tsquery),
+       CASE WHEN %s THEN left(e.body, %s) ELSE '' END
+FROM knowledge_entry e
+WHERE e.id = ANY(%s)
+"""
+
+
+def stage_rows(
+    ids: list[int], lexemes: list[str], *, bodies: bool, body_chars: int
+) -> tuple[str, list]:
+    """(entry id, the `lexemes` (quoted tsquery literals) its search vector holds, those its
+    title holds, its body's first `body_chars` characters when `bodies` else '') of entries
+    `ids`: read by primary key."""
+    return _STAGE_SQL, [lexemes, lexemes, bodies, body_chars, ids]

@@ -31,11 +31,12 @@ from knowledge.search.explain import annotate, matches_statement
 from knowledge.search.filters import NO_FILTERS, SearchFilters
 from knowledge.search.freshness import pending_from, pending_statement
 from knowledge.search.fulltext import text_ranking_query, word_stats_from, word_stats_statement
-from knowledge.search.fusion import Fusion, fuse_lists, shown_above_floor
+from knowledge.search.fusion import Fusion, floored, fuse_lists
 from knowledge.search.hits import load_hits, preload
 from knowledge.search.providers import EmbeddingUnavailable
 from knowledge.search.query import check_query, filter_expression, parse
 from knowledge.search.query_vectors import start_query_vector
+from knowledge.search.reranking import mark, rerank
 from knowledge.search.scope import scope_is_small, search_scope
 from knowledge.search.types import Rankings, SearchResults
 from knowledge.selectors import visible_projects_sql
@@ -54,7 +55,7 @@ def _semantic_ranking(
     *,
     exact: bool,
     along: QuerySet | None = None,
-) -> tuple[tuple[list[int], dict[int, int], dict[int, float]], list[tuple]]:
+) -> tuple[tuple, list[tuple]]:
     """The scope's entries by their best chunk's similarity to the query, and the rows of
     `along` (a query sent in the same round trip: the text ranking when the vector was ready
     before it ran).
@@ -101,17 +102,21 @@ def _vector_statements(scope: QuerySet[Entry], provider, vector, n: int, *, exac
     return [scan, statement_of(query)]
 
 
-def _by_similarity(rows: list, n: int) -> tuple[list[int], dict[int, int], dict[int, float]]:
+def _by_similarity(
+    rows: list, n: int
+) -> tuple[list[int], dict[int, int], dict[int, float], dict[int, list[float]]]:
     rows = sorted(rows, key=lambda row: row[1])  # relaxed_order may return rows out of order
     ranking: list[int] = []
     best: dict[int, int] = {}
     similarity: dict[int, float] = {}
+    every: dict[int, list[float]] = {}  # each chunk read, for the second stage
     for entry_id, distance, chunk_id in rows:
+        every.setdefault(entry_id, []).append(1.0 - float(distance))
         if entry_id not in best:
             best[entry_id] = chunk_id
             similarity[entry_id] = 1.0 - float(distance)
             ranking.append(entry_id)
-    return ranking[:n], best, similarity
+    return ranking[:n], best, similarity, every
 
 
 def _ready(vector) -> bool:
@@ -190,6 +195,7 @@ def rankings(
         if "idf" in found:
             stats = word_stats_from(found["idf"])
             terms, known = stats.terms, stats.entries
+            result.idf = {t.tsquery: t.idf for t in terms}
     # Settled while the query is embedded: it picks how the vector SQL reads the chunks.
     narrowed = bool(constraint) or filters.narrowed
     small = scope_is_small(scope, known, narrowed) if vector is not None else True
@@ -217,7 +223,7 @@ def rankings(
             semantic, text_rows = _semantic_ranking(
                 scope, provider, vector, n, exact=small, along=text_query if together else None
             )
-            result.semantic, result.chunks, result.semantic_scores = semantic
+            result.semantic, result.chunks, result.semantic_scores, result.similarities = semantic
             if together:
                 _take_text(result, text_rows)
         except EmbeddingUnavailable as exc:
@@ -287,43 +293,70 @@ def _ranked(
     first: tuple[str, list] | None,
     weak: bool = False,
 ) -> SearchResults:
-    candidates = max(settings.CAIRN_SEARCH_CANDIDATES, limit)
-    found = rankings(
+    fused, found, relaxed = first_stage(
         actor,
         query,
         mode=mode,
-        candidates=candidates,
-        prefetch=limit,
         filters=filters,
+        candidates=max(settings.CAIRN_SEARCH_CANDIDATES, limit),
+        weak=weak,
+        prefetch=limit,
         started=started,
         first=first,
     )
-    stamp = found.stamp
-    relaxed = not (found.text or found.semantic) and bool(parse(query).required)
-    if relaxed:
-        # A quoted title that no entry spells exactly (questions quote books, songs…): rather
-        # than answer nothing, search again with the phrase's words as ordinary words.
-        words = query.replace('"', " ")
-        found = rankings(actor, words, mode=mode, candidates=candidates, filters=filters)
-    with stages.stage("fusion"):
-        fused = fuse(found, mode)
-        floor = 0.0 if weak else settings.CAIRN_SEARCH_MIN_SIMILARITY
-        fused, left_out = shown_above_floor(
-            fused, found.text, found.semantic_scores, floor, limit, held=found.text_held
-        )
+    unfloored, below = found.unfloored, found.below_floor
+    with stages.stage("second stage"):
+        fused, moved = rerank(query, fused, found, mode)
+        fused = fused[:limit]
+    left_out = sum(1 for i, _ in unfloored[:limit] if i in below)
     with stages.stage("hits + snippets"):
         # What the signals show of the hits is read in the same round trip.
         matches = matches_statement([pk for pk, _ in fused], found)
         shown, matched = load_hits(fused, found, alongside=matches)
         hits = SearchResults(shown)
     _carry_signals(hits, found, mode, matched if matches is not None else [])
+    mark(hits, query, moved)
     if relaxed and hits.words_matched:  # they hold the words, none the phrase asked for
         hits.words_matched = False
     hits.left_out = left_out
     hits.note = found.pending.note(mode) if found.pending else ""
     hits.cacheable = not found.degraded  # kept only when both lists ran as asked
-    hits.stamp = stamp  # of the first rankings (a relaxed second one sends no such statement)
+    hits.stamp = found.stamp  # of the first rankings (a relaxed one sends no such statement)
     return hits
+
+
+def first_stage(
+    actor: Actor,
+    query: str,
+    *,
+    mode: str,
+    filters: SearchFilters = NO_FILTERS,
+    candidates: int | None = None,
+    weak: bool = False,
+    **ahead,
+) -> tuple[list[tuple[int, float]], Rankings, bool]:
+    """The fused list above the relevance floor, the rankings it came from, and whether the
+    query's quoted phrases were relaxed to words: what the second stage reorders (the benches
+    dump it to train on). `weak`: no floor. `ahead`: rankings' prefetch, started and first.
+    The rankings keep the fused list before the floor and the hits the floor left out (the
+    answer says how many of its first hits those were)."""
+    found = rankings(actor, query, mode=mode, candidates=candidates, filters=filters, **ahead)
+    relaxed = not (found.text or found.semantic) and bool(parse(query).required)
+    if relaxed:
+        # A quoted title that no entry spells exactly (questions quote books, songs…): rather
+        # than answer nothing, search again with the phrase's words as ordinary words.
+        stamp = found.stamp
+        words = query.replace('"', " ")
+        found = rankings(actor, words, mode=mode, candidates=candidates, filters=filters)
+        found.stamp = stamp
+    with stages.stage("fusion"):
+        fused = fuse(found, mode)
+        floor = 0.0 if weak else settings.CAIRN_SEARCH_MIN_SIMILARITY
+        found.unfloored = fused
+        fused, found.below_floor = floored(
+            fused, found.text, found.semantic_scores, floor, held=found.text_held
+        )
+    return fused, found, relaxed
 
 
 def _carry_signals(hits: SearchResults, found: Rankings, mode: str, matched: list) -> None:

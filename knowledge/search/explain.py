@@ -123,6 +123,10 @@ def explain_parts(hit: SearchHit) -> list[tuple[str, str]]:
         named = " (its category is a query word)" if s.category else ""
         rows.append(("observation", _shorten(s.observation, 120) + named))
     rows.append(("recency", f"not weighed; updated {hit.updated:%Y-%m-%d}"))
+    if s.date_used:
+        rows.append(("date", f"{s.date_used} (a question about time)"))
+    if s.first_place is not None:
+        rows.append(("second stage", f"moved it from #{s.first_place} (learned weights)"))
     lead = abs(hit.score - (s.words_part + s.meaning_part)) > 1e-5
     rows.append(("fused", f"{hit.score:.3g}" + (" (put first: the words' clear leader)" * lead)))
     return rows

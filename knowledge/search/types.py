@@ -19,7 +19,13 @@ class Rankings:
     text_scores: dict[int, float] = field(default_factory=dict)  # entry id -> BM25-like rank
     # entry id -> the idf summed over the query's lexemes it holds (fusion.floored)
     text_held: dict[int, float] = field(default_factory=dict)
+    # The fused list before the relevance floor, and the hits the floor left out (first_stage).
+    unfloored: list[tuple[int, float]] = field(default_factory=list)
+    below_floor: set[int] = field(default_factory=set)
     semantic_scores: dict[int, float] = field(default_factory=dict)  # entry id -> 1 - distance
+    # entry id -> the similarity of each of its chunks that the vector SQL read, best first
+    similarities: dict[int, list[float]] = field(default_factory=dict)
+    idf: dict[str, float] = field(default_factory=dict)  # the query's lexemes -> their idf
     rank_tsquery: str | None = None
     every_tsquery: str | None = None  # all the query's lexemes: a hit that holds every word
     # Entries of the text ranking's top, loaded (with their snippets) while the query was
@@ -49,6 +55,11 @@ class Signals:
     observation: str = ""  # "[category] content": the observation the words matched best
     category: bool = False  # a query word names that observation's category
     searched: list[str] = field(default_factory=list)  # the lists that ran: words, meaning
+    # Its place before the second stage (knowledge/search/second_stage.py) moved it; None:
+    # the stage did not run or left it where it was.
+    first_place: int | None = None
+    # A "when" question: the date it shows (written near the matched words, else the entry's).
+    date_used: str = ""
 
 
 @dataclass

@@ -79,6 +79,13 @@ CAIRN_SEARCH_TEXT_LEAD = env.float("CAIRN_SEARCH_TEXT_LEAD", default=0.0)
 CAIRN_SEARCH_MIN_SIMILARITY = env.float("CAIRN_SEARCH_MIN_SIMILARITY", default=0.8)
 # How many candidates each ranking contributes before fusion, and HNSW search breadth.
 CAIRN_SEARCH_CANDIDATES = env.int("CAIRN_SEARCH_CANDIDATES", default=50)
+# The learned second stage (knowledge/search/second_stage.py): "learned" reorders the fused
+# list's top CAIRN_SEARCH_RERANK_TOP hits of a hybrid search by weights shipped in the package;
+# "off" keeps the first stage's order. It is skipped when the first hit's fused score leads the
+# second's by more than CAIRN_SEARCH_RERANK_SKIP_LEAD (0: never skipped).
+CAIRN_SEARCH_RERANK = env("CAIRN_SEARCH_RERANK", default="off")
+CAIRN_SEARCH_RERANK_TOP = env.int("CAIRN_SEARCH_RERANK_TOP", default=20)
+CAIRN_SEARCH_RERANK_SKIP_LEAD = env.float("CAIRN_SEARCH_RERANK_SKIP_LEAD", default=0.3)
 CAIRN_SEARCH_EF_SEARCH = env.int("CAIRN_SEARCH_EF_SEARCH", default=100)
 # A search over at most this many entries compares the query with each of their chunks (exact);
 # a wider one walks the HNSW index, checking each chunk against the filters (bench/scale.py).

@@ -295,6 +295,19 @@ def snippet(shape, n):
     return _tolerant(highlight, shape_text(shape, n), words)
 
 
+def second_stage(shape, n):
+    from knowledge.search import second_stage as stage
+
+    text = shape_text(shape, n)
+
+    def call():
+        found = stage.Candidate(similarities=(0.9,), lexemes=frozenset({"'x'"}), body=text)
+        stage.features("which " + text, [(1, 1.0)], {1: 1.0}, {"'x'": 1.0}, {1: found})
+        return stage.date_used(text, text, "2026-01-01")
+
+    return _tolerant(call, text=text)
+
+
 def chunking(shape, n):
     from knowledge.search.chunking import chunk_text
 
@@ -364,6 +377,12 @@ COVERS = {
     "merge_clash": ["knowledge.merges.merge"],
     "search_query": ["knowledge.search.query.parse"],
     "snippet": ["knowledge.search.snippets.highlight"],
+    "second_stage": [
+        "knowledge.search.second_stage.features",
+        "knowledge.search.second_stage.is_when",
+        "knowledge.search.second_stage.dated",
+        "knowledge.search.second_stage.date_used",
+    ],
     "chunking": ["knowledge.search.chunking.chunk_text"],
     "edit_section": ["knowledge.services.entries_edit.apply_edit"],
     "headings": ["knowledge.markdown.first_h1"],

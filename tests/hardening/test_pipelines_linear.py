@@ -100,6 +100,7 @@ PIPELINES = {
     "import_record": (4000, ["repeated_lines", "headings", "hashes", "space_runs"]),
     "search_query": (4000, ["quotes", "long_line", "space_runs", "long_word"]),
     "snippet": (4000, [("repeated_lines", 60), ("long_line", 100), "long_word", "open_links"]),
+    "second_stage": (4000, ["long_line", "long_word", "space_runs", "quotes", "headings"]),
     "chunking": (4000, ["repeated_lines", "long_line", "long_word", "headings", *_PATTERNS[:2]]),
     "edit_section": (4000, ["headings", "fence_pairs", "space_runs", "hashes"]),
     "merge": (4000, ["repeated_lines", "headings", "many_observations"]),
