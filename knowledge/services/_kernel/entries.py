@@ -127,9 +127,8 @@ def apply_changes(entry: Entry, fields: EntryFields) -> set[str]:
         fields, title=title, kind=normalize_kind(fields.kind), tags=normalize_tags(fields.tags)
     ).given()
     changed = {k for k, v in updates.items() if getattr(entry, k) != v}
-    if "body" in changed and content_hash(updates.get("kind") or entry.kind, fields.body) == (
-        entry.content_hash
-    ):
+    # The new text against the old under the old kind: a new kind alone makes no body change.
+    if "body" in changed and content_hash(entry.kind, fields.body) == entry.content_hash:
         changed.discard("body")
     for field in changed:
         setattr(entry, field, updates[field])
