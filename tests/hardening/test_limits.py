@@ -205,3 +205,12 @@ def test_a_revision_from_a_mirror_is_held_to_the_same_limits(settings):
         with pytest.raises(ValidationFailed) as refused:
             check_limits(entry)
         assert refused.value.data["field"] == field
+
+
+def test_a_value_exactly_at_a_limit_is_accepted(actor, project, settings):
+    settings.CAIRN_MAX_BODY_BYTES = 1000
+    title = "t" * 300  # limits.TITLE
+    saved = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title=title, body="x" * 1000)
+    )
+    assert (len(saved.entry.title), len(saved.entry.body)) == (300, 1000)
