@@ -73,15 +73,14 @@ def check_version(
     return stale_write(entry, expected_version, actor=actor, **change)
 
 
-def identity_taken(
-    project: Project, subtopic: Subtopic | None, title: str, *, exclude: int | None = None
-) -> bool:
-    qs = Entry.objects.annotate(ltitle=Lower("title")).filter(
-        project=project, subtopic=subtopic, ltitle=title.strip().lower()
+def identity_taken(project: Project, subtopic: Subtopic | None, title: str) -> bool:
+    """Whether an entry has this title (in any case) in this place. Its callers ask about a place
+    or a title their entry does not hold yet, so it can never find the entry itself."""
+    return (
+        Entry.objects.annotate(ltitle=Lower("title"))
+        .filter(project=project, subtopic=subtopic, ltitle=title.strip().lower())
+        .exists()
     )
-    if exclude:
-        qs = qs.exclude(pk=exclude)
-    return qs.exists()
 
 
 def ensure_path(*, actor: Actor, project: Project, path: str | None) -> Subtopic | None:
@@ -119,7 +118,7 @@ def apply_changes(entry: Entry, fields: EntryFields) -> set[str]:
     if title is not None:
         title = normalize_title(title)
         renamed = title.lower() != entry.title.lower()  # a change of case keeps the identity
-        if renamed and identity_taken(entry.project, entry.subtopic, title, exclude=entry.pk):
+        if renamed and identity_taken(entry.project, entry.subtopic, title):
             raise AlreadyExists(
                 f"Another entry in {entry.path} is already titled {title!r}.", title=title
             )
@@ -145,7 +144,7 @@ def place_entry(
     an entry at the new place may resolve."""
     if project.pk == entry.project_id and subtopic == entry.subtopic:
         return None
-    if identity_taken(project, subtopic, entry.title, exclude=entry.pk):
+    if identity_taken(project, subtopic, entry.title):
         raise AlreadyExists(
             f"{project.slug}/{subtopic.path if subtopic else ''} already has an entry titled "
             f"{entry.title!r}. Rename one of them first.",
