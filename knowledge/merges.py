@@ -26,7 +26,7 @@ class Change:
 class Merge:
     body: str | None  # None when the two sides conflict
     conflicts: list[dict] = field(default_factory=list)
-    mine: list[Change] = field(default_factory=list)  # the writer's own changes against base
+    mine: list[Change] = field(default_factory=list)  # the writer's own changes, when they merge
 
 
 def changes(base: list[str], other: list[str]) -> list[Change]:
@@ -86,7 +86,7 @@ def merge(base: str, theirs: str, mine: str) -> Merge:
             "mine": "\n".join(change.lines),
         })  # fmt: skip
     if conflicts:
-        return Merge(None, conflicts, ours)
+        return Merge(None, conflicts)
     kept = set(picked)
     picked += [o for o in others if o not in kept]
     out: list[str] = []

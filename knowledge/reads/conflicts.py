@@ -60,7 +60,7 @@ def entry_conflict(
     """The refusal of a write that read `expected_version` of `entry` (locked, now further on).
 
     What the writer changes, if it says: `body`, the whole body it sent; `redo`, its partial
-    edit of a body (`edit`, the edit's own arguments, goes back in the answer to be sent again);
+    edit of a body (`edit`, the edit's own arguments: its operation says whether it inserts);
     `writes`, the fields (FIELDS) it sets without the body, and for an update `update`, what its
     caller passed (goes back in the answer, bounded, to be sent again). Revisions come from the
     projects the actor can see, so the answer shows nothing the actor could not read."""
@@ -195,8 +195,8 @@ def _edit_on_top(base: str, theirs: str, redo: Callable[[str], str], edit: dict)
     """A partial edit made on the version it read, merged with theirs. An append or prepend
     touches no existing line: it applies wherever its place still is. Another edit applies when
     the same edit done on the current text gives that merge (their change does not touch its
-    target). Both say `applies`, with `edit`, its arguments; otherwise the merged body, or the
-    clash."""
+    target). Both say `applies` (the write then goes on: stale_write); otherwise the merged
+    body, or the clash."""
     try:
         mine = redo(base)
     except ValidationFailed:
@@ -207,7 +207,7 @@ def _edit_on_top(base: str, theirs: str, redo: Callable[[str], str], edit: dict)
         except ValidationFailed:
             pass  # its section is gone: what is left is shown below
         else:
-            return {"applies": True, "edit": edit}
+            return {"applies": True}
     result = _merged(base, theirs, mine)
     if "merged_body" in result:
         try:
@@ -215,5 +215,5 @@ def _edit_on_top(base: str, theirs: str, redo: Callable[[str], str], edit: dict)
         except ValidationFailed:
             again = None
         if again == result["merged_body"]:
-            return {"applies": True, "edit": edit}
+            return {"applies": True}
     return result

@@ -199,12 +199,12 @@ def user_access_revoke(*, actor: Actor, user) -> RevokedAccess:
 # the agent label, the scope and the projects (a restore re-points a narrowed token to the
 # restored projects, a deleted project leaves it). A token revoked or re-pointed by any process
 # is taken as it now is by every process on its very next request, with nothing to broadcast.
-ACTOR_CACHE_SECONDS = 300
+# How long: CAIRN_TOKEN_CACHE_SECONDS (0 turns the cache off).
 # An Actor (its user, its project ids) is a few KB; 4 MB keep about a thousand tokens' actors.
 ACTOR_CACHE_BYTES = 4 << 20
 _actors: BoundedCache[Actor] = BoundedCache(
     ACTOR_CACHE_BYTES,
-    seconds=lambda: getattr(settings, "CAIRN_TOKEN_CACHE_SECONDS", ACTOR_CACHE_SECONDS),
+    seconds=lambda: settings.CAIRN_TOKEN_CACHE_SECONDS,
 )  # secret hash -> actor
 
 
@@ -213,7 +213,7 @@ def _cached_actor(digest: str) -> Actor | None:
 
 
 def _remember_actor(digest: str, actor: Actor) -> None:
-    if getattr(settings, "CAIRN_TOKEN_CACHE_SECONDS", ACTOR_CACHE_SECONDS) > 0:
+    if settings.CAIRN_TOKEN_CACHE_SECONDS > 0:
         _actors.put(digest, actor)
 
 

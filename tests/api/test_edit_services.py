@@ -51,6 +51,15 @@ def test_replace_section_names_the_headings_when_missing():
         apply_edit(DOC, operation="replace_section", section="not a heading", content="x")
 
 
+def test_a_section_is_named_by_its_words_whatever_they_start_with():
+    body = "# XML notes\n\nold\n\n# X\n\nkept\n"
+    assert apply_edit(body, operation="replace_section", section="XML notes", content="new") == (
+        "# XML notes\n\nnew\n\n# X\n\nkept\n"
+    )
+    with pytest.raises(ValidationFailed, match="Its headings: none"):
+        apply_edit("no headings here", operation="replace_section", section="Any", content="x")
+
+
 def test_find_replace_counts_and_append_prepend():
     assert (
         apply_edit("a b a", operation="find_replace", find="a", content="c", expected_count=2)

@@ -54,6 +54,7 @@ def test_revoked_expired_and_deactivated_are_refused_even_when_cached(owner, set
     a = warm("a")
     token_revoke(actor=Actor.for_user(owner), token_id=a.token.pk)
     assert token_authenticate(a.secret) is None
+    assert tokens._cached_actor(ApiToken.hash_secret(a.secret)) is None  # forgotten, not kept
     b = warm("b")
     ApiToken.objects.filter(pk=b.token.pk).update(expires_at="2000-01-01T00:00:00Z")
     assert token_authenticate(b.secret) is None

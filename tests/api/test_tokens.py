@@ -61,6 +61,14 @@ def test_revoked_expired_unknown_and_inactive_tokens_fail(owner):
     assert token_authenticate(c.secret) is None
 
 
+def test_with_no_longest_lifetime_a_token_without_expiry_lives_on(owner, settings):
+    settings.CAIRN_TOKEN_MAX_DAYS = 0
+    created = token_create(actor=Actor.system(), user=owner, name="forever")
+    assert created.token.expires_at is None
+    ApiToken.objects.filter(pk=created.token.pk).update(created_at="2000-01-01T00:00:00Z")
+    assert token_authenticate(created.secret) is not None
+
+
 def test_only_the_owner_or_a_superuser_creates_tokens(owner):
     other = UserFactory(username="mallory")
     with pytest.raises(Forbidden):

@@ -5,6 +5,7 @@ repeated lines rewritten into other repeated lines (difflib's ndiff did not fini
 import pytest
 
 from history.selectors import side_by_side_html, unified_diff
+from knowledge.diffs import line_opcodes
 from knowledge.reads.write_reports import body_change
 from tests.hardening.forked import timed
 from tests.watchdog import Watchdog
@@ -76,3 +77,52 @@ def test_the_side_by_side_table_shows_context_only_around_changes():
         old, old.replace("line 50", "line fifty"), old_label="a", new_label="b"
     )
     assert html.count("<tr>") == 1 + 7 and "line 47" in html and "line 46" not in html
+
+
+def _check_opcodes(a: list[str], b: list[str]) -> list:
+    """line_opcodes(a, b) as difflib's get_opcodes promises them: contiguous from (0, 0) to
+    (len(a), len(b)), each tag what its two ranges are, and together they turn a into b."""
+    ops = line_opcodes(a, b)
+    i = j = 0
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in ops:
+        assert (i1, j1) == (i, j), f"{ops} does not continue at {(i, j)}"
+        assert tag in {"equal", "replace", "delete", "insert"}
+        if tag == "equal":
+            assert a[i1:i2] == b[j1:j2] and i2 > i1
+        elif tag == "replace":
+            assert i2 > i1 and j2 > j1
+        elif tag == "delete":
+            assert i2 > i1 and j2 == j1
+        else:
+            assert i2 == i1 and j2 > j1
+        out += b[j1:j2]
+        i, j = i2, j2
+    assert (i, j) == (len(a), len(b)) and out == b
+    return ops
+
+
+@pytest.mark.parametrize(
+    "a, b, tags",
+    [
+        ([], [], []),
+        (["x"], ["x"], ["equal"]),
+        (["x", "y"], ["x", "y"], ["equal"]),
+        ([], ["x"], ["insert"]),
+        (["x"], [], ["delete"]),
+        (["a", "x", "b"], ["a", "y", "b"], ["equal", "replace", "equal"]),
+        (["a", "b"], ["a", "n", "b"], ["equal", "insert", "equal"]),
+        (["n", "a", "b"], ["a", "b"], ["delete", "equal"]),
+        (["a", "b"], ["a", "b", "n"], ["equal", "insert"]),
+        (["a", "b", "c"], ["a", "b"], ["equal", "delete"]),
+        (
+            ["a", "x", "b", "y", "c"],
+            ["a", "b", "c"],
+            ["equal", "delete", "equal", "delete", "equal"],
+        ),
+        (["a", "b", "c"], ["X", "b", "Y"], ["replace", "equal", "replace"]),
+        (["a\0b", "c"], ["a\0c", "c"], ["replace", "equal"]),  # a NUL byte is text, not binary
+    ],
+)
+def test_line_opcodes_turn_one_text_into_the_other_as_difflib_would(a, b, tags):
+    assert [op[0] for op in _check_opcodes(a, b)] == tags

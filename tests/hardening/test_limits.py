@@ -9,6 +9,7 @@ from knowledge.reads.listings import entry_list
 from knowledge.search import SearchFilters
 from knowledge.selectors import entry_get
 from knowledge.services import EntryFields, entry_edit, entry_upsert
+from knowledge.services._kernel import check_limits
 
 pytestmark = pytest.mark.django_db
 
@@ -162,3 +163,54 @@ def test_the_services_refuse_overlong_strings_themselves(actor, project, call, f
         call(actor)
     assert exc.value.data["field"] == field
     assert not Entry.objects.filter(title="T").exists()
+
+
+def test_tags_sent_as_one_string_are_counted_once_split(actor, project, settings):
+    settings.CAIRN_MAX_TAGS = 3
+    with pytest.raises(ValidationFailed, match="at most 3 tags"):
+        entry_upsert(
+            actor=actor, project="acme", fields=EntryFields(title="T", body="b", tags="a,b,c,d")
+        )
+    assert not Entry.objects.filter(title="T").exists()
+
+
+def test_an_edit_that_joins_lines_past_the_line_limit_is_refused(actor, project, settings):
+    settings.CAIRN_MAX_LINE_CHARS = 100
+    body = "\n".join(["x" * 40] * 5) + "\n"
+    entry = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="E", body=body))
+    with pytest.raises(ValidationFailed) as refused:
+        entry_edit(
+            actor=actor,
+            ref=entry.entry.pk,
+            operation="find_replace",
+            find="\n",
+            content=" ",
+            expected_count=5,
+        )
+    assert refused.value.data["field"] == "body"
+    assert Entry.objects.get(pk=entry.entry.pk).body == body
+
+
+def test_a_revision_from_a_mirror_is_held_to_the_same_limits(settings):
+    """What a write makes but no writer sent (a revision restored from a mirror anyone who can
+    push may have written) is checked by the kernel itself."""
+    settings.CAIRN_MAX_TAGS, settings.CAIRN_MAX_LINE_CHARS = 3, 100
+    check_limits(Entry(body="short", metadata={"a": 1}, tags=["a"]))
+    for entry, field in [
+        (Entry(body="x" * 101, metadata={}, tags=[]), "body"),
+        (Entry(body="", metadata=_nested(100), tags=[]), "metadata"),
+        (Entry(body="", metadata={"a": "x" * 2_000_000}, tags=[]), "metadata"),
+        (Entry(body="", metadata={}, tags=["a", "b", "c", "d"]), "tags"),
+    ]:
+        with pytest.raises(ValidationFailed) as refused:
+            check_limits(entry)
+        assert refused.value.data["field"] == field
+
+
+def test_a_value_exactly_at_a_limit_is_accepted(actor, project, settings):
+    settings.CAIRN_MAX_BODY_BYTES = 1000
+    title = "t" * 300  # limits.TITLE
+    saved = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title=title, body="x" * 1000)
+    )
+    assert (len(saved.entry.title), len(saved.entry.body)) == (300, 1000)

@@ -320,3 +320,23 @@ def test_a_drain_running_while_writes_continue_commits_everything_once(broker, u
     assert len({c.sha for c in commits}) == len(revs)
     assert {c.revision: c.sha for c in commits} == dict(revs)
     assert maintenance.verify() == []
+
+
+def test_a_drain_says_when_it_committed_the_projects_manifest(actor, project, git):
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="First", body="x"))
+    assert mirror.drain().manifest  # a new project: the manifest names it now
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Second", body="y"))
+    assert not mirror.drain().manifest  # nothing about the projects changed
+
+
+def test_a_drain_reads_pending_revisions_a_batch_at_a_time(actor, project, git, settings):
+    from django.test.utils import CaptureQueriesContext
+
+    settings.CAIRN_MIRROR_BATCH_SIZE = 2
+    for title in ("One", "Two", "Three"):
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body="x"))
+    with CaptureQueriesContext(connection) as queries:
+        assert mirror.drain().committed == 3
+    table = HistoricalEntry._meta.db_table
+    batches = [q["sql"] for q in queries if f'FROM "{table}"' in q["sql"] and "LIMIT 2" in q["sql"]]
+    assert len(batches) >= 2, "each batch reads at most CAIRN_MIRROR_BATCH_SIZE revisions"

@@ -74,6 +74,7 @@ def test_the_entrys_next_revision_commits_the_parked_one_first(actor, project, g
     commits = list(reversed(list(git().walk())))
     assert [c.revision for c in commits] == [history_id for history_id, _ in revs]  # in order
     assert "could not be rendered" in commits[0].message
+    assert "RecursionError" in commits[0].message  # why, loaded or not
     assert maintenance.verify() == []
 
 
@@ -103,6 +104,17 @@ def test_two_bad_revisions_in_one_batch_keep_their_order(actor, project, git):
     assert result.committed == 2  # the second revision flushed the first as a note
     assert not ParkedRevision.objects.exists()
     assert maintenance.verify() == []
+
+
+def test_a_revision_parked_again_keeps_its_latest_error_and_counts_the_attempts(actor, project):
+    entry = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="E", body="b")).entry
+    revision = _latest(entry).history_id
+    mirror.queue.park(revision, entry.pk, "first")
+    first = ParkedRevision.objects.get()
+    mirror.queue.park(revision, entry.pk, "second")
+    again = ParkedRevision.objects.get()
+    assert (again.error, again.attempts) == ("second", first.attempts + 1)
+    assert again.last_tried_at is not None and again.last_tried_at >= first.last_tried_at
 
 
 def test_retry_commits_a_repaired_revision(actor, project, git, capsys):

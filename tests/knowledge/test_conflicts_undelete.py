@@ -11,6 +11,7 @@ from knowledge.services import (
     EntryFields,
     entry_correct,
     entry_delete,
+    entry_set_status,
     entry_undelete,
     entry_update,
     entry_upsert,
@@ -228,3 +229,18 @@ def test_undelete_links_a_correction_both_ways_again(actor, project, deleted):
     new, old = Entry.objects.get(pk=new.pk), Entry.objects.get(pk=old.pk)
     assert (new.supersedes_id, old.superseded_by_id) == (old.pk, new.pk)
     assert (new.superseded_by_id, old.supersedes_id) == (None, None)
+
+
+def test_undeleting_a_correction_leaves_a_newer_correction_of_its_entry_in_place(actor, project):
+    """The old entry, reopened, was corrected again while its first correction was deleted: the
+    newer correction keeps the link, and the one brought back still says what it replaced."""
+    wrong = entry_upsert(
+        actor=actor, project="acme", fields=EntryFields(title="Rota", body="Tuesdays")
+    ).entry
+    first = entry_correct(actor=actor, ref=wrong.pk, body="Wednesdays", reason="moved").entry
+    entry_delete(actor=actor, ref=first.pk, reason="oops")
+    entry_set_status(actor=actor, ref=wrong.pk, status="open", reason="its correction is gone")
+    second = entry_correct(actor=actor, ref=wrong.pk, body="Thursdays", reason="moved").entry
+    entry_undelete(actor=actor, ref=first.short_id, reason="keep it")
+    assert Entry.objects.get(pk=wrong.pk).superseded_by_id == second.pk
+    assert Entry.objects.get(pk=first.pk).supersedes_id == wrong.pk

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from knowledge.errors import ValidationFailed
+from knowledge.errors import AlreadyExists, ValidationFailed
 from knowledge.models import Entry
 from knowledge.services import (
     EntryFields,
@@ -12,6 +12,7 @@ from knowledge.services import (
     entry_revert,
     entry_update,
     entry_upsert,
+    entry_verify,
 )
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +115,54 @@ def test_fields_cannot_be_changed_in_place():
         FIRST.title = "Other"  # type: ignore[misc]
     with pytest.raises(TypeError):
         EntryFields("positional")  # type: ignore[misc]
+
+
+def test_an_update_normalizes_the_title_kind_and_tags_it_is_given(actor, project):
+    entry = entry_upsert(actor=actor, project="acme", fields=FIRST).entry
+    fields = EntryFields(title="  Backups   nightly ", kind=" Runbook ", tags="Ops, ops ,db")
+    changed = entry_update(actor=actor, ref=entry.pk, fields=fields).entry
+    stored = Entry.objects.get(pk=entry.pk)
+    assert (changed.title, changed.kind, changed.tags) == (
+        "Backups nightly",
+        "runbook",
+        ["ops", "db"],
+    )
+    assert (stored.title, stored.kind, stored.tags) == ("Backups nightly", "runbook", ["ops", "db"])
+
+
+def test_an_update_refuses_an_unknown_status_and_writes_nothing(actor, project):
+    entry = entry_upsert(actor=actor, project="acme", fields=FIRST).entry
+    with pytest.raises(ValidationFailed) as refused:
+        entry_update(actor=actor, ref=entry.pk, fields=EntryFields(status="bogus"))
+    assert refused.value.data["field"] == "status"
+    assert Entry.objects.get(pk=entry.pk).status == FIRST.status
+
+
+def test_a_rename_onto_a_title_taken_in_the_same_place_is_refused(actor, project):
+    entry_upsert(actor=actor, project="acme", subtopic="ops", fields=FIRST)
+    other = entry_upsert(
+        actor=actor, project="acme", subtopic="ops", fields=EntryFields(title="Restores")
+    ).entry
+    with pytest.raises(AlreadyExists):
+        entry_update(actor=actor, ref=other.pk, fields=EntryFields(title="BACKUPS"))
+    assert Entry.objects.get(pk=other.pk).title == "Restores"
+    # A change of case alone keeps the identity, and the same title elsewhere is another entry.
+    assert entry_update(actor=actor, ref=other.pk, fields=EntryFields(title="RESTORES")).entry
+    elsewhere = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="Other")).entry
+    assert entry_update(actor=actor, ref=elsewhere.pk, fields=EntryFields(title="Backups")).entry
+
+
+def test_a_body_differing_only_in_whitespace_is_no_change_even_beside_a_new_kind(actor, project):
+    entry = entry_upsert(actor=actor, project="acme", fields=FIRST).entry
+    fields = EntryFields(kind="fact", body=FIRST.body + "  \r\n")
+    result = entry_update(actor=actor, ref=entry.pk, fields=fields)
+    assert result.entry.kind == "fact" and result.entry.body == FIRST.body
+
+
+def test_only_a_change_of_text_clears_the_verification(actor, user, project):
+    entry = entry_upsert(actor=actor, project="acme", fields=FIRST).entry
+    entry_verify(actor=actor, ref=entry.pk)
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(status="resolved", tags=["x"]))
+    assert Entry.objects.get(pk=entry.pk).verified_by == user
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(kind="fact"))
+    assert Entry.objects.get(pk=entry.pk).verified_by is None

@@ -100,3 +100,46 @@ def test_the_identity_lock_loads_the_entry_as_the_orm_does(actor, entries):
         if field.attname != "search_vector":
             assert getattr(got, field.attname) == getattr(expected, field.attname), field.name
     assert "search_vector" in got.get_deferred_fields()
+
+
+def test_an_old_address_locks_the_entry_at_its_new_place(actor, entries, django_assert_num_queries):
+    from knowledge.services import entry_move
+
+    moved = entries["root"]
+    entry_move(actor=actor, ref=moved.pk, subtopic="archive")
+    with transaction.atomic():
+        got = lock_entry(actor, "acme/Deploy notes")
+        assert got.pk == moved.pk
+        assert "search_vector" in got.get_deferred_fields()
+        with django_assert_num_queries(0):  # its project and subtopic came with it
+            assert (got.project.slug, got.subtopic.path) == ("acme", "archive")
+    with transaction.atomic(), pytest.raises(NotFound):
+        lock_entry(actor, "acme/never was here")
+
+
+def test_who_is_refused_first_and_why(actor, read_only_actor, entries):
+    """A caller not signed in is told to sign in, whatever it names; a signed-in one is told
+    what it cannot find before what it may not do."""
+    from django.contrib.auth.models import AnonymousUser
+
+    nobody = Actor(user=AnonymousUser())
+    for ref in ("nope", entries["deep"].short_id):
+        with transaction.atomic(), pytest.raises(Forbidden, match="Sign in"):
+            lock_entry(nobody, ref)
+    with transaction.atomic(), pytest.raises(NotFound):
+        lock_entry(read_only_actor, "nope")
+    with transaction.atomic(), pytest.raises(Forbidden, match="read-only"):
+        lock_entry(read_only_actor, entries["deep"].short_id)
+
+
+def test_the_identity_lock_finds_a_title_only_in_its_own_project(actor, entries, user):
+    from knowledge.models import Membership, Role
+    from tests.factories import ProjectFactory
+
+    other = ProjectFactory(slug="other")
+    Membership.objects.create(project=other, user=user, role=Role.EDITOR)
+    with transaction.atomic():
+        assert lock_by_identity(other, None, "Deploy notes") is None
+        assert lock_by_identity(entries["root"].project, None, "Deploy notes").pk == (
+            entries["root"].pk
+        )

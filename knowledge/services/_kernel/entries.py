@@ -74,15 +74,14 @@ def check_version(
     return stale_write(entry, expected_version, actor=actor, **change)
 
 
-def identity_taken(
-    project: Project, subtopic: Subtopic | None, title: str, *, exclude: int | None = None
-) -> bool:
-    qs = Entry.objects.annotate(ltitle=Lower("title")).filter(
-        project=project, subtopic=subtopic, ltitle=title.strip().lower()
+def identity_taken(project: Project, subtopic: Subtopic | None, title: str) -> bool:
+    """Whether an entry has this title (in any case) in this place. Its callers ask about a place
+    or a title their entry does not hold yet, so it can never find the entry itself."""
+    return (
+        Entry.objects.annotate(ltitle=Lower("title"))
+        .filter(project=project, subtopic=subtopic, ltitle=title.strip().lower())
+        .exists()
     )
-    if exclude:
-        qs = qs.exclude(pk=exclude)
-    return qs.exists()
 
 
 def ensure_path(*, actor: Actor, project: Project, path: str | None) -> Subtopic | None:
@@ -120,7 +119,7 @@ def apply_changes(entry: Entry, fields: EntryFields) -> set[str]:
     if title is not None:
         title = normalize_title(title)
         renamed = title.lower() != entry.title.lower()  # a change of case keeps the identity
-        if renamed and identity_taken(entry.project, entry.subtopic, title, exclude=entry.pk):
+        if renamed and identity_taken(entry.project, entry.subtopic, title):
             raise AlreadyExists(
                 f"Another entry in {entry.path} is already titled {title!r}.", title=title
             )
@@ -128,9 +127,8 @@ def apply_changes(entry: Entry, fields: EntryFields) -> set[str]:
         fields, title=title, kind=normalize_kind(fields.kind), tags=normalize_tags(fields.tags)
     ).given()
     changed = {k for k, v in updates.items() if getattr(entry, k) != v}
-    if "body" in changed and content_hash(updates.get("kind") or entry.kind, fields.body) == (
-        entry.content_hash
-    ):
+    # The new text against the old under the old kind: a new kind alone makes no body change.
+    if "body" in changed and content_hash(entry.kind, fields.body) == entry.content_hash:
         changed.discard("body")
     for field in changed:
         setattr(entry, field, updates[field])
@@ -147,7 +145,7 @@ def place_entry(
     an entry at the new place may resolve."""
     if project.pk == entry.project_id and subtopic == entry.subtopic:
         return None
-    if identity_taken(project, subtopic, entry.title, exclude=entry.pk):
+    if identity_taken(project, subtopic, entry.title):
         raise AlreadyExists(
             f"{project.slug}/{subtopic.path if subtopic else ''} already has an entry titled "
             f"{entry.title!r}. Rename one of them first.",
