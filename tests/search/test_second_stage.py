@@ -70,7 +70,7 @@ def test_a_known_pair_scores_as_recorded():
     assert [i for i, _ in second_stage.reorder(fused, scores)] == [2, 1]
 
 
-RECORDED = [-0.250174, 5.939907]  # the known pair's scores under the shipped weights
+RECORDED = [-0.276168, 5.627666]  # the known pair's scores under the shipped weights
 
 
 def _rankings() -> Rankings:
