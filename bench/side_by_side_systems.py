@@ -81,7 +81,7 @@ class Cairn:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.label}: serve exited; see {self.var / 'serve.log'}")
-            if "Cairn is running" in (self.var / "serve.log").read_text():
+            if " is running at " in (self.var / "serve.log").read_text():  # "Cairn <version> …"
                 break
             time.sleep(0.5)
         else:
