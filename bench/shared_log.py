@@ -7,7 +7,8 @@ as the entry grows.
 Contended phase: a fresh `cairn_bench` database (bench/mcp_load.py), `manage.py serve
 --web-workers N` on it (web, worker and beat, as `make run`), then `agents` MCP clients at once,
 each alternating `each` upserts of its own entries with `each` appends to one shared entry (a
-team log). Calls/s over the whole phase, p50/p95 per tool, and the appends lost: every
+team log); `--spread`, the reference, appends to a log of each agent's own instead. Calls/s
+over the whole phase, p50/p95 per tool, and the appends lost: every
 acknowledged line must be in the shared entry afterwards, once.
 
 Append cost phase: in this process, on the same database, `--n` appends to an entry of each of
@@ -39,10 +40,11 @@ from bench.reliability_client import Agent  # noqa: E402
 from bench.reliability_client import tool_text as _text  # noqa: E402
 
 
-async def contended(url: str, token: str, agents: int, each: int) -> dict:
+async def contended(url: str, token: str, agents: int, each: int, spread: bool) -> dict:
     latencies: dict[str, list[float]] = {"upsert": [], "append": []}
     errors: list[str] = []
     acked: list[str] = []
+    logs: list[str] = []
     async with Agent(url, token) as setup:
         await setup.call("create_project", {"slug": "log", "name": "Shared log"})
         made, _ = await setup.call(
@@ -52,12 +54,20 @@ async def contended(url: str, token: str, agents: int, each: int) -> dict:
 
     async def one(n: int) -> None:
         async with Agent(url, token) as agent:
+            log = shared
+            if spread:  # the reference: each agent appends to a log of its own
+                made, took = await agent.call(
+                    "upsert", {"project": "log", "title": f"Log {n}", "body": "# Log\n"}
+                )
+                latencies["upsert"].append(took)
+                log = made.structured_content["entry"]["short_id"]
+                logs.append(log)
             for i in range(each):
                 own = f"# Own {n}-{i}\n\n- [fact] agent {n} wrote {i}\n"
                 line = f"- [done] agent {n} step {i} #log"
                 for tool, name, args in (
                     ("upsert", "upsert", {"project": "log", "title": f"Own {n}-{i}", "body": own}),
-                    ("edit", "append", {"id": shared, "operation": "append", "content": line}),
+                    ("edit", "append", {"id": log, "operation": "append", "content": line}),
                 ):
                     try:
                         res, took = await agent.call(tool, args)
@@ -78,8 +88,10 @@ async def contended(url: str, token: str, agents: int, each: int) -> dict:
     wall = time.perf_counter() - start
     load = os.getloadavg()[0]
     rest = url.removesuffix("/mcp") + "/api/v1"
+    lines = []
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-        lines = (await http.get(f"{rest}/entries/{shared}")).json()["body"].split("\n")
+        for ref in logs or [shared]:
+            lines += (await http.get(f"{rest}/entries/{ref}")).json()["body"].split("\n")
     lost = sum(1 for line in acked if lines.count(line) != 1)
     return {"latencies": latencies, "errors": errors, "acked": len(acked), "lost": lost,
             "wall_s": wall, "load_average_1m": load}  # fmt: skip
@@ -163,6 +175,9 @@ def main() -> None:
     parser.add_argument("--web", type=int, default=2, help="web processes")
     parser.add_argument("--sizes", default="30,300,1500", help="body lines for the append costs")
     parser.add_argument("--n", type=int, default=30, help="appends per size")
+    parser.add_argument(
+        "--spread", action="store_true", help="the reference: each agent appends to its own log"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_site.settings")
     env = prepare_database()
@@ -183,7 +198,9 @@ def main() -> None:
           f"{args.web} web …", flush=True)  # fmt: skip
     proc, url = start_serve(env, args.web)
     try:
-        run = anyio.run(contended, url, env["CAIRN_BENCH_TOKEN"], args.agents, args.each)
+        run = anyio.run(
+            contended, url, env["CAIRN_BENCH_TOKEN"], args.agents, args.each, args.spread
+        )
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(60)
@@ -218,7 +235,8 @@ def main() -> None:
     )  # fmt: skip
     for line in run["errors"][:5]:
         print(f"  {line}")
-    write_json("shared_log", {"method": __doc__, "contended": run, "append_costs": costs})
+    name = "shared_log_spread" if args.spread else "shared_log"
+    write_json(name, {"method": __doc__, "contended": run, "append_costs": costs})
 
 
 if __name__ == "__main__":
