@@ -35,6 +35,8 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"\[\[([^\[\]\n]*+)\]\]")
 _TAG = re.compile(r"(?<![\w&/])#(\w[\w\-/]*+)")
 _BULLETS = ("-", "*", "+")
+# A line that may hold an observation: a bullet, then `[` (an upper bound, fenced lines included).
+_MAYBE_OBSERVATION = re.compile(r"^[^\S\n]*[-*+][^\S\n]+\[", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,10 @@ def targets(text: str) -> list[str]:
     return [t for t, _, _ in (split_link(m) for m in _LINK.findall(_strip_code(text))) if t]
 
 
-def _strip_code(text: str) -> str:
-    """The text with fenced blocks and inline code blanked (line structure kept)."""
-    lines, fence = [], None
+def _strip_code(text: str, fence: str | None = None) -> str:
+    """The text with fenced blocks and inline code blanked (line structure kept); `fence`: the
+    fence still open where the text starts (`fence_after` of the text before it)."""
+    lines = []
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         m = _FENCE.match(line)
         if fence is None and m:
@@ -184,8 +187,51 @@ def _observation(item: str, position: int) -> Observation | None:
     return Observation(category, content[:MAX_CONTENT], tuple(tags), context, position)
 
 
-def parse(text: str | None) -> Graph:
-    """The observations and relations of a Markdown body (each relation once per type+target)."""
+def fence_after(text: str) -> str | None:
+    """The code fence still open at the end of `text` (its mark, as _strip_code tracks it), or
+    None. A text with no run of three backticks or tildes opens none: no line is scanned."""
+    if "```" not in text and "~~~" not in text:
+        return None
+    fence = None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)[0] * 3
+        elif fence is not None and m and m.group(1).startswith(fence):
+            fence = None
+    return fence
+
+
+def added_lines(old: str, new: str) -> tuple[str, int, str | None] | None:
+    """When `new` is `old` with lines added after its end (its trailing whitespace aside, as an
+    append leaves it) or before its start (a prepend), and nothing else changed how a line
+    parses: (the added lines' text, their first line's number in `new`, the code fence open
+    above them). None for any other change."""
+    if "\r" in old or "\r" in new:  # a lone CR is a line break to the parser, not to split()
+        return None
+    stem = old.rstrip()
+    if stem and new.startswith(stem) and new[len(stem) : len(stem) + 1] == "\n":
+        # Only whitespace left the old text's end, which no line's facts depend on.
+        return new[len(stem) + 1 :], stem.count("\n") + 1, fence_after(stem)
+    if old and new.endswith(old) and new[-len(old) - 1 : -len(old)] == "\n":
+        head = new[: -len(old) - 1]
+        if fence_after(head) is None:  # a fence left open would swallow the old lines
+            return head, 0, None
+    return None
+
+
+def within_caps(old: str, part: str) -> bool:
+    """Whether the parse of old and part together stays under MAX_ITEMS observations and
+    relations, so that no fact of either is dropped (counted from above, without parsing old:
+    a fact needs a bullet and `[`, a relation a `[[`, which makes at most two)."""
+    observations = len(_MAYBE_OBSERVATION.findall(old)) + len(_MAYBE_OBSERVATION.findall(part))
+    return observations <= MAX_ITEMS and 2 * (old.count("[[") + part.count("[[")) <= MAX_ITEMS
+
+
+def parse(text: str | None, *, first_line: int = 0, fence: str | None = None) -> Graph:
+    """The observations and relations of a Markdown body (each relation once per type+target).
+    A part of a body: `first_line` is its first line's number in the body (positions count from
+    it) and `fence` the code fence open where it starts (`fence_after` of the text above)."""
     graph = Graph()
     if not text:
         return graph
@@ -198,7 +244,7 @@ def parse(text: str | None) -> Graph:
             seen.add(key)
             graph.relations.append(Relation(kind, target, shown, heading, position))
 
-    for number, line in enumerate(_strip_code(text).split("\n")):
+    for number, line in enumerate(_strip_code(text, fence).split("\n"), first_line):
         item = _bullet_item(line)
         if item is not None:
             obs = _observation(item, number)

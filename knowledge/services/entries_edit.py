@@ -194,7 +194,7 @@ def entry_edit(
     body = apply_edit(entry.body, **edit)
     if not k.apply_changes(entry, EntryFields(body=body)):
         return WriteResult(entry, "unchanged", rebased=rebased)
-    saved = k.save_entry(entry, actor, reason or f"edit: {operation}")
+    saved = k.save_entry(entry, actor, reason or f"edit: {operation}", previous_body=before.body)
     return WriteResult(entry, "updated", before, saved.facts, saved.schema, rebased=rebased)
 
 

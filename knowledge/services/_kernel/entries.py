@@ -223,6 +223,7 @@ def save_entry(
     new_version: bool = True,
     schema_lenient: bool = False,
     moved: bool = False,
+    previous_body: str | None = None,
 ) -> Saved:
     """Save one revision of an entry: validate, stamp, record who and why, refresh the derived
     data, queue the background work for after the commit. Returns what the save found out (the
@@ -233,6 +234,8 @@ def save_entry(
     wrote the text (generated_by) stays, and the schema is not checked. New text is checked
     against its note type's schema per the project's mode (`schema_lenient`: report, never
     refuse). `moved`: place_entry put it somewhere else (its waiting links may resolve).
+    `previous_body`: the body before a write that changed nothing else (an edit), so that the
+    graph step may read only the lines it added.
     """
     check_limits(entry)
     schema = None
@@ -276,7 +279,7 @@ def save_entry(
                   runs=run_columns(actor))  # fmt: skip
     facts = None
     if settings.CAIRN_GRAPH_ON_SAVE:  # benchmarks measure what the graph adds to a write
-        facts = index_entry_graph(entry, change, actor)
+        facts = index_entry_graph(entry, change, actor, previous_body=previous_body)
     entry_written(entry.pk)
     return Saved(facts, schema)
 

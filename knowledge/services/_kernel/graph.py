@@ -9,7 +9,9 @@ graph as it was at any time stays answerable. A superseded entry's facts are all
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.conf import settings
 
@@ -17,7 +19,7 @@ from knowledge.actors import Actor
 from knowledge.db import compile_once, fetch_together
 from knowledge.db.graph import write_facts
 from knowledge.errors import ValidationFailed
-from knowledge.graph.parsing import Graph, parse
+from knowledge.graph.parsing import LINKS_TO, Graph, added_lines, parse, within_caps
 from knowledge.graph.resolve import (
     link_path,
     may_reference,
@@ -152,6 +154,18 @@ def index_graph(
             targets[key] = resolved[text]
     for r in new:
         targets[(r.type, r.target.lower())] = resolved.get(r.target)
+    return _graph_facts(parsed, kept_obs, targets, links)
+
+
+def _graph_facts(parsed: Graph, kept_obs: set, targets: dict, links: dict) -> GraphFacts:
+    """The facts as a save leaves them, from the body's parse: observations in the body's order,
+    new unless `kept_obs` holds their key; relations with their `targets` (key -> entry id)."""
+    want_obs: dict[tuple, object] = {}
+    for obs in parsed.observations:
+        want_obs.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
+    want_rel: dict[tuple, object] = {}
+    for rel in parsed.relations:
+        want_rel.setdefault((rel.type, rel.target.lower()), rel)
     return GraphFacts(
         observations=sorted(
             ((o, k not in kept_obs) for k, o in want_obs.items()), key=lambda p: p[0].position
@@ -162,6 +176,75 @@ def index_graph(
         ],
         ambiguous={text: others for text, (_, others) in links.items() if len(others) > 1},
     )
+
+
+# --- an edit that adds lines -----------------------------------------------------------------
+
+
+class _Deferred(GraphFacts):
+    """GraphFacts built when first read (by the write's report, after the commit), so that an
+    edit's parse of the whole body is not made while other writers wait for the entry's row."""
+
+    def __init__(self, build: Callable[[], GraphFacts]) -> None:
+        object.__setattr__(self, "_build", build)
+
+    @cached_property
+    def _built(self) -> GraphFacts:
+        return self._build()
+
+    observations = property(lambda self: self._built.observations)
+    relations = property(lambda self: self._built.relations)
+    ambiguous = property(lambda self: self._built.ambiguous)
+
+
+def index_added_lines(entry: Entry, previous_body: str, writer: Actor | None) -> GraphFacts | None:
+    """index_graph for an edit that only added lines (added_lines): the added lines alone are
+    parsed and compared with the entry's current facts, which hold the old text's. The same rows
+    as index_graph, without parsing the whole body under the row's lock. None when the change is
+    another kind, or when its result could differ (a cap of MAX_ITEMS reached, current facts
+    that are not one row per fact): index_graph then does it all."""
+    found = added_lines(previous_body, entry.body)
+    if found is None or entry.status == EntryStatus.SUPERSEDED:
+        return None
+    text, first_line, fence = found
+    if not within_caps(previous_body, text):
+        return None
+    part = parse(text, first_line=first_line, fence=fence)
+    current = _current(entry.pk)
+    obs_rows = {(a, b, tuple(tags), context) for kind, _, a, b, context, tags, _ in current
+                if kind == "o"}  # fmt: skip
+    rel_rows = {(a, b.lower()): (pk, target) for kind, pk, a, b, _, _, target in current
+                if kind == "r"}  # fmt: skip
+    if len(obs_rows) + len(rel_rows) != len(current):
+        return None  # two rows of one fact: index_graph closes the extra one
+    new_obs: dict[tuple, object] = {}
+    for obs in part.observations:
+        key = (obs.category, obs.content, tuple(obs.tags), obs.context)
+        if key not in obs_rows:
+            new_obs.setdefault(key, obs)
+    # A typed relation anywhere makes the same target's links_to redundant (parse): the old
+    # text's typed targets drop the added links_to, the added typed targets close the old ones.
+    typed_old = {target for kind, target in rel_rows if kind != LINKS_TO}
+    typed_new = {r.target.lower() for r in part.relations if r.type != LINKS_TO}
+    new_rel: dict[tuple, object] = {}
+    for rel in part.relations:
+        key = (rel.type, rel.target.lower())
+        if key not in rel_rows and not (rel.type == LINKS_TO and key[1] in typed_old):
+            new_rel.setdefault(key, rel)
+    close_rel = [pk for (kind, target), (pk, _) in rel_rows.items()
+                 if kind == LINKS_TO and target in typed_new]  # fmt: skip
+    links = resolve_links(entry, [r.target for r in new_rel.values()], writer)
+    resolved = {text: found for text, (found, _) in links.items()}
+    _write_facts(
+        entry,
+        close=([], close_rel),
+        observations=list(new_obs.values()),
+        relations=[(r, resolved.get(r.target)) for r in new_rel.values()],
+    )
+    targets = {key: target for key, (_, target) in rel_rows.items()}
+    targets |= {key: resolved.get(r.target) for key, r in new_rel.items()}
+    body = entry.body
+    return _Deferred(lambda: _graph_facts(parse(body), obs_rows, targets, links))
 
 
 def _write_facts(
@@ -292,13 +375,18 @@ def graph_change(entry: Entry, *, moved: bool = False) -> GraphChange:
     )
 
 
-def index_entry_graph(entry: Entry, change: GraphChange, writer: Actor) -> GraphFacts | None:
+def index_entry_graph(
+    entry: Entry, change: GraphChange, writer: Actor, *, previous_body: str | None = None
+) -> GraphFacts | None:
     """The save step's graph work: the entry's own facts (when its text changed), then the links
     that wait for it (when it is new, renamed or moved). A save that changes neither (a
-    verification, tags, metadata) costs the graph nothing. Returns the facts when it indexed
-    them."""
+    verification, tags, metadata) costs the graph nothing. `previous_body`: the body before a
+    write that changed only the body; when lines were only added to it, only those are parsed
+    (index_added_lines). Returns the facts when it indexed them."""
     facts = None
-    if change.text:
+    if change.text and previous_body is not None and not (change.new or change.moved):
+        facts = index_added_lines(entry, previous_body, writer)
+    if change.text and facts is None:
         facts = index_graph(entry, writer=writer, recheck=change.moved, new_entry=change.new)
     if change.identity:
         resolve_waiting(entry)
