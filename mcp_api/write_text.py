@@ -77,9 +77,11 @@ def facts_lines(report: dict) -> list[str]:
     out = []
     if obs:
         new = [o for o in obs if o["new"]]
+        counted = report.get("observations_counted") or {"total": len(obs), "new": len(new)}
         shown = ", ".join(f"[{o['category']}] {_clip(o['content'], 60)}" for o in new[:MAX_SHOWN])
         out.append(
-            f"Observations: {len(obs)} current, {len(new)} new" + (f": {shown}" if shown else "")
+            f"Observations: {counted['total']} current, {counted['new']} new"
+            + (f": {shown}" if shown else "")
         )
     if rels:
         listed = "; ".join(_relation(r) for r in rels[:MAX_SHOWN])

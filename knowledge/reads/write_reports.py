@@ -214,7 +214,7 @@ def _facts(
             "tags": list(o.tags),
             "new": new,
         }
-        for o, new in facts.observations[:MAX_FACTS]
+        for o, new in _new_first(facts.observations, MAX_FACTS)
     ]
     shown = facts.relations[:MAX_FACTS]
     targets = lookups.targets if lookups else {}
@@ -232,6 +232,23 @@ def _facts(
         if not rel["resolved"] and (named := [targets[pk] for pk in ids if pk in targets]):
             rel["candidates"] = [n.compact() for n in named]
     return observations, relations
+
+
+def _new_first(pairs: list[tuple], cap: int) -> list[tuple]:
+    """Up to `cap` (fact, new) pairs in the body's order, the new ones first to be kept: an
+    append to a long log lists the line it added, not the log's first twenty."""
+    new = [i for i, (_, is_new) in enumerate(pairs) if is_new][:cap]
+    old = [i for i, (_, is_new) in enumerate(pairs) if not is_new][: cap - len(new)]
+    return [pairs[i] for i in sorted(new + old)]
+
+
+def _fact_counts(facts) -> dict:
+    """How many observations the entry holds now and how many the write added (the report lists
+    at most MAX_FACTS of them)."""
+    if facts is None:
+        return {}
+    pairs = facts.observations
+    return {"total": len(pairs), "new": sum(1 for _, is_new in pairs if is_new)}
 
 
 def _facts_read_back(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]]:
@@ -380,6 +397,8 @@ def write_report(actor: Actor, result: WriteResult) -> dict:
             targets |= {pk for ids in facts.ambiguous.values() for pk in ids[:MAX_CANDIDATES]}
         lookups = report_lookups(actor, entry, targets=targets, new=created)
     report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
+    if (counts := _fact_counts(facts)) and counts["total"] > len(report["observations"]):
+        report["observations_counted"] = counts
     report["sources"], report["sources_total"] = _sources(entry, result.sources)
     if created:
         report["similar"] = _similar(entry, lookups.similar)

@@ -155,3 +155,18 @@ def test_same_body_is_one_indexed_query(owner, acme):
         cursor.execute("RESET enable_seqscan")
     assert "entry_body_key" in plan, plan
     assert Entry.objects.count() == 32
+
+
+def test_an_append_to_a_long_log_names_the_fact_it_added(call):
+    # The report lists at most twenty facts; they used to be the log's first twenty, so an
+    # append said "20 current, 0 new" and the agent could not tell its line was read as a fact.
+    log = "".join(f"- [event] deploy {n} went out #release\n" for n in range(30))
+    first = _ok(call("upsert", project="acme", title="Release log", body=log))
+    assert "Observations: 30 current, 30 new" in text(first)
+    res = _ok(call("edit", id=first.structured_content["entry"]["short_id"],
+                   operation="append", content="- [decision] freeze on Friday #release"))  # fmt: skip
+    said = text(res)
+    assert "Observations: 31 current, 1 new: [decision] freeze on Friday" in said
+    listed = res.structured_content["report"]["observations"]
+    assert len(listed) == 20 and [o["content"] for o in listed if o["new"]] == ["freeze on Friday"]
+    assert listed[0]["content"] == "deploy 0 went out"  # the rest, in the body's order
