@@ -163,8 +163,9 @@ def test_an_append_to_a_long_log_names_the_fact_it_added(call):
     log = "".join(f"- [event] deploy {n} went out #release\n" for n in range(30))
     first = _ok(call("upsert", project="acme", title="Release log", body=log))
     assert "Observations: 30 current, 30 new" in text(first)
-    res = _ok(call("edit", id=first.structured_content["entry"]["short_id"],
-                   operation="append", content="- [decision] freeze on Friday #release"))  # fmt: skip
+    ref = first.structured_content["entry"]["short_id"]
+    line = "- [decision] freeze on Friday #release"
+    res = _ok(call("edit", id=ref, operation="append", content=line))
     said = text(res)
     assert "Observations: 31 current, 1 new: [decision] freeze on Friday" in said
     listed = res.structured_content["report"]["observations"]
