@@ -107,7 +107,7 @@ def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
     """(lines added, lines removed, the removed non-blank lines in order), by knowledge.diffs,
     whose time grows with the text's length whatever the text (bodies are bounded by
     CAIRN_MAX_BODY_BYTES), so no rewrite needs counting as replaced whole."""
-    a, b = old.split("\n"), new.split("\n")
+    a, b = _lines(old), _lines(new)
     added = removed = 0
     gone: list[str] = []
     for tag, i1, i2, j1, j2 in line_opcodes(a, b):
@@ -117,6 +117,13 @@ def body_change(old: str, new: str) -> tuple[int, int, list[str]]:
         if tag in ("replace", "insert"):
             added += j2 - j1
     return added, removed, gone
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines; a final newline ends the last line, it starts no empty one (30 lines
+    and their newlines are 30 lines, an empty body none)."""
+    lines = text.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 def heading_above(body: str, old: str) -> str | None:
@@ -175,7 +182,7 @@ def _change(actor: Actor, entry: Entry, before: EntryBeforeWrite | None = None) 
     if before is None and entry.version > 1:
         before = _previous(actor, entry, entry.version - 1)
     if before is None:
-        added = len(entry.body.split("\n")) if entry.body else 0
+        added = len(_lines(entry.body))
         return {"added": added, "removed": 0, "removed_lines": [], "fields": {}}
     added, removed, gone = body_change(before.body, entry.body)
     fields = fields_changed(before, entry)
