@@ -13,7 +13,8 @@ For each worker configuration, in one sitting (same machine load, back to back):
    the last write until every session is searchable by meaning (has a vector: its first chunk)
    and until every chunk has its vector (the backlog is zero); entries and chunks per second,
    the worker's CPU seconds per chunk and its idle share (the part of its processes' wall time
-   they did not spend on a CPU).
+   they did not spend on a CPU), and of that the part they were ready to run but waited for a
+   CPU (other work on the machine; the rest is the worker's own idleness).
 2. steady: write one session per second for --steady-seconds and measure, per write, the time
    from its commit to its vectors being stored (p50/p95/max).
 
@@ -184,19 +185,26 @@ class Watcher:
         self.thread.join()
 
 
-def worker_cpu(worker: subprocess.Popen) -> float:
-    """CPU seconds the worker's processes (the main one and its pool) have used so far."""
+def worker_cpu(worker: subprocess.Popen) -> tuple[float, float]:
+    """CPU seconds the worker's processes (the main one and its pool) have used so far, and the
+    seconds their threads were ready to run but waited for a CPU (Linux's schedstat run delay:
+    the other work on the machine, not the worker's own idleness; 0 where it is not kept)."""
     import psutil
 
     main = psutil.Process(worker.pid)
-    total = 0.0
+    total = waited = 0.0
     for proc in [main, *main.children(recursive=True)]:
         try:
             times = proc.cpu_times()
         except psutil.NoSuchProcess:
             continue
         total += times.user + times.system
-    return total
+        for task in Path(f"/proc/{proc.pid}/task").glob("*/schedstat"):
+            try:
+                waited += int(task.read_text().split()[1]) / 1e9
+            except (OSError, IndexError, ValueError):
+                continue  # a thread that ended meanwhile
+    return total, waited
 
 
 def chunk_count(entry_ids: list[int]) -> int:
@@ -232,7 +240,7 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
 
         # 1. burst
         written: dict[int, float] = {}
-        cpu0 = worker_cpu(worker)
+        cpu0, wait0 = worker_cpu(worker)
         t0 = time.time()
         for conv, title, body in data:
             entry = entry_upsert(
@@ -246,7 +254,8 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
         write_seconds = last_write - t0
         watcher.wait_all(args.timeout, worker, log)
         burst_seconds = max(watcher.ready[pk] for pk in written) - t0
-        burst_cpu = worker_cpu(worker) - cpu0
+        cpu1, wait1 = worker_cpu(worker)
+        burst_cpu, burst_wait = cpu1 - cpu0, wait1 - wait0
         burst_lat = [watcher.ready[pk] - t for pk, t in written.items()]
         searchable_after = max(watcher.searchable[pk] for pk in written) - last_write
         complete_after = max(watcher.ready[pk] for pk in written) - last_write
@@ -290,6 +299,8 @@ def run_config(name: str, overrides: dict, actor, data, args, db_name: str, tmp:
         "worker_cpu_seconds": burst_cpu,
         "cpu_per_chunk": burst_cpu / max(1, chunks),
         "worker_idle_share": max(0.0, 1 - burst_cpu / (burst_seconds * worker.shape["processes"])),
+        # Of that, the part spent ready to run but waiting for a CPU (a loaded machine).
+        "worker_cpu_wait_share": burst_wait / (burst_seconds * worker.shape["processes"]),
         "burst_latency_p50": percentile(burst_lat, 50),
         "burst_latency_max": max(burst_lat),
         "steady_writes": n,
@@ -356,11 +367,11 @@ def main() -> None:
     print_table(
         ["config", "sessions", "chunks", "write s", "searchable s after last write",
          "all vectors s after last write", "entries/s", "chunks/s", "worker CPU s per chunk",
-         "worker idle share"],
+         "worker idle share", "of it waiting for a CPU"],
         [[r["config"], r["sessions"], r["chunks"], r["write_seconds"],
           r["searchable_after_last_write"], r["complete_after_last_write"],
           r["entries_per_second"], r["chunks_per_second"], r["cpu_per_chunk"],
-          r["worker_idle_share"]] for r in rows],
+          r["worker_idle_share"], r["worker_cpu_wait_share"]] for r in rows],
     )  # fmt: skip
     print_table(
         ["config", "procs x threads", "batch", "entries/s", "vs first", "burst s",

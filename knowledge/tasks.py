@@ -26,9 +26,10 @@ log = logging.getLogger(__name__)
     retry_backoff_max=600,
     max_retries=8,
 )
-def embed_entry(entry_id: int) -> str:
+def embed_entry(entry_id: int | None = None) -> str:
     """Embed a new or changed entry (enqueued on commit of every entry write or delete), and
-    with it every entry still waiting, CAIRN_EMBED_BATCH per model call, oldest first.
+    with it every entry still waiting, CAIRN_EMBED_BATCH per model call, oldest first. Without
+    an entry: a run's continuation or helper (knowledge/services/embedding_queue.py).
 
     Skips entries whose content and model are unchanged; a deleted entry needs nothing (its
     chunks went with it). Until this runs the entry is already found by full text. Tasks of
@@ -39,12 +40,12 @@ def embed_entry(entry_id: int) -> str:
         first=entry_id,
         batch_size=settings.CAIRN_EMBED_BATCH,
         workers=settings.CAIRN_WORKER_CONCURRENCY,
-        # Then the queue's other tasks (the mirror's) get their turn; the next write's task
-        # or the sweep goes on with what is left.
+        # Then the queue's other tasks (the mirror's) get their turn; the run's continuation
+        # goes on with what is left.
         max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,
     )
     log.info("embed_entry(%s): %s, in all %s", entry_id, run.first, dict(run.counts))
-    return str(run.first)
+    return str(run.first) if entry_id is not None else ""
 
 
 @shared_task(name="knowledge.tasks.embedding_sweep")
@@ -57,7 +58,7 @@ def embedding_sweep() -> dict:
     """
     try:
         # At most one interval per run: the mirror drain and new writes' tasks get their turn
-        # on a single worker; the next sweep goes on with what is left.
+        # on a single worker; the embed task it queues goes on with what is left.
         counts = entries_embed_stale(
             batch_size=settings.CAIRN_EMBED_BATCH,
             max_seconds=settings.CAIRN_EMBED_SWEEP_SECONDS,

@@ -56,13 +56,14 @@ def tasks_started() -> None:
         task_started(name)
 
 
-def _send(task_name: str, *args: object) -> None:
-    _send_all([(task_name, args)])
+def _send(task_name: str, *args: object, coalesced_only: bool = False) -> None:
+    _send_all([(task_name, args)], coalesced_only=coalesced_only)
 
 
-def _send_all(tasks: list[tuple[str, tuple]]) -> None:
+def _send_all(tasks: list[tuple[str, tuple]], *, coalesced_only: bool = False) -> None:
     """Queue each (task, args) unless one of its kind is queued and not started: one producer
-    and one round trip to the broker for all the wake keys (a write queues two tasks)."""
+    and one round trip to the broker for all the wake keys (a write queues two tasks).
+    coalesced_only: send nothing where the broker cannot coalesce (no wake key)."""
     global _broker_down_until, _warned_embedded_down
     if not settings.CAIRN_BACKGROUND_TASKS:  # benchmarks measure a write alone
         return
@@ -91,6 +92,8 @@ def _send_all(tasks: list[tuple[str, tuple]]) -> None:
                     pipe.set(wake_key(name), "1", nx=True, ex=WAKE_SECONDS)
                 woken = {name for name, ok in zip(coalesced, pipe.execute(), strict=True) if ok}
             for name, args in tasks:
+                if client is None and coalesced_only:
+                    continue
                 if client is not None and name in COALESCED and name not in woken:
                     continue  # one is queued and has not started: it will see this write
                 current_app.send_task(name, args=args, retry=False, producer=producer)
@@ -111,6 +114,15 @@ COALESCED = (EMBED, DRAIN)
 def entry_written(entry_id: int) -> None:
     """Call inside the write's transaction, after the entry (or its deletion) is saved."""
     transaction.on_commit(lambda: _send_all([(EMBED, (entry_id,)), (DRAIN, ())]))
+
+
+def embed_wanted(*, continuation: bool = False) -> None:
+    """An embedding run found work it does not take: entries still waiting when it stopped on
+    time (continuation), or more than its share while it embeds (a helper, for a worker
+    process that may be idle). Queued like a write's task, so at most one waits however many
+    runs ask; a helper is never sent where the broker cannot coalesce (one per batch would
+    pile up), a continuation (one per run, replacing it) always is."""
+    _send(EMBED, None, coalesced_only=not continuation)
 
 
 def queue_drain() -> None:

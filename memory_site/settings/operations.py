@@ -49,7 +49,7 @@ CAIRN_TIMINGS_FLUSH_THREAD = env.bool("CAIRN_TIMINGS_FLUSH_THREAD", default=True
 # The embedding sweep (knowledge.tasks.embedding_sweep): every this many seconds and at worker
 # start, entries whose vectors are missing or stale are embedded, CAIRN_EMBED_BATCH per model
 # call; one embedding run (a sweep or a write's task) works at most this long, then lets the
-# worker's other tasks through.
+# worker's other tasks through and queues its continuation if entries still wait.
 CAIRN_EMBED_SWEEP_SECONDS = env.float("CAIRN_EMBED_SWEEP_SECONDS", default=60.0)
 # The dashboard's backlog history (history/snapshots.py): every this many seconds, and at worker
 # start, the open items, the embedding backlog and the git mirror's queue, lag and parked

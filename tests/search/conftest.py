@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -41,7 +42,10 @@ class FakeEmbeddingServer:
     def __init__(self) -> None:
         self.dim = 384
         self.fail_after: int | None = None  # answer 503 after this many requests
+        self.delay = 0.0  # seconds each answer takes (a model at work)
         self.requests: list[dict] = []
+        self.in_flight = self.most_in_flight = 0  # requests being answered at once
+        lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,6 +57,17 @@ class FakeEmbeddingServer:
                 server.requests.append(
                     {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
                 )
+                with lock:
+                    server.in_flight += 1
+                    server.most_in_flight = max(server.most_in_flight, server.in_flight)
+                try:
+                    time.sleep(server.delay)
+                    self.answer(body)
+                finally:
+                    with lock:
+                        server.in_flight -= 1
+
+            def answer(self, body):
                 if server.fail_after is not None and len(server.requests) > server.fail_after:
                     self.send_response(503)
                     self.end_headers()

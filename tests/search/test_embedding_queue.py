@@ -1,7 +1,9 @@
 """Waiting entries are embedded in batches, oldest first, by whichever worker process is free:
 per-entry advisory locks keep two processes off the same entry without either waiting."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -11,9 +13,11 @@ import pytest
 from django.db import connection, connections
 
 from knowledge.models import Entry, EntryChunk
+from knowledge.services import background
 from knowledge.services.embedding_queue import ENTRY_LOCK_SPACE, entries_embed_pending
 from knowledge.tasks import embed_entry
 from memory_site import embedded
+from memory_site.celery import app
 from tests.factories import EntryFactory
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -113,17 +117,21 @@ def prefork_worker(transactional_db, tmp_path, fake_server, http_provider_settin
         "CAIRN_EMBEDDING_URL": fake_server.url,
         "CAIRN_EMBEDDING_MODEL": "fake-embed",
         "CAIRN_EMBED_BATCH": "3",
-        "CAIRN_WORKER_CONCURRENCY": "2",
     }
     procs = []
 
-    args = [sys.executable, "-m", "celery", "-A", "memory_site", "worker", "--concurrency", "2",
-            "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
-            "-Q", "celery", "--purge"]  # fmt: skip
-
-    def start():
+    def start(processes: int = 2, **settings: str):
+        """No beat: the periodic sweep never runs, only the one at worker start."""
+        args = [sys.executable, "-m", "celery", "-A", "memory_site", "worker",
+                "--concurrency", str(processes), "--loglevel", "INFO", "--without-gossip",
+                "--without-mingle", "--without-heartbeat", "-Q", "celery", "--purge"]  # fmt: skip
         proc = subprocess.Popen(
-            args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            args,
+            cwd=ROOT,
+            env={**env, "CAIRN_WORKER_CONCURRENCY": str(processes), **settings},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         proc.log_path = log_path
         procs.append(proc)
@@ -163,6 +171,64 @@ def test_two_worker_processes_embed_every_waiting_entry_once_in_batches(
     assert len(fake_server.requests) < len(entries)  # batched across entries
     assert max(len(r["body"]["input"]) for r in fake_server.requests) == 3
     assert EntryChunk.objects.count() == len(entries)
+
+
+def wait_until(done, worker, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        assert worker.poll() is None, worker.log_path.read_text(errors="replace")[-3000:]
+        time.sleep(0.1)
+
+
+def queued_embeds() -> int:
+    with app.connection_for_write() as conn:
+        messages = conn.default_channel.client.lrange("celery", 0, -1)
+    return sum(json.loads(m)["headers"]["task"] == background.EMBED for m in messages)
+
+
+def test_a_run_stopped_on_time_queues_its_continuation_until_nothing_waits(
+    prefork_worker, project, fake_server, settings
+):
+    # Every run stops after its first model call (CAIRN_EMBED_SWEEP_SECONDS=0), one process
+    # (no helper is asked for), no beat: only the runs' continuations can carry the rest on.
+    worker = prefork_worker(processes=1, CAIRN_EMBED_SWEEP_SECONDS="0")
+    swept = re.compile(r"embedding_sweep\[[^]]*\] succeeded")
+    wait_until(lambda: swept.search(worker.log_path.read_text(errors="replace")), worker)
+    settings.CAIRN_BACKGROUND_TASKS = False  # written together: one task for all of them
+    entries = [EntryFactory(project=project, title=f"Burst {i}", body=f"b {i}") for i in range(11)]
+    settings.CAIRN_BACKGROUND_TASKS = True
+    entries.append(EntryFactory(project=project, title="Last write", body="the end"))
+    most_queued = 0
+
+    def done() -> bool:
+        nonlocal most_queued
+        most_queued = max(most_queued, queued_embeds())
+        return not waiting()
+
+    wait_until(done, worker)
+    log = worker.log_path.read_text(errors="replace")
+    assert waiting() == 0, log[-3000:]
+    sent = texts_sent(fake_server)
+    assert sorted(sent) == sorted(f"{e.title}\n{e.body}" for e in entries), log[-3000:]  # once
+    assert len(fake_server.requests) == 4  # 12 entries, 3 per run: the write's task + 3 more
+    assert most_queued <= 1  # one continuation at a time, not a task per entry
+
+
+def test_an_idle_worker_process_joins_a_run_that_leaves_entries_waiting(
+    prefork_worker, project, fake_server, settings
+):
+    settings.CAIRN_BACKGROUND_TASKS = False  # a backlog, and no write after it to queue tasks
+    entries = [EntryFactory(project=project, title=f"Old {i}", body=f"o {i}") for i in range(18)]
+    fake_server.delay = 0.5  # 6 model calls of 3: one process alone needs 3 s
+    # Runs never stop on time: the start-up sweep takes the whole backlog unless it asks the
+    # other (idle) process to help.
+    worker = prefork_worker(processes=2, CAIRN_EMBED_SWEEP_SECONDS="600")
+    wait_until(lambda: not waiting(), worker)
+    log = worker.log_path.read_text(errors="replace")
+    assert waiting() == 0, log[-3000:]
+    assert fake_server.most_in_flight == 2, log[-3000:]  # both processes were embedding
+    sent = texts_sent(fake_server)
+    assert sorted(sent) == sorted(f"{e.title}\n{e.body}" for e in entries), log[-3000:]  # once
 
 
 def sections(*texts: str) -> str:
