@@ -163,10 +163,12 @@ def test_an_append_to_a_long_log_names_the_fact_it_added(call):
     log = "".join(f"- [event] deploy {n} went out #release\n" for n in range(30))
     first = _ok(call("upsert", project="acme", title="Release log", body=log))
     assert "Observations: 30 current, 30 new" in text(first)
+    assert "(version 1): +30 -0 lines." in text(first)  # a final newline starts no line
     ref = first.structured_content["entry"]["short_id"]
     line = "- [decision] freeze on Friday #release"
     res = _ok(call("edit", id=ref, operation="append", content=line))
     said = text(res)
+    assert "(version 2): +1 -0 lines." in said
     assert "Observations: 31 current, 1 new: [decision] freeze on Friday" in said
     listed = res.structured_content["report"]["observations"]
     assert len(listed) == 20 and [o["content"] for o in listed if o["new"]] == ["freeze on Friday"]

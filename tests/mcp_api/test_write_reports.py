@@ -5,6 +5,7 @@ resolved or waiting), the sources recorded, and the similar entries a new one ma
 import pytest
 
 from knowledge.models import Entry
+from knowledge.reads.write_reports import body_change
 from tests.mcp_api.conftest import text
 
 pytestmark = pytest.mark.usefixtures("acme")
@@ -165,3 +166,17 @@ def test_body_change_counts_lines_and_stays_bounded():
     assert (added, removed, len(gone)) == (1, MAX_DIFF_LINES + 5, MAX_DIFF_LINES + 5)
     edited = long.replace("line 7\n", "line seven\n")
     assert body_change(long, edited) == (1, 1, ["line 7"])
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "counts"),
+    [
+        ("", "a\nb\n", (2, 0)),  # a final newline ends the last line
+        ("", "a\nb", (2, 0)),  # the first text of an empty body replaces no line
+        ("a\nb", "a\nb\nc", (1, 0)),
+        ("a\nb\n", "a\nb\nc\n", (1, 0)),
+        ("a\nb\n", "a\nc\n", (1, 1)),
+    ],
+)
+def test_lines_are_counted_as_an_editor_counts_them(old, new, counts):
+    assert body_change(old, new)[:2] == counts
