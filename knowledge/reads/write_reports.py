@@ -1,7 +1,7 @@
 """What a write did, for the writer's answer: the body's change in lines (and the removed text
 with the revision that wrote each line), the fields that changed, the observations and relations
 the new text holds (links resolved or waiting), the sources recorded, and for a new entry the
-similar entries that already exist and those whose body is the same.
+similar entries that already exist and those whose body is the same (knowledge/reads/similar).
 
 Built from what the write itself had at hand (the entry as it found it, the facts its graph step
 parsed and resolved), so a report costs few statements: the removed lines' origins (only when
@@ -12,25 +12,15 @@ Everything is bounded: a few lines of removed text, a few facts, a few similar e
 
 from __future__ import annotations
 
-import difflib
-import re
-
 from django.db.models import Q
-from django.db.models.functions import Left
 
 from knowledge.actors import Actor
 from knowledge.diffs import line_opcodes
 from knowledge.graph.selectors import entry_relations
 from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry, Observation
-from knowledge.reads.write_lookups import (
-    MAX_SIMILAR,
-    Lookups,
-    Named,
-    Revision,
-    blame_revisions,
-    report_lookups,
-)
+from knowledge.reads.similar import kept_similar, listed_same_body
+from knowledge.reads.write_lookups import Lookups, Revision, blame_revisions, report_lookups
 from knowledge.selectors import visible_projects
 from knowledge.write_result import EntryBeforeWrite, WriteResult
 
@@ -42,12 +32,6 @@ MAX_FACTS = 20
 MAX_CANDIDATES = 5  # entries listed for a waiting title that several projects hold
 MAX_SOURCES = 20
 METADATA_FIELDS = ("title", "kind", "status", "tags", "path")
-_WORD = re.compile(r"[\w-]+")
-_STOPWORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "with", "by", "at"}
-# Similar entries: the share of the shorter body's words the other must hold, and how much of
-# each body is compared (a report's work stays bounded whatever the entries' size).
-BODY_SHARE = 0.5
-BODY_CHARS = 20_000
 
 
 def _previous(actor: Actor, entry: Entry, version: int):
@@ -307,84 +291,6 @@ def _sources(entry: Entry, given) -> tuple[list[dict], int]:
     return answer, entry.sources.count()
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
-
-
-def _close_bodies(mine: set[str], theirs: set[str]) -> str:
-    """'bodies share n of m words' when most of the shorter body's words are in the other
-    (at least three, or all of a shorter one), '' otherwise."""
-    shared, fewer = len(mine & theirs), min(len(mine), len(theirs))
-    if not fewer or shared < min(3, fewer) or shared < BODY_SHARE * fewer:
-        return ""
-    return f"bodies share {shared} of {fewer} words"
-
-
-def _similar(entry: Entry, candidates: list[Named]) -> list[dict]:
-    """The candidates kept: titles alike (difflib's ratio) or sharing most words, and bodies
-    sharing most words too. A title alone misleads: a session summary sharing a date and two
-    words with a meeting note's title was said to be the same note (issue 48)."""
-    mine = _words(entry.title)
-    titled = []
-    for hit in candidates:
-        ratio = difflib.SequenceMatcher(None, entry.title.lower(), hit.title.lower()).ratio()
-        shared = sorted(mine & _words(hit.title))
-        if ratio >= 0.75:
-            why = f"title {round(ratio * 100)}% alike"
-        elif mine and len(shared) >= max(2, (len(mine) + 1) // 2):
-            why = "its title shares " + ", ".join(shared)
-        else:
-            continue
-        titled.append((hit, why))
-    bodies = (
-        dict(
-            Entry.objects.filter(pk__in=[hit.id for hit, _ in titled]).values_list(
-                "pk", Left("body", BODY_CHARS)
-            )
-        )
-        if titled
-        else {}
-    )
-    body = _words(entry.body[:BODY_CHARS])
-    found = []
-    for hit, why in titled:
-        close = _close_bodies(body, _words(bodies.get(hit.id) or ""))
-        if not close:
-            continue
-        why = f"{why}; {close}"
-        found.append(
-            {
-                "id": hit.id,
-                "short_id": hit.short_id,
-                "title": hit.title,
-                "path": hit.path,
-                "why": why,
-            }
-        )
-    return found[:MAX_SIMILAR]
-
-
-def _same_body(rows: list[Named]) -> list[dict]:
-    return [
-        {"id": e.id, "short_id": e.short_id, "title": e.title, "path": e.path, "kind": e.kind}
-        for e in rows
-    ]
-
-
-def similar_entries(actor: Actor, entry: Entry) -> list[dict]:
-    """Entries of the same project that may say the same as a new entry (its title alike by
-    trigrams, then kept when the titles are alike or share most words)."""
-    return _similar(entry, report_lookups(actor, entry, new=True).similar)
-
-
-def same_body_entries(actor: Actor, entry: Entry) -> list[dict]:
-    """Entries in projects the actor can see whose body says word for word what `entry`'s does
-    (whitespace and case aside), whatever their titles: one lookup on the entry_body_key index."""
-    if not entry.body.strip():
-        return []
-    return _same_body(report_lookups(actor, entry, new=True).same_body)
-
-
 def write_report(actor: Actor, result: WriteResult) -> dict:
     """What the write did, from its result alone (outcome: created, updated, unchanged,
     corrected). Without `result.before` (and past version 1) the previous revision is read
@@ -408,8 +314,8 @@ def write_report(actor: Actor, result: WriteResult) -> dict:
         report["observations_counted"] = counts
     report["sources"], report["sources_total"] = _sources(entry, result.sources)
     if created:
-        report["similar"] = _similar(entry, lookups.similar)
-        report["same_body"] = _same_body(lookups.same_body)
+        report["similar"] = kept_similar(entry, lookups.similar)
+        report["same_body"] = listed_same_body(lookups.same_body)
     return report
 
 
@@ -417,7 +323,5 @@ __all__ = [
     "body_change",
     "fields_changed",
     "metadata_line",
-    "same_body_entries",
-    "similar_entries",
     "write_report",
 ]

@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 
 from knowledge.actors import Actor
 from knowledge.models import Entry
-from knowledge.reads.write_reports import same_body_entries
+from knowledge.reads.similar import same_body_entries
 from knowledge.services import ProjectFields, project_update
 from tests.factories import EntryFactory, ProjectFactory
 from tests.mcp_api.conftest import mcp_session, text
