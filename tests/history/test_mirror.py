@@ -329,6 +329,27 @@ def test_a_drain_says_when_it_committed_the_projects_manifest(actor, project, gi
     assert not mirror.drain().manifest  # nothing about the projects changed
 
 
+def test_a_batch_loads_its_revisions_in_one_query(actor, project, git):
+    """Row by row is only the fallback when one revision cannot be loaded (test_parking.py):
+    a batch of good ones costs one query, not one per revision."""
+    import re
+
+    from django.test.utils import CaptureQueriesContext
+
+    for title in ("One", "Two", "Three", "Four"):
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body="x"))
+    with CaptureQueriesContext(connection) as queries:
+        assert mirror.drain().committed == 4
+    table = HistoricalEntry._meta.db_table
+    loads = [
+        q["sql"]
+        for q in queries
+        if f'FROM "{table}"' in q["sql"]
+        and re.search(r'"history_id" (IN \(|= )', q["sql"].partition(" WHERE ")[2])
+    ]
+    assert len(loads) == 1, loads
+
+
 def test_a_drain_reads_pending_revisions_a_batch_at_a_time(actor, project, git, settings):
     from django.test.utils import CaptureQueriesContext
 
