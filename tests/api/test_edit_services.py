@@ -92,6 +92,21 @@ def test_append_and_prepend_keep_the_content_as_written_but_its_blank_edge_lines
     )
 
 
+def test_append_and_prepend_go_into_a_section_or_fill_an_empty_body():
+    body = "# Plan\n\n## Next\n\n- one\n\n## Done\n\n- zero\n"
+    assert apply_edit(body, operation="append", section="Next", content="- two") == (
+        "# Plan\n\n## Next\n\n- one\n- two\n\n## Done\n\n- zero\n"
+    )
+    assert apply_edit(body, operation="prepend", section="done", content="- minus") == (
+        "# Plan\n\n## Next\n\n- one\n\n## Done\n\n- minus\n- zero\n"
+    )
+    # An item appended after a list continues it, even after a line that introduces the list.
+    assert apply_edit("Tasks:\n- old", operation="append", content="- new") == (
+        "Tasks:\n- old\n- new\n"
+    )
+    assert apply_edit("  \n", operation="prepend", content="x") == "x"
+
+
 def test_find_replace_may_fill_the_body_to_its_limit_and_shrink_a_full_one(settings):
     settings.CAIRN_MAX_BODY_BYTES = 100
     full = "a" * 90 + "0123456789"
