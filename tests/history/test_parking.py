@@ -226,3 +226,17 @@ def test_the_admin_lists_parked_revisions_and_retries_them(client, actor, projec
     assert "back in line" in response.content.decode()
     assert not ParkedRevision.objects.exists()
     assert mirror.pending().filter(history_id=bad_rev.history_id).exists()
+
+
+def test_every_revision_that_cannot_be_loaded_is_parked_and_counted(actor, project, git):
+    revisions = []
+    for title in ("Bad", "Worse", "Good"):
+        made = entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body="x"))
+        revisions.append(_latest(made.entry))
+    for undecodable in revisions[:2]:
+        _poison(undecodable.history_id, 5000)
+    result = mirror.drain()
+    assert (result.committed, result.parked) == (1, 2)
+    assert set(ParkedRevision.objects.values_list("revision_id", flat=True)) == {
+        r.history_id for r in revisions[:2]
+    }
