@@ -74,6 +74,51 @@ def test_find_replace_counts_and_append_prepend():
         apply_edit("a", operation="rewrite", content="b")
 
 
+def test_append_and_prepend_keep_the_content_as_written_but_its_blank_edge_lines():
+    """Only the blank lines around the content go (the edit puts one blank line between): its
+    indentation, its spaces and its own first and last characters stay, and so does the body."""
+    body, code, words = "Notes here\n", "\n    indented()\n", "X-ray: clear. Next step\n"
+    assert apply_edit(body, operation="append", content=code) == "Notes here\n\n    indented()\n"
+    assert apply_edit(body, operation="append", content=words) == (
+        "Notes here\n\nX-ray: clear. Next step\n"
+    )
+    assert apply_edit(body, operation="prepend", content=code) == "    indented()\n\nNotes here\n"
+    assert apply_edit(body, operation="prepend", content=words) == (
+        "X-ray: clear. Next step\n\nNotes here\n"
+    )
+    # A list prepended to a list continues it, even after a line that introduces it.
+    assert apply_edit("- old\n", operation="prepend", content="Tasks:\n- new") == (
+        "Tasks:\n- new\n- old\n"
+    )
+
+
+def test_append_and_prepend_go_into_a_section_or_fill_an_empty_body():
+    body = "# Plan\n\n## Next\n\n- one\n\n## Done\n\n- zero\n"
+    assert apply_edit(body, operation="append", section="Next", content="- two") == (
+        "# Plan\n\n## Next\n\n- one\n- two\n\n## Done\n\n- zero\n"
+    )
+    assert apply_edit(body, operation="prepend", section="done", content="- minus") == (
+        "# Plan\n\n## Next\n\n- one\n\n## Done\n\n- minus\n- zero\n"
+    )
+    # An item appended after a list continues it, even after a line that introduces the list.
+    assert apply_edit("Tasks:\n- old", operation="append", content="- new") == (
+        "Tasks:\n- old\n- new\n"
+    )
+    assert apply_edit("  \n", operation="prepend", content="x") == "x"
+
+
+def test_find_replace_may_fill_the_body_to_its_limit_and_shrink_a_full_one(settings):
+    settings.CAIRN_MAX_BODY_BYTES = 100
+    full = "a" * 90 + "0123456789"
+    assert apply_edit(full, operation="find_replace", find="0123456789", content="z") == (
+        "a" * 90 + "z"
+    )
+    body = "x" * 95 + "END"
+    assert len(apply_edit(body, operation="find_replace", find="END", content="END!!")) == 100
+    with pytest.raises(ValidationFailed, match="longer than the limit of 100 bytes"):
+        apply_edit(body, operation="find_replace", find="END", content="END!!!")
+
+
 def test_entry_edit_is_one_revision_and_checks_the_version(actor, project):
     entry = entry_upsert(
         actor=actor, project="acme", fields=EntryFields(title="T", body="one")

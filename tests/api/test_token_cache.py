@@ -4,10 +4,12 @@ on its next request."""
 
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from knowledge.actors import Actor
 from knowledge.models import ApiToken
@@ -35,8 +37,19 @@ for line in sys.stdin:
 
 
 @pytest.mark.django_db
-def test_a_cached_actor_costs_one_primary_key_read(owner, django_assert_num_queries):
-    secret = token_create(actor=Actor.system(), user=owner, name="fast").secret
+@pytest.mark.parametrize(
+    "projects, seconds",
+    [(None, 300), (["narrow"], 300), (None, 1)],
+    ids=["every-project", "narrowed", "one-second-cache"],
+)
+def test_a_cached_actor_costs_one_primary_key_read(
+    owner, settings, django_assert_num_queries, projects, seconds
+):
+    """A narrowed token's projects compare equal to its cached reach (not rebuilt on every
+    request), and a cache of one second is a cache (only 0 turns it off)."""
+    settings.CAIRN_TOKEN_CACHE_SECONDS = seconds
+    ProjectFactory(slug="narrow")
+    secret = token_create(actor=Actor.system(), user=owner, name="fast", projects=projects).secret
     first = token_authenticate(secret)  # builds the actor (and records last use)
     with django_assert_num_queries(1) as ctx:
         again = token_authenticate(secret)
@@ -148,4 +161,28 @@ def test_a_cached_actor_answers_only_for_its_own_secret(owner):
     created = token_create(actor=Actor.system(), user=owner, name="first")
     assert token_authenticate(created.secret) is not None
     ApiToken.objects.filter(pk=created.token.pk).update(secret_hash="0" * 64)  # another's now
+    assert token_authenticate(created.secret) is None
+
+
+@pytest.mark.django_db
+def test_a_cached_actor_still_records_its_last_use_once_a_minute(owner):
+    created = token_create(actor=Actor.system(), user=owner, name="used")
+    assert token_authenticate(created.secret) is not None  # cached now
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    ApiToken.objects.filter(pk=created.token.pk).update(last_used_at=an_hour_ago)
+    assert token_authenticate(created.secret) is not None  # from the cache
+    assert ApiToken.objects.get(pk=created.token.pk).last_used_at > an_hour_ago
+
+
+@pytest.mark.django_db
+def test_a_client_token_works_only_at_its_own_resource_cached_or_not(owner):
+    """A token bound to one MCP resource (RFC 8707) is good there, on its first request and from
+    the cache after it, and refused at any other endpoint either way."""
+    mine, other = "https://cairn.test/mcp", "https://elsewhere.test/mcp"
+    created = token_create(actor=Actor.system(), user=owner, name="client")
+    ApiToken.objects.filter(pk=created.token.pk).update(resource=mine)
+    assert token_authenticate(created.secret, resources=[other]) is None
+    assert token_authenticate(created.secret, resources=[mine]) is not None  # built, cached
+    assert token_authenticate(created.secret, resources=[mine]) is not None  # from the cache
+    assert token_authenticate(created.secret, resources=[other]) is None
     assert token_authenticate(created.secret) is None

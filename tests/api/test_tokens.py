@@ -61,12 +61,33 @@ def test_revoked_expired_unknown_and_inactive_tokens_fail(owner):
     assert token_authenticate(c.secret) is None
 
 
+def test_only_a_secret_shaped_as_cairn_issues_them_is_looked_up(owner, django_assert_num_queries):
+    """A bearer secret is looked up only with Cairn's prefix and at most 200 characters (an
+    issued one is 49): a row whose hash matched any other text would still not let it in, and
+    an overlong one costs no query."""
+
+    def stored(secret: str) -> str:
+        created = token_create(actor=Actor.system(), user=owner, name=secret[:20])
+        ApiToken.objects.filter(pk=created.token.pk).update(
+            secret_hash=ApiToken.hash_secret(secret)
+        )
+        return secret
+
+    longest = stored("cairn_" + "a" * 194)
+    assert len(longest) == 200 and token_authenticate(longest) is not None
+    assert token_authenticate(stored("cairn_" + "b" * 195)) is None  # 201 characters
+    assert token_authenticate(stored("nocairn_" + "c" * 40)) is None  # not Cairn's prefix
+    with django_assert_num_queries(0):
+        assert token_authenticate("cairn_" + "d" * 1_000_000) is None
+
+
 def test_with_no_longest_lifetime_a_token_without_expiry_lives_on(owner, settings):
     settings.CAIRN_TOKEN_MAX_DAYS = 0
     created = token_create(actor=Actor.system(), user=owner, name="forever")
     assert created.token.expires_at is None
     ApiToken.objects.filter(pk=created.token.pk).update(created_at="2000-01-01T00:00:00Z")
     assert token_authenticate(created.secret) is not None
+    assert token_authenticate(created.secret) is not None  # and again, from the actor cache
 
 
 def test_only_the_owner_or_a_superuser_creates_tokens(owner):

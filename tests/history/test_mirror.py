@@ -329,6 +329,60 @@ def test_a_drain_says_when_it_committed_the_projects_manifest(actor, project, gi
     assert not mirror.drain().manifest  # nothing about the projects changed
 
 
+def test_a_batch_loads_its_revisions_in_one_query(actor, project, git):
+    """Row by row is only the fallback when one revision cannot be loaded (test_parking.py):
+    a batch of good ones costs one query, not one per revision."""
+    import re
+
+    from django.test.utils import CaptureQueriesContext
+
+    for title in ("One", "Two", "Three", "Four"):
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body="x"))
+    with CaptureQueriesContext(connection) as queries:
+        assert mirror.drain().committed == 4
+    table = HistoricalEntry._meta.db_table
+    loads = [
+        q["sql"]
+        for q in queries
+        if f'FROM "{table}"' in q["sql"]
+        and re.search(r'"history_id" (IN \(|= )', q["sql"].partition(" WHERE ")[2])
+    ]
+    assert len(loads) == 1, loads
+
+
+def test_drains_one_after_another_reconcile_nothing_and_time_themselves(actor, project, git):
+    """After the first drain the tip is a revision already recorded (the manifest did not
+    change): the next drain's repair walk stops there and counts nothing as repaired."""
+    entry = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1"))
+    mirror.drain()
+    for body in ("2", "3"):
+        entry_update(actor=actor, ref=entry.entry.pk, fields=EntryFields(body=body))
+        result = mirror.drain()
+        assert (result.committed, result.reconciled) == (1, 0)
+        assert 0 <= result.seconds < 60
+
+
+def test_a_new_project_without_entries_reaches_the_manifest_on_the_next_drain(actor, project, git):
+    from history.mirror.manifest import MANIFEST_PATH
+    from tests.factories import ProjectFactory
+
+    entry_upsert(actor=actor, project="acme", fields=EntryFields(title="A", body="1"))
+    mirror.drain()
+    ProjectFactory(slug="empty-yet", name="Empty yet")
+    result = mirror.drain()  # no revision pending: the manifest alone
+    assert result.manifest and result.committed == 0
+    assert b"empty-yet" in git().read(MANIFEST_PATH)
+    assert not mirror.drain().manifest  # current now: nothing to commit
+
+
+def test_one_drain_commits_every_batch_however_many(actor, project, git, settings):
+    settings.CAIRN_MIRROR_BATCH_SIZE = 1
+    for title in ("One", "Two", "Three", "Four", "Five", "Six"):
+        entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body="x"))
+    assert mirror.drain().committed == 6
+    assert mirror.pending().count() == 0
+
+
 def test_a_drain_reads_pending_revisions_a_batch_at_a_time(actor, project, git, settings):
     from django.test.utils import CaptureQueriesContext
 

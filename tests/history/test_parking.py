@@ -1,9 +1,13 @@
 """The mirror never stops for one revision: a revision that cannot be loaded, rendered or
 committed is parked with its error, the drain goes on, and it is committed in order later."""
 
+import importlib
+from datetime import timedelta
+
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
 from history import maintenance, mirror
 from history.models import ParkedRevision
@@ -104,17 +108,58 @@ def test_two_bad_revisions_in_one_batch_keep_their_order(actor, project, git):
     assert result.committed == 2  # the second revision flushed the first as a note
     assert not ParkedRevision.objects.exists()
     assert maintenance.verify() == []
+    note = git().repo[HistoricalEntry.objects.get(history_id=first.history_id).git_commit]
+    assert "could not be rendered" in note.message and "RecursionError" in note.message
+
+
+def test_a_revision_that_cannot_be_committed_is_parked_and_the_batch_redone_without_it(
+    actor, project, git, monkeypatch
+):
+    """No data known reaches this (what fails, fails in rendering, before the repository is
+    touched), so the failure is injected: git refuses one revision's commit. It is parked with
+    the error, the batch's commits so far are discarded and the batch is redone without it;
+    the revisions that fail to render before and after it are parked and counted too."""
+    draining = importlib.import_module("history.mirror.drain")  # the module, not its function
+
+    def revision(title: str) -> HistoricalEntry:
+        made = entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body="x"))
+        return _latest(made.entry)
+
+    titles = ("A", "Deep", "Refused", "Deeper", "Z")
+    first, deep, refused, deeper, last = (revision(title) for title in titles)
+    for unrenderable in (deep, deeper):
+        _poison(unrenderable.history_id, 600)
+    commit = draining.commit_prepared
+
+    def refusing(mirror_, row, names, prepared):
+        if row.history_id == refused.history_id:
+            raise ValueError("git says no")
+        return commit(mirror_, row, names, prepared)
+
+    monkeypatch.setattr(draining, "commit_prepared", refusing)
+    result = mirror.drain()
+
+    assert (result.committed, result.parked) == (2, 3)  # each parked revision counted once
+    parked = {p.revision_id: p for p in ParkedRevision.objects.all()}
+    assert parked.keys() == {deep.history_id, refused.history_id, deeper.history_id}
+    assert parked[refused.history_id].entry_id == refused.id
+    assert parked[refused.history_id].error == "cannot be committed: ValueError: git says no"
+    committed = [c.revision for c in reversed(list(git().walk())) if c.revision is not None]
+    assert committed == [first.history_id, last.history_id]  # once each, in order
+    assert mirror.pending().count() == 0
 
 
 def test_a_revision_parked_again_keeps_its_latest_error_and_counts_the_attempts(actor, project):
     entry = entry_upsert(actor=actor, project="acme", fields=EntryFields(title="E", body="b")).entry
     revision = _latest(entry).history_id
     mirror.queue.park(revision, entry.pk, "first")
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    ParkedRevision.objects.update(last_tried_at=an_hour_ago)  # tried an hour ago, say
     first = ParkedRevision.objects.get()
     mirror.queue.park(revision, entry.pk, "second")
     again = ParkedRevision.objects.get()
     assert (again.error, again.attempts) == ("second", first.attempts + 1)
-    assert again.last_tried_at is not None and again.last_tried_at >= first.last_tried_at
+    assert again.last_tried_at > an_hour_ago  # the admin's "last tried" is this attempt
 
 
 def test_retry_commits_a_repaired_revision(actor, project, git, capsys):
@@ -181,3 +226,17 @@ def test_the_admin_lists_parked_revisions_and_retries_them(client, actor, projec
     assert "back in line" in response.content.decode()
     assert not ParkedRevision.objects.exists()
     assert mirror.pending().filter(history_id=bad_rev.history_id).exists()
+
+
+def test_every_revision_that_cannot_be_loaded_is_parked_and_counted(actor, project, git):
+    revisions = []
+    for title in ("Bad", "Worse", "Good"):
+        made = entry_upsert(actor=actor, project="acme", fields=EntryFields(title=title, body="x"))
+        revisions.append(_latest(made.entry))
+    for undecodable in revisions[:2]:
+        _poison(undecodable.history_id, 5000)
+    result = mirror.drain()
+    assert (result.committed, result.parked) == (1, 2)
+    assert set(ParkedRevision.objects.values_list("revision_id", flat=True)) == {
+        r.history_id for r in revisions[:2]
+    }

@@ -244,3 +244,51 @@ def test_undeleting_a_correction_leaves_a_newer_correction_of_its_entry_in_place
     entry_undelete(actor=actor, ref=first.short_id, reason="keep it")
     assert Entry.objects.get(pk=wrong.pk).superseded_by_id == second.pk
     assert Entry.objects.get(pk=first.pk).supersedes_id == wrong.pk
+
+
+def test_a_stale_write_names_the_entry_and_counts_the_changes_past_twenty(actor, project):
+    """The refusal names the entry and both versions (in the diff's file names too), lists the
+    twenty newest changes since the version read, and counts them all only past twenty."""
+    entry = _room(actor)
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body=BASE.replace("40", "45")))
+    for n in range(3, 22):  # v3..v21: twenty changes since version 1 in all
+        entry_update(actor=actor, ref=entry.pk, fields=EntryFields(tags=[f"t{n}"]))
+
+    def refusal() -> EntryConflict:
+        with pytest.raises(EntryConflict) as caught:
+            entry_update(
+                actor=actor,
+                ref=entry.pk,
+                fields=EntryFields(body=BASE.replace("40", "50")),
+                expected_version=1,
+            )
+        return caught.value
+
+    twenty = refusal()
+    assert [c["version"] for c in twenty.data["changes"]] == list(range(2, 22))
+    assert "changes_total" not in twenty.data
+    assert twenty.data["entry"] == entry.short_id
+    assert twenty.message.startswith(f"Entry {entry.short_id} changed since version 1 (now 21)")
+    assert f"--- {entry.short_id}@v1\n+++ {entry.short_id}@v21\n" in twenty.data["diff"]
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(tags=["t22"]))
+    more = refusal()
+    assert [c["version"] for c in more.data["changes"]] == list(range(3, 23))  # the newest
+    assert more.data["changes_total"] == 21
+
+
+def test_a_stale_write_after_a_delete_and_undelete_lists_each_version_once(actor, project):
+    """The deletion is no version of its own (its revision repeats the version it deleted): the
+    changes since are the update and the undelete, not the deletion beside them."""
+    entry = _room(actor)
+    entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body=BASE.replace("40", "45")))
+    entry_delete(actor=actor, ref=entry.pk, reason="by mistake")
+    entry_undelete(actor=actor, ref=entry.short_id, reason="it was right")
+    with pytest.raises(EntryConflict) as caught:
+        entry_update(
+            actor=actor, ref=entry.pk, fields=EntryFields(body=BASE + "\nmine"), expected_version=1
+        )
+    changes = caught.value.data["changes"]
+    assert [(c["version"], c["reason"]) for c in changes] == [
+        (2, "update body"),
+        (3, "undelete: it was right"),
+    ]
