@@ -25,10 +25,12 @@ from tests.mutation.scope import GUARANTEES, ROOT, function_of, functions, guara
 DOC = ROOT / "docs" / "developers" / "mutants.md"
 NAME = re.compile(r"`([\w.ǁ]+__mutmut_\d+)`")
 # mutmut's statuses, in the table's words. A timeout is a kill: the mutant made a test hang and
-# mutmut's CPU limit stopped it. "no tests": none of its guarantee's tests reaches the function.
+# mutmut's CPU limit stopped it; "by time" counts those among the killed, since a loaded machine
+# also stops tests that were only slow (docs/developers/mutants.md, "The last run").
+# "no tests": none of its guarantee's tests reaches the function.
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 SURVIVED = {"survived", "no tests"}
-COLUMNS = ("mutants", "killed", "explained", "survived", "not run")
+COLUMNS = ("mutants", "killed", "by time", "explained", "survived", "not run")
 
 
 def explained() -> set[str]:
@@ -71,10 +73,13 @@ def main(only: list[str]) -> int:
     counts = {
         g.name: Counter() for g in GUARANTEES if not only or set(g.functions) & set(functions(only))
     }
-    left = []
+    left, stopped = [], []
     for name, status in sorted(found.items()):
         count = counts[guarantee_of(name).name]
         count["mutants"] += 1
+        if status == "timeout":  # of the killed: a hang, or tests slowed past the CPU limit
+            count["by time"] += 1
+            stopped.append(name)
         if status in KILLED:
             count["killed"] += 1
         elif status in SURVIVED and name in known:
@@ -91,6 +96,11 @@ def main(only: list[str]) -> int:
     if not only and (stale := known - set(found)):
         print(f"\n{len(stale)} name(s) explained in {DOC.relative_to(ROOT)} are no mutant of this "
               f"run (their function changed): {', '.join(sorted(stale)[:5])}…")  # fmt: skip
+    if stopped:
+        print(f"\n{len(stopped)} of the killed were stopped for time, not failed by a test; to "
+              "see one fail or pass with no limit:\n  cd mutants && MUTANT_UNDER_TEST=NAME "
+              "../.venv/bin/python -m pytest -p tests.mutation.plugin -n 0 -x")  # fmt: skip
+        print("  " + ", ".join(stopped[:8]) + (" …" if len(stopped) > 8 else ""))
     if left:
         print(f"\n{len(left)} survivor(s) without an explanation in {DOC.relative_to(ROOT)}: kill")
         print("each with a test, or explain it there. `mutmut show NAME` shows one whole.\n")
