@@ -14,22 +14,11 @@ from __future__ import annotations
 import math
 import re
 
+from bench.locomo_scoring import STOPWORDS as STOP
+
 WORD = re.compile(r"[a-z0-9]+")
-STOP = frozenset(
-    re.findall(
-        r"\w+",
-        """
-        a about above after again against all am an and any are as at be because been before
-        being below between both but by can could did do does doing down during each few for
-        from further had has have having he her here hers herself him himself his how i if in
-        into is it its itself just me more most my myself no nor not now of off on once only or
-        other our ours ourselves out over own same she should so some such than that the their
-        theirs them themselves then there these they this those through to too under until up
-        very was we were what when where which while who whom why will with would you your yours
-        yourself yourselves
-        """,
-    )
-)
+# TIME_WORDS and WHEN are knowledge/search/second_stage.py's, copied: importing that module runs
+# knowledge.search's __init__, which needs Django, and the offline replay runs without it.
 # Words that date an event in the text itself ("yesterday", "last week", "in May", "2023").
 TIME_WORDS = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|ago|last (?:week|weekend|month|year|night|"
@@ -41,7 +30,7 @@ TIME_WORDS = re.compile(
 )
 WHEN = re.compile(
     r"^\s*(when\b|what (?:date|day|time|year|month)|which (?:year|month|day)|how long ago)|"
-    r"\bhow (?:many|long) (?:days|weeks|months|years)\b|\bwhich .* first\b",
+    r"\bhow (?:many|long) (?:days|weeks|months|years)\b|\bwhich\b.{0,60}?\bfirst\b",
     re.I,
 )
 
