@@ -36,25 +36,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import ROOT, table, write_json
+from bench.locomo_tune import METRICS, means, score
 from bench.rank_features import FEATURES, Linear, candidate_features, dated, is_when, terms
 
 STAGES = ROOT / "var" / "bench-cache" / "stages"
 TUNE = {"conv-26", "conv-30", "conv-41"}
-METRICS = ("recall@1", "recall@5", "recall@10", "mrr")
 N = 50  # CAIRN_SEARCH_CANDIDATES
 FLOOR = 0.80  # CAIRN_SEARCH_MIN_SIMILARITY
 TEXT_W, SEM_W = 1.0, 0.75  # CAIRN_SEARCH_TEXT_WEIGHT, CAIRN_SEARCH_SEMANTIC_WEIGHT
 KEPT = "learned no-sparse no-len"  # the research scorer --weights reads instead of fitting
-
-
-def score(ranked: list[str], gold: set[str]) -> dict:
-    out = {f"recall@{k}": len(gold & set(ranked[:k])) / len(gold) for k in (1, 5, 10)}
-    out["mrr"] = next((1 / (i + 1) for i, u in enumerate(ranked) if u in gold), 0.0)
-    return out
-
-
-def means(rows):
-    return {m: statistics.fmean(r[m] for r in rows) for m in METRICS} if rows else {}
 
 
 def scaled(ids: list[int], raw: dict[int, float]) -> dict[int, float]:
