@@ -90,18 +90,23 @@ def _strip_code(text: str, fence: str | None = None) -> str:
     """The text with fenced blocks and inline code blanked (line structure kept); `fence`: the
     fence still open where the text starts (`fence_after` of the text before it)."""
     lines = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        m = _FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(1)[0] * 3
-            lines.append("")
-        elif fence is not None:
-            if m and m.group(1).startswith(fence):
-                fence = None
-            lines.append("")
-        else:
-            lines.append(_blank_inline_code(line))
+    for line in _lines(text):
+        fence, code = _fence_step(fence, line)
+        lines.append("" if code else _blank_inline_code(line))
     return "\n".join(lines)
+
+
+def _lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _fence_step(fence: str | None, line: str) -> tuple[str | None, bool]:
+    """The code fence open after `line`, given the one open before it, and whether the line is
+    code (a fence's mark or inside one)."""
+    m = _FENCE.match(line)
+    if fence is None:
+        return (m.group(1)[0] * 3, True) if m else (None, False)
+    return (None if m and m.group(1).startswith(fence) else fence), True
 
 
 def _blank_inline_code(line: str) -> str:
@@ -193,12 +198,8 @@ def fence_after(text: str) -> str | None:
     if "```" not in text and "~~~" not in text:
         return None
     fence = None
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        m = _FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(1)[0] * 3
-        elif fence is not None and m and m.group(1).startswith(fence):
-            fence = None
+    for line in _lines(text):
+        fence, _ = _fence_step(fence, line)
     return fence
 
 
