@@ -1,4 +1,6 @@
+import contextlib
 import os
+from pathlib import Path
 
 from celery import Celery
 from celery.signals import worker_init
@@ -20,3 +22,18 @@ def _yield_to_the_web(**kwargs) -> None:
 
     if settings.CAIRN_WORKER_NICE > 0:
         os.nice(settings.CAIRN_WORKER_NICE)
+        _lower_own_autogroup(settings.CAIRN_WORKER_NICE)
+
+
+def _lower_own_autogroup(nice: int) -> None:
+    """Linux shares the CPU between sessions first ("autogroups") and only then by nice inside
+    each one. `serve` starts the worker in a session of its own, so its nice alone ordered it
+    against nothing: the worker took a full share beside the web processes and PostgreSQL (a
+    quarter of the CPU during bench/shared_log.py). Lower the session's group too, but only
+    when the worker leads it: the group then holds nothing else (an operator's shell, say)."""
+    autogroup = Path("/proc/self/autogroup")
+    if os.getsid(0) != os.getpid() or not autogroup.exists():
+        return
+    # Raising a nice needs no privilege; a refusal (/proc read-only, say) leaves the nice above.
+    with contextlib.suppress(OSError):
+        autogroup.write_text(str(nice))

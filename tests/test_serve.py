@@ -235,6 +235,7 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
             if "celery" in " ".join(p.cmdline())
         ]
         assert len(worker) >= 3, "the worker and its two processes"
+        _check_worker_yields_to_the_web(psutil.Process(proc.pid))
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
@@ -245,6 +246,22 @@ def test_serve_starts_everything_and_stops_it_on_sigterm(tmp_path):
     assert _left_running(str(tmp_path)) == []
     assert _left_running(f"--port {port}") == []
     assert not (tmp_path / "valkey" / "valkey.sock").exists()
+
+
+def _check_worker_yields_to_the_web(serve: psutil.Process) -> None:
+    """Each worker process runs at CAIRN_WORKER_NICE (10), and so does its session's scheduling
+    group: Linux shares the CPU between sessions before it reads nice, so a nice worker in a
+    session of its own took as much CPU as the web processes (bench/shared_log.py)."""
+    children = serve.children(recursive=True)
+    worker = [p for p in children if "celery" in " ".join(p.cmdline())]
+    web = [p for p in children if "memory_site.webserver" in " ".join(p.cmdline())]
+    assert worker and web
+    for process in worker:
+        assert process.nice() == 10, process.cmdline()
+    for process, nice in [*((p, "10") for p in worker), *((p, "0") for p in web)]:
+        autogroup = Path(f"/proc/{process.pid}/autogroup")
+        if autogroup.exists():  # a kernel built with autogroups
+            assert autogroup.read_text().split()[-1] == nice, (process.cmdline(), nice)
 
 
 def test_serve_refuses_a_busy_port_with_a_hint(tmp_path):

@@ -37,7 +37,8 @@ CAIRN_EMBED_BATCH = env.int("CAIRN_EMBED_BATCH", default=8)
 # +13%, +13%, -7%, +7%; bench/agents_mix.py); two keep one slow call from holding up the rest. Each
 # process holds its own query model (~145 MB).
 CAIRN_WEB_PROCESSES = env.int("CAIRN_WEB_PROCESSES", default=max(1, min(CAIRN_CORES or 1, 2)))
-# How much lower the worker's CPU priority is than the web's (nice; 0 = the same).
+# How much lower the worker's CPU priority is than the web's (nice, and on Linux its session's
+# scheduling group; 0 = the same).
 CAIRN_WORKER_NICE = env.int("CAIRN_WORKER_NICE", default=10)
 # Also a worker started by hand (team mode, Docker) without --concurrency.
 CELERY_WORKER_CONCURRENCY = CAIRN_WORKER_CONCURRENCY
