@@ -59,6 +59,33 @@ class GraphFacts:
     # A waiting bare title that names one entry in each of several other projects: their ids.
     ambiguous: dict[str, list[int]] = field(default_factory=dict)
 
+    def shown(self, cap: int) -> ShownFacts:
+        """What a report lists of them: up to `cap` of each, and how many observations."""
+        pairs = self.observations
+        new = [i for i, (_, is_new) in enumerate(pairs) if is_new]
+        old = [i for i, (_, is_new) in enumerate(pairs) if not is_new]
+        return ShownFacts(
+            observations=[pairs[i] for i in sorted(new[:cap] + old[: cap - len(new[:cap])])],
+            relations=self.relations[:cap],
+            ambiguous=self.ambiguous,
+            total=len(pairs),
+            new=len(new),
+        )
+
+
+@dataclass(frozen=True)
+class ShownFacts:
+    """The facts a write's report lists (GraphFacts.shown): up to a cap of observations in the
+    body's order, the new ones first to be kept (an append to a long log lists the line it
+    added, not the log's first twenty), the first relations, and how many observations the
+    entry holds (`total`) and the write added (`new`)."""
+
+    observations: list[tuple[ParsedObservation, bool]]
+    relations: list[tuple[str, str, int | None]]
+    ambiguous: dict[str, list[int]]
+    total: int
+    new: int
+
 
 @dataclass(frozen=True)
 class Rebased:

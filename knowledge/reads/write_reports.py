@@ -22,7 +22,7 @@ from knowledge.models import Entry, Observation
 from knowledge.reads.similar import kept_similar, listed_same_body
 from knowledge.reads.write_lookups import Lookups, Revision, blame_revisions, report_lookups
 from knowledge.selectors import visible_projects
-from knowledge.write_result import EntryBeforeWrite, WriteResult
+from knowledge.write_result import EntryBeforeWrite, ShownFacts, WriteResult
 
 MAX_REMOVED_LINES = 20
 MAX_LINE_CHARS = 300
@@ -192,10 +192,10 @@ def _change(actor: Actor, entry: Entry, before: EntryBeforeWrite | None = None) 
 
 
 def _facts(
-    actor: Actor, entry: Entry, facts=None, lookups: Lookups | None = None
+    actor: Actor, entry: Entry, facts: ShownFacts | None = None, lookups: Lookups | None = None
 ) -> tuple[list[dict], list[dict]]:
-    """The entry's current observations and relations: from `facts` (the save's GraphFacts,
-    with their targets in `lookups`) when given, else read back."""
+    """The entry's current observations and relations: from `facts` (what the report lists of
+    the save's GraphFacts, with their targets in `lookups`) when given, else read back."""
     if facts is None:
         return _facts_read_back(actor, entry)
     observations = [
@@ -205,9 +205,8 @@ def _facts(
             "tags": list(o.tags),
             "new": new,
         }
-        for o, new in _new_first(facts.observations, MAX_FACTS)
+        for o, new in facts.observations
     ]
-    shown = facts.relations[:MAX_FACTS]
     targets = lookups.targets if lookups else {}
     relations = [
         {
@@ -216,30 +215,13 @@ def _facts(
             "resolved": target in targets,
             "entry": targets[target].compact() if target in targets else None,
         }
-        for kind, text, target in shown
+        for kind, text, target in facts.relations
     ]
     for rel in relations:  # a title in several other projects: which, for the writer to pick
         ids = facts.ambiguous.get(rel["target"], [])[:MAX_CANDIDATES]
         if not rel["resolved"] and (named := [targets[pk] for pk in ids if pk in targets]):
             rel["candidates"] = [n.compact() for n in named]
     return observations, relations
-
-
-def _new_first(pairs: list[tuple], cap: int) -> list[tuple]:
-    """Up to `cap` (fact, new) pairs in the body's order, the new ones first to be kept: an
-    append to a long log lists the line it added, not the log's first twenty."""
-    new = [i for i, (_, is_new) in enumerate(pairs) if is_new][:cap]
-    old = [i for i, (_, is_new) in enumerate(pairs) if not is_new][: cap - len(new)]
-    return [pairs[i] for i in sorted(new + old)]
-
-
-def _fact_counts(facts) -> dict:
-    """How many observations the entry holds now and how many the write added (the report lists
-    at most MAX_FACTS of them)."""
-    if facts is None:
-        return {}
-    pairs = facts.observations
-    return {"total": len(pairs), "new": sum(1 for _, is_new in pairs if is_new)}
 
 
 def _facts_read_back(actor: Actor, entry: Entry) -> tuple[list[dict], list[dict]]:
@@ -304,14 +286,15 @@ def write_report(actor: Actor, result: WriteResult) -> dict:
         report["change"]["from_entry"] = result.superseded.short_id
     created = outcome == "created"
     lookups = None
+    facts = facts.shown(MAX_FACTS) if facts is not None else None
     if facts is not None or created:
-        targets = {t for _, _, t in facts.relations[:MAX_FACTS] if t} if facts else set()
+        targets = {t for _, _, t in facts.relations if t} if facts else set()
         if facts:  # a waiting title's candidates, named in the same statement as the targets
             targets |= {pk for ids in facts.ambiguous.values() for pk in ids[:MAX_CANDIDATES]}
         lookups = report_lookups(actor, entry, targets=targets, new=created)
     report["observations"], report["relations"] = _facts(actor, entry, facts, lookups)
-    if (counts := _fact_counts(facts)) and counts["total"] > len(report["observations"]):
-        report["observations_counted"] = counts
+    if facts is not None and facts.total > len(report["observations"]):
+        report["observations_counted"] = {"total": facts.total, "new": facts.new}
     report["sources"], report["sources_total"] = _sources(entry, result.sources)
     if created:
         report["similar"] = kept_similar(entry, lookups.similar)
