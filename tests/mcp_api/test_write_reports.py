@@ -3,9 +3,12 @@ write removed with the revision that wrote it, the observations and relations pa
 resolved or waiting), the sources recorded, and the similar entries a new one may repeat."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from knowledge.markdown import is_fence, parse_heading
 from knowledge.models import Entry
-from knowledge.reads.write_reports import body_change
+from knowledge.reads.write_reports import body_change, heading_above
 from tests.mcp_api.conftest import text
 
 pytestmark = pytest.mark.usefixtures("acme")
@@ -180,3 +183,30 @@ def test_body_change_counts_lines_and_stays_bounded():
 )
 def test_lines_are_counted_as_an_editor_counts_them(old, new, counts):
     assert body_change(old, new)[:2] == counts
+
+
+def _heading_above_line_by_line(body: str, old: str) -> str | None:
+    """heading_above as it read every line (before issue 49): the reference it must agree with."""
+    a, b = old.split("\n"), body.split("\n")
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    found, fenced = None, False
+    for line in b[: start + 1]:
+        if is_fence(line):
+            fenced = not fenced
+        elif not fenced and (heading := parse_heading(line)):
+            found = heading[1]
+    return found
+
+
+_REPORT_LINES = st.sampled_from(
+    ["# Top", "## Next steps", "#Not a heading", " # indented", "```", "  ~~~ py", "\u00a0```",
+     "text", "- [note] a fact", "", "  ", "\r", "### C# ##", "#", "####### seven"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=st.lists(_REPORT_LINES, max_size=20), added=st.lists(_REPORT_LINES, max_size=4))
+def test_the_heading_above_an_edit_is_the_one_a_line_by_line_read_finds(old, added):
+    before = "\n".join(old)
+    for after in (f"{before}\n" + "\n".join(added), "\n".join(added) + f"\n{before}"):
+        assert heading_above(after, before) == _heading_above_line_by_line(after, before)
