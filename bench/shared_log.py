@@ -9,7 +9,9 @@ Contended phase: a fresh `cairn_bench` database (bench/mcp_load.py), `manage.py 
 each alternating `each` upserts of its own entries with `each` appends to one shared entry (a
 team log); `--spread`, the reference, appends to a log of each agent's own instead. Calls/s
 over the whole phase, p50/p95 per tool, and the appends lost: every
-acknowledged line must be in the shared entry afterwards, once.
+acknowledged line must be in the shared entry afterwards, once. Where the time goes: CPU per
+call of the web processes, the database, the worker and the clients (this process), read from
+/proc (psutil) before and after the agents, as bench/agents_mix.py reads it.
 
 Append cost phase: in this process, on the same database, `--n` appends to an entry of each of
 `--sizes` lines (one line in five an observation), through `entry_edit` as the MCP tool calls
@@ -30,11 +32,12 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench._common import percentile, print_table, write_json  # noqa: E402
-from bench.agents_mix import start_serve  # noqa: E402
+from bench.agents_mix import groups, postmaster_process, start_serve  # noqa: E402
 from bench.mcp_load_servers import prepare_database  # noqa: E402
 from bench.reliability_client import Agent  # noqa: E402
 from bench.reliability_client import tool_text as _text  # noqa: E402
@@ -198,9 +201,15 @@ def main() -> None:
           f"{args.web} web …", flush=True)  # fmt: skip
     proc, url = start_serve(env, args.web)
     try:
+        serve, postmaster, me = psutil.Process(proc.pid), postmaster_process(), psutil.Process()
+        before, mine = groups(serve, postmaster), me.cpu_times()
         run = anyio.run(
             contended, url, env["CAIRN_BENCH_TOKEN"], args.agents, args.each, args.spread
         )
+        after, mine_after = groups(serve, postmaster), me.cpu_times()
+        run["cpu_s"] = {key: after[key] - before[key] for key in after} | {
+            "clients": mine_after.user + mine_after.system - mine.user - mine.system
+        }
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(60)
@@ -225,6 +234,17 @@ def main() -> None:
           round(run["per_tool"]["append"]["p95_ms"], 1),
           round(run["per_tool"]["upsert"]["p50_ms"], 1),
           round(run["per_tool"]["upsert"]["p95_ms"], 1), round(run["load_average_1m"], 2)]],
+    )  # fmt: skip
+    cpu = run["cpu_s"]
+    print(
+        "\nCPU during the agents, ms per call (the clients share the 2 cores; the worker runs "
+        "at a lower priority and takes what the rest leave):"
+    )
+    print_table(
+        ["web", "database", "worker", "clients", "all", "worker's share"],
+        [[*(round(cpu[k] * 1000 / calls, 2) for k in ("web", "database", "worker", "clients")),
+          round(sum(cpu.values()) * 1000 / calls, 2),
+          f"{100 * cpu['worker'] / sum(cpu.values()):.0f} %"]],
     )  # fmt: skip
     print("\nAn append, in-process, by the entry's length (medians):")
     print_table(
