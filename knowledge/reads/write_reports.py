@@ -112,7 +112,7 @@ def _lines(text: str) -> list[str]:
     return lines[:-1] if lines[-1] == "" else lines
 
 
-# The lines heading_above reads: a heading (`#` first) or a code fence (``` or ~~~ after whitespace).
+# The lines heading_above reads: a heading (`#` first) or a fence (``` or ~~~ after whitespace).
 _MAY_MATTER = re.compile(r"^(?:#|[^\S\n]*(?:```|~~~))", re.MULTILINE)
 
 
