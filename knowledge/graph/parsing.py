@@ -221,12 +221,13 @@ def added_lines(old: str, new: str) -> tuple[str, int, str | None] | None:
     return None
 
 
-def within_caps(old: str, part: str) -> bool:
-    """Whether the parse of old and part together stays under MAX_ITEMS observations and
-    relations, so that no fact of either is dropped (counted from above, without parsing old:
-    a fact needs a bullet and `[`, a relation a `[[`, which makes at most two)."""
+def within_caps(old: str, part: str) -> tuple[bool, bool]:
+    """Whether the parse of old and part together stays under MAX_ITEMS observations, and under
+    MAX_ITEMS relations, so that no fact of that kind is dropped (counted from above, without
+    parsing old: a fact needs a bullet and `[`, a relation a `[[`, which makes at most two)."""
     observations = len(_MAYBE_OBSERVATION.findall(old)) + len(_MAYBE_OBSERVATION.findall(part))
-    return observations <= MAX_ITEMS and 2 * (old.count("[[") + part.count("[[")) <= MAX_ITEMS
+    relations = 2 * (old.count("[[") + part.count("[["))
+    return observations <= MAX_ITEMS, relations <= MAX_ITEMS
 
 
 def parse(text: str | None, *, first_line: int = 0, fence: str | None = None) -> Graph:

@@ -93,7 +93,10 @@ def facts(result) -> tuple:
 @example(old="a\n```\n- [note] x", edit=("append", ["- [note] y", "```", "- [note] z"]))
 def test_added_lines_index_as_the_whole_body_does(agent, project, old, edit):
     operation, lines = edit
-    content = "\n".join(lines)
+    _indexes_as_the_whole_body(agent, old, operation, "\n".join(lines))
+
+
+def _indexes_as_the_whole_body(agent, old: str, operation: str, content: str) -> None:
     if not content.strip():
         return  # an edit with nothing to add is refused before the graph
     n = next(COUNTER)
@@ -145,17 +148,41 @@ def test_a_part_parses_as_in_its_body():
 
 @pytest.mark.django_db
 def test_the_whole_body_is_parsed_when_the_caps_may_bind(agent, project, monkeypatch):
-    """Past MAX_ITEMS possible observations the old text's count matters: index_graph decides."""
+    """Past MAX_ITEMS possible observations the old text's count matters: index_graph decides
+    for a prepend, and for an append to a text whose facts do not fill the cap (a fact written
+    twice counts twice towards it)."""
     calls = []
-    monkeypatch.setattr(kernel_graph, "index_graph", lambda *a, **kw: calls.append(1))
-    old = "\n".join(f"- [note] fact {i}" for i in range(MAX_ITEMS))
-    full = entry_upsert(actor=agent, project="acme", fields=EntryFields(title="Full", body=old))
-    under = entry_upsert(actor=agent, project="acme", fields=EntryFields(title="Under", body=old))
+    real = kernel_graph.index_graph
+    monkeypatch.setattr(
+        kernel_graph, "index_graph", lambda *a, **kw: calls.append(1) or real(*a, **kw)
+    )
+    full = "\n".join(f"- [note] fact {i}" for i in range(MAX_ITEMS))
+    twice = "\n".join(f"- [note] fact {i // 2}" for i in range(MAX_ITEMS))
+    ids = {
+        title: entry_upsert(actor=agent, project="acme", fields=EntryFields(title=title, body=body))
+        .entry.pk
+        for title, body in (("Full", full), ("Prepended", full), ("Twice", twice))
+    }  # fmt: skip
     calls.clear()
-    entry_edit(actor=agent, ref=full.entry.pk, operation="append", content="- [note] one more")
+    entry_edit(actor=agent, ref=ids["Full"], operation="append", content="- [note] one more")
+    assert calls == []  # the old facts fill the cap: the added line adds none
+    entry_edit(actor=agent, ref=ids["Prepended"], operation="prepend", content="- [note] one")
     assert calls == [1]
-    entry_edit(actor=agent, ref=under.entry.pk, operation="append", content="plain words")
-    assert calls == [1]  # no observation could be dropped: the added line alone
+    entry_edit(actor=agent, ref=ids["Twice"], operation="append", content="- [note] one more")
+    assert calls == [1, 1]
+
+
+@pytest.mark.django_db
+def test_an_append_past_the_cap_indexes_as_the_whole_body_does(agent, project):
+    """A log past MAX_ITEMS observations: an append adds no observation (the whole body's parse
+    stops before it), and its relations still count, typed ones closing a prose link's."""
+    old = "\n".join(
+        ["# Log", "See [[Alpha]] and [[Beta]].", "- depends_on [[Gamma]]"]
+        + [f"- [note] fact {i} #log" for i in range(MAX_ITEMS + 5)]
+    )
+    added = ["- [note] past the cap", "- relates_to [[Beta]]", "See [[Delta]] and [[gamma]].",
+             "- [note] fact 3 #log", "- [[Epsilon]]"]  # fmt: skip
+    _indexes_as_the_whole_body(agent, old, "append", "\n".join(added))
 
 
 @pytest.mark.django_db

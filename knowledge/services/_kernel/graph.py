@@ -18,7 +18,14 @@ from django.conf import settings
 from knowledge.actors import Actor
 from knowledge.db import compile_once, fetch_together
 from knowledge.db.graph import write_facts
-from knowledge.graph.parsing import LINKS_TO, Graph, added_lines, parse, within_caps
+from knowledge.graph.parsing import (
+    LINKS_TO,
+    MAX_ITEMS,
+    Graph,
+    added_lines,
+    parse,
+    within_caps,
+)
 from knowledge.graph.resolve import resolve_links, target_key
 from knowledge.models import Entry, EntryStatus, Observation, Relation, content_hash
 from knowledge.paths import entry_slug
@@ -166,14 +173,15 @@ def index_added_lines(entry: Entry, previous_body: str, writer: Actor | None) ->
     """index_graph for an edit that only added lines (added_lines): the added lines alone are
     parsed and compared with the entry's current facts, which hold the old text's. The same rows
     as index_graph, without parsing the whole body under the row's lock. None when the change is
-    another kind, or when its result could differ (a cap of MAX_ITEMS reached, current facts
-    that are not one row per fact): index_graph then does it all."""
+    another kind, or when its result could differ (a cap of MAX_ITEMS that may bind, current
+    facts that are not one row per fact): index_graph then does it all."""
     found = added_lines(previous_body, entry.body)
     if found is None or entry.status == EntryStatus.SUPERSEDED:
         return None
     text, first_line, fence = found
-    if not within_caps(previous_body, text):
-        return None
+    observations_fit, relations_fit = within_caps(previous_body, text)
+    if not relations_fit or not (observations_fit or first_line):
+        return None  # a prepend's facts come first: past a cap, they push old ones out
     part = parse(text, first_line=first_line, fence=fence)
     current = _current(entry.pk)
     obs_rows = {(a, b, tuple(tags), context) for kind, _, a, b, context, tags, _ in current
@@ -182,6 +190,13 @@ def index_added_lines(entry: Entry, previous_body: str, writer: Actor | None) ->
                 if kind == "r"}  # fmt: skip
     if len(obs_rows) + len(rel_rows) != len(current):
         return None  # two rows of one fact: index_graph closes the extra one
+    if not observations_fit:
+        # A long log: when the old text's facts fill the cap, the parse of the whole body stops
+        # before the added lines, so they add no observation (their relations still count).
+        # Fewer rows than the cap (a fact written twice) may leave it room: index_graph decides.
+        if len(obs_rows) < MAX_ITEMS:
+            return None
+        part = Graph(observations=[], relations=part.relations)
     new_obs: dict[tuple, object] = {}
     for obs in part.observations:
         key = (obs.category, obs.content, tuple(obs.tags), obs.context)
