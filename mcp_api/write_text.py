@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import json
 
+from knowledge.graph.parsing import MAX_ITEMS
+
 MAX_SHOWN = 5
+# A long log's facts past the parser's cap stay in its text, unindexed: say so, and what to do.
+_FULL = (
+    f" (the most one entry indexes: facts past its first {MAX_ITEMS} stay in its text but are "
+    "not searchable as facts; write more in a new entry, e.g. the same title with ' (continued)')"
+)
 MAX_TEXT = 120
 
 
@@ -82,6 +89,7 @@ def facts_lines(report: dict) -> list[str]:
         out.append(
             f"Observations: {counted['total']} current, {counted['new']} new"
             + (f": {shown}" if shown else "")
+            + (_FULL if counted["total"] >= MAX_ITEMS else "")
         )
     if rels:
         listed = "; ".join(_relation(r) for r in rels[:MAX_SHOWN])

@@ -16,6 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from knowledge.actors import Actor
+from knowledge.graph.parsing import MAX_ITEMS
 from knowledge.models import Entry
 from knowledge.reads.similar import same_body_entries
 from knowledge.services import ProjectFields, project_update
@@ -173,3 +174,17 @@ def test_an_append_to_a_long_log_names_the_fact_it_added(call):
     listed = res.structured_content["report"]["observations"]
     assert len(listed) == 20 and [o["content"] for o in listed if o["new"]] == ["freeze on Friday"]
     assert listed[0]["content"] == "deploy 0 went out"  # the rest, in the body's order
+
+
+def test_an_append_past_the_fact_cap_says_its_fact_is_not_indexed(call):
+    # Past 500 observations the parser stops: the line stays in the text but is no fact, and
+    # "500 current, 0 new" alone left the agent thinking it was.
+    log = "".join(f"- [event] deploy {n} went out #release\n" for n in range(MAX_ITEMS))
+    ref = _ok(call("upsert", project="acme", title="Release log", body=log))
+    ref = ref.structured_content["entry"]["short_id"]
+    line = "- [decision] freeze on Friday #release"
+    said = text(_ok(call("edit", id=ref, operation="append", content=line)))
+    assert f"Observations: {MAX_ITEMS} current, 0 new (the most one entry indexes" in said
+    assert "write more in a new entry" in said
+    shorter = _ok(call("upsert", project="acme", title="Short log", body=log[:200]))
+    assert "the most one entry indexes" not in text(shorter)
