@@ -63,9 +63,9 @@ class GraphFacts:
         """What a report lists of them: up to `cap` of each, and how many observations."""
         pairs = self.observations
         new = [i for i, (_, is_new) in enumerate(pairs) if is_new]
-        old = [i for i, (_, is_new) in enumerate(pairs) if not is_new]
+        listed = new[:cap] + [i for i, (_, is_new) in enumerate(pairs) if not is_new]
         return ShownFacts(
-            observations=[pairs[i] for i in sorted(new[:cap] + old[: cap - len(new[:cap])])],
+            observations=[pairs[i] for i in sorted(listed[:cap])],
             relations=self.relations[:cap],
             ambiguous=self.ambiguous,
             total=len(pairs),

@@ -26,6 +26,8 @@ from knowledge.graph.parsing import (
     parse,
     within_caps,
 )
+from knowledge.graph.parsing import Observation as ParsedObservation
+from knowledge.graph.parsing import Relation as ParsedRelation
 from knowledge.graph.resolve import resolve_links, target_key
 from knowledge.models import Entry, EntryStatus, Observation, Relation, content_hash
 from knowledge.paths import entry_slug
@@ -67,6 +69,18 @@ def _current(entry_id: int) -> list[tuple]:
     ] + [("r", pk, a, b, "", [], target) for pk, a, b, target in found_relations]
 
 
+def _by_key(parsed: Graph) -> tuple[dict[tuple, ParsedObservation], dict[tuple, ParsedRelation]]:
+    """A parse's observations and relations by the key of the row each is stored as, each where
+    it first appears (in the body's order): a fact written twice is one row."""
+    observations: dict[tuple, ParsedObservation] = {}
+    for obs in parsed.observations:
+        observations.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
+    relations: dict[tuple, ParsedRelation] = {}
+    for rel in parsed.relations:
+        relations.setdefault((rel.type, rel.target.lower()), rel)
+    return observations, relations
+
+
 def index_graph(
     entry: Entry,
     parsed: Graph | None = None,
@@ -82,12 +96,7 @@ def index_graph(
     has no facts yet to compare with. Returns the facts as they now stand."""
     if parsed is None:
         parsed = Graph() if entry.status == EntryStatus.SUPERSEDED else parse(entry.body)
-    want_obs: dict[tuple, object] = {}
-    for obs in parsed.observations:
-        want_obs.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
-    want_rel: dict[tuple, object] = {}
-    for rel in parsed.relations:
-        want_rel.setdefault((rel.type, rel.target.lower()), rel)
+    want_obs, want_rel = _by_key(parsed)
     kept_obs, kept_rel, close_obs, close_rel, waiting = set(), set(), [], [], []
     targets: dict[tuple, int | None] = {}  # relation key -> its target, as stored or resolved
     current = []
@@ -127,12 +136,7 @@ def index_graph(
 def _graph_facts(parsed: Graph, kept_obs: set, targets: dict, links: dict) -> GraphFacts:
     """The facts as a save leaves them, from the body's parse: observations in the body's order,
     new unless `kept_obs` holds their key; relations with their `targets` (key -> entry id)."""
-    want_obs: dict[tuple, object] = {}
-    for obs in parsed.observations:
-        want_obs.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
-    want_rel: dict[tuple, object] = {}
-    for rel in parsed.relations:
-        want_rel.setdefault((rel.type, rel.target.lower()), rel)
+    want_obs, want_rel = _by_key(parsed)
     return GraphFacts(
         observations=sorted(
             ((o, k not in kept_obs) for k, o in want_obs.items()), key=lambda p: p[0].position
@@ -197,20 +201,17 @@ def index_added_lines(entry: Entry, previous_body: str, writer: Actor | None) ->
         if len(obs_rows) < MAX_ITEMS:
             return None
         part = Graph(observations=[], relations=part.relations)
-    new_obs: dict[tuple, object] = {}
-    for obs in part.observations:
-        key = (obs.category, obs.content, tuple(obs.tags), obs.context)
-        if key not in obs_rows:
-            new_obs.setdefault(key, obs)
+    part_obs, part_rel = _by_key(part)
+    new_obs = {key: obs for key, obs in part_obs.items() if key not in obs_rows}
     # A typed relation anywhere makes the same target's links_to redundant (parse): the old
     # text's typed targets drop the added links_to, the added typed targets close the old ones.
     typed_old = {target for kind, target in rel_rows if kind != LINKS_TO}
     typed_new = {r.target.lower() for r in part.relations if r.type != LINKS_TO}
-    new_rel: dict[tuple, object] = {}
-    for rel in part.relations:
-        key = (rel.type, rel.target.lower())
-        if key not in rel_rows and not (rel.type == LINKS_TO and key[1] in typed_old):
-            new_rel.setdefault(key, rel)
+    new_rel = {
+        key: rel
+        for key, rel in part_rel.items()
+        if key not in rel_rows and not (rel.type == LINKS_TO and key[1] in typed_old)
+    }
     close_rel = [pk for (kind, target), (pk, _) in rel_rows.items()
                  if kind == LINKS_TO and target in typed_new]  # fmt: skip
     links = resolve_links(entry, [r.target for r in new_rel.values()], writer)
@@ -246,15 +247,9 @@ def _shown_from_the_top(
     added = sorted(new.values(), key=lambda o: o.position)[:cap]
     lines, size = body.split("\n"), 2 * cap
     while True:
-        top = parse("\n".join(lines[:size]))
-        first_obs: dict[tuple, object] = {}
-        for obs in top.observations:
-            first_obs.setdefault((obs.category, obs.content, tuple(obs.tags), obs.context), obs)
+        first_obs, first_rel = _by_key(parse("\n".join(lines[:size])))
         kept = [obs for key, obs in first_obs.items() if key in old][: cap - len(added)]
-        first_rel: dict[tuple, object] = {}
-        for rel in top.relations:
-            if (key := (rel.type, rel.target.lower())) in relations:
-                first_rel.setdefault(key, rel)
+        first_rel = {key: rel for key, rel in first_rel.items() if key in relations}
         enough = len(kept) >= min(cap - len(added), len(old))
         if size >= len(lines) or (enough and len(first_rel) >= min(cap, len(relations))):
             break
