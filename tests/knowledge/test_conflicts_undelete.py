@@ -153,6 +153,14 @@ def test_a_stale_upsert_shows_their_change_and_a_merged_body(actor, agent, proje
 def test_a_stale_update_of_the_same_line_names_the_conflict(actor, project):
     entry = _room(actor)
     entry_update(actor=actor, ref=entry.pk, fields=EntryFields(body=BASE.replace("40", "45")))
+    refused = _seats_50_from_version_1(actor, entry)
+    assert refused.data["conflicts"][0]["theirs"] == "[seats] 45"
+    assert "merged_body" not in refused.data
+    assert "same lines (3-3 of version 1)" in refused.message
+
+
+def _seats_50_from_version_1(actor, entry) -> EntryConflict:
+    """The refusal of a write that read version 1 and changes the line another write changed."""
     with pytest.raises(EntryConflict) as caught:
         entry_update(
             actor=actor,
@@ -160,9 +168,7 @@ def test_a_stale_update_of_the_same_line_names_the_conflict(actor, project):
             fields=EntryFields(body=BASE.replace("40", "50")),
             expected_version=1,
         )
-    assert caught.value.data["conflicts"][0]["theirs"] == "[seats] 45"
-    assert "merged_body" not in caught.value.data
-    assert "same lines (3-3 of version 1)" in caught.value.message
+    return caught.value
 
 
 def test_undelete_restores_id_kind_tags_sources_and_history(actor, project):
@@ -254,24 +260,14 @@ def test_a_stale_write_names_the_entry_and_counts_the_changes_past_twenty(actor,
     for n in range(3, 22):  # v3..v21: twenty changes since version 1 in all
         entry_update(actor=actor, ref=entry.pk, fields=EntryFields(tags=[f"t{n}"]))
 
-    def refusal() -> EntryConflict:
-        with pytest.raises(EntryConflict) as caught:
-            entry_update(
-                actor=actor,
-                ref=entry.pk,
-                fields=EntryFields(body=BASE.replace("40", "50")),
-                expected_version=1,
-            )
-        return caught.value
-
-    twenty = refusal()
+    twenty = _seats_50_from_version_1(actor, entry)
     assert [c["version"] for c in twenty.data["changes"]] == list(range(2, 22))
     assert "changes_total" not in twenty.data
     assert twenty.data["entry"] == entry.short_id
     assert twenty.message.startswith(f"Entry {entry.short_id} changed since version 1 (now 21)")
     assert f"--- {entry.short_id}@v1\n+++ {entry.short_id}@v21\n" in twenty.data["diff"]
     entry_update(actor=actor, ref=entry.pk, fields=EntryFields(tags=["t22"]))
-    more = refusal()
+    more = _seats_50_from_version_1(actor, entry)
     assert [c["version"] for c in more.data["changes"]] == list(range(3, 23))  # the newest
     assert more.data["changes_total"] == 21
 
