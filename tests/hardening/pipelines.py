@@ -169,6 +169,22 @@ def heading_above(shape, n):
     return _tolerant(fn, old + "\n## new\n", old)
 
 
+def report_top(shape, n):
+    """An append's report lists its facts from the body's top (the graph step's
+    shown_from_the_top), parsing more of it until it holds enough: a fact and a link at the
+    shape's end make it read all of it, the worst case."""
+    from knowledge.graph.parsing import parse
+    from knowledge.services._kernel.graph import shown_from_the_top as fn
+
+    body = shape_text(shape, n) + "\n\n- [note] the last fact\n- see [[The last]]\n"
+    whole = parse(body)
+    old = {(o.category, o.content, tuple(o.tags), o.context) for o in whole.observations}
+    relations = {(r.type, r.target.lower()) for r in whole.relations}
+    return _tolerant(
+        fn, body, 20, old=old, new={}, relations=relations, targets={}, links={}, text=body
+    )
+
+
 def line_diff(shape, n):
     from knowledge.diffs import line_opcodes
 
@@ -347,6 +363,7 @@ COVERS = {
     "render": ["knowledge.rendering.render_page_markdown"],
     "body_change": ["knowledge.reads.write_reports.body_change"],
     "heading_above": ["knowledge.reads.write_reports.heading_above"],
+    "report_top": ["knowledge.services._kernel.graph.shown_from_the_top"],
     "line_diff": ["knowledge.diffs.line_opcodes", "knowledge.diffs.changed_line_count"],
     "unified_diff": [
         "history.selectors.unified_diff",

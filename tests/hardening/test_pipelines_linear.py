@@ -86,7 +86,8 @@ PIPELINES = {
         ],
     ),
     "body_change": (4000, [*_LINES, "many_observations"]),
-    "heading_above": (4000, ["headings", "fence_pairs", "repeated_lines", "hashes"]),
+    "heading_above": (4000, ["headings", "fence_pairs", "repeated_lines", "hashes", "space_runs"]),
+    "report_top": (4000, [*_LINES, "many_links", "open_links"]),
     "line_diff": (4000, ["repeated_lines", "fence_pairs", "long_line"]),
     "unified_diff": (4000, ["repeated_lines", "code_blocks", "long_word"]),
     "side_by_side": (1000, ["repeated_lines", "table", ("long_line", 900)]),
@@ -126,6 +127,7 @@ BOUNDED: dict[tuple[str, str, int], str] = {
     ("schema_read", "long_scalar", 600): _OVER_BLOCK,
     ("schema_read", "many_keys", 600): _OVER_BLOCK,
     ("snippet", "long_line", 4000): "cut",  # 500 matches, then no more
+    ("report_top", "many_observations", 4000): "answered",  # its first 20 facts: the top alone
     **{
         (pipeline, shape, PIPELINES[pipeline][0]): "refused"  # the depth bound, or no aliases
         for pipeline in YAML_PIPELINES
